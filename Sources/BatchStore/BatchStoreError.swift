@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// The one error type BatchStore throws for anything a user or the environment can cause.
+///
+/// Match on ``code`` in code; show ``description`` (one line) to people.
+public struct BatchStoreError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What went wrong, coarse enough to match on.
+    public enum Code: Equatable, Sendable {
+        /// The path does not exist (and creating it was not asked for).
+        case fileNotFound
+        /// The path exists but is not a file SQLite can open (a directory, not a database, corrupt).
+        case notADatabase
+        /// A write was attempted on a read-only store or file.
+        case readOnly
+        /// No table or view has that name.
+        case noSuchEntity
+        /// The entity has no attribute or relationship with that name.
+        case noSuchAttribute
+        /// A predicate, sort or expression did not parse; the message names the position.
+        case syntax
+        /// A predicate, sort or expression parsed but cannot be applied (wrong arity, bad regex…).
+        case invalidQuery
+        /// The row behind an object ID is gone.
+        case objectNotFound
+        /// The operation was cancelled by its progress handler.
+        case cancelled
+        /// The caller passed something unusable (a batch size of zero, a foreign object ID…).
+        case invalidArgument
+        /// The database is locked by another connection and the busy timeout ran out.
+        case busy
+        /// A constraint (UNIQUE, NOT NULL, CHECK, FOREIGN KEY) failed; nothing was written.
+        case constraint
+        /// Any other SQLite failure; the message carries SQLite's own text.
+        case sqlite(Int32)
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// One line for a person, naming the thing at fault.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+extension BatchStoreError {
+    /// Converts GRDB and SQLite failures into one-line BatchStore errors; passes our own through.
+    static func wrap(_ error: any Error, context: String? = nil) -> BatchStoreError {
+        if let error = error as? BatchStoreError { return error }
+        let prefix = context.map { "\($0): " } ?? ""
+        if let error = error as? DatabaseError {
+            let text = error.message ?? "\(error.resultCode)"
+            switch error.resultCode.primaryResultCode {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return BatchStoreError(.notADatabase, "\(prefix)not a usable SQLite database (\(text))")
+            case .SQLITE_READONLY:
+                return BatchStoreError(.readOnly, "\(prefix)the database is read-only (\(text))")
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return BatchStoreError(.busy, "\(prefix)the database is locked by another connection (\(text))")
+            case .SQLITE_INTERRUPT:
+                return BatchStoreError(.cancelled, "\(prefix)cancelled")
+            case .SQLITE_CONSTRAINT:
+                return BatchStoreError(.constraint, "\(prefix)constraint failed: \(text)")
+            case .SQLITE_CANTOPEN:
+                return BatchStoreError(.notADatabase, "\(prefix)cannot open the database (\(text))")
+            default:
+                return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)\(text)")
+            }
+        }
+        return BatchStoreError(.sqlite(-1), "\(prefix)\(error)")
+    }
+}

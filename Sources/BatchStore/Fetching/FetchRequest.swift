@@ -1,0 +1,159 @@
+import Foundation
+
+/// One sort key: a key path (through to-one relationships) and a direction.
+public struct SortDescriptor: Sendable, Equatable, CustomStringConvertible {
+    /// The key path, split at dots.
+    public let keyPath: [String]
+    /// Ascending (NULLs first, as SQLite sorts) or descending.
+    public let ascending: Bool
+
+    public init(key: String, ascending: Bool = true) {
+        self.keyPath = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        self.ascending = ascending
+    }
+
+    init(keyPath: [String], ascending: Bool) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+
+    public var description: String { keyPath.joined(separator: ".") + (ascending ? " asc" : " desc") }
+
+    /// Parses `"col [asc|desc], other desc"`. Names with spaces or keywords go in backticks.
+    /// - Throws: `.syntax` naming the column of the problem.
+    public static func parse(_ text: String) throws -> [SortDescriptor] {
+        let tokens = try Lexer.tokenize(text, what: "sort")
+        var result: [SortDescriptor] = []
+        var i = 0
+        func fail(_ t: Token, _ m: String) -> BatchStoreError { BatchStoreError(.syntax, "sort error at column \(t.column): \(m)") }
+        if tokens.first?.kind == .end { throw fail(tokens[0], "expected a column name, found nothing") }
+        while i < tokens.count {
+            var path: [String] = []
+            while true {
+                let t = tokens[i]
+                switch t.kind {
+                case .identifier(let s): path.append(s)
+                case .keyword(let k): path.append(k.lowercased())
+                default: throw fail(t, "expected a column name, found \(t.text)")
+                }
+                i += 1
+                if tokens[i].kind == .symbol(".") { i += 1; continue }
+                break
+            }
+            var ascending = true
+            if case .identifier(let w) = tokens[i].kind {
+                switch w.lowercased() {
+                case "asc", "ascending": i += 1
+                case "desc", "descending": ascending = false; i += 1
+                default: throw fail(tokens[i], "expected asc, desc or ',' after \(path.joined(separator: ".")), found \(w)")
+                }
+            }
+            result.append(SortDescriptor(keyPath: path, ascending: ascending))
+            if tokens[i].kind == .end { return result }
+            guard tokens[i].kind == .symbol(",") else { throw fail(tokens[i], "expected ',' between sort keys, found \(tokens[i].text)") }
+            i += 1
+        }
+        return result
+    }
+}
+
+/// What a fetch returns.
+public enum FetchResultType: Sendable {
+    /// Managed objects (a ``BatchFaultingCollection`` when ``FetchRequest/fetchBatchSize`` > 0).
+    case managedObject
+    /// Object IDs only.
+    case managedObjectID
+    /// Dictionaries of ``FetchRequest/propertiesToFetch`` (all columns when nil).
+    case dictionary
+    /// The number of matching rows.
+    case count
+}
+
+/// A description of rows to fetch: entity, predicate, sort, limit, offset and batch size.
+public struct FetchRequest: Sendable {
+    /// The table or view to fetch from.
+    public var entityName: String
+    /// The filter; nil matches every row.
+    public var predicate: FetchPredicate?
+    /// Sort keys, applied in order; the row key is always the last tiebreaker, so positions are stable.
+    public var sortDescriptors: [SortDescriptor]
+    /// At most this many rows; 0 means no limit.
+    public var fetchLimit: Int
+    /// Skip this many rows first.
+    public var fetchOffset: Int
+    /// Rows faulted per batch; 0 fetches everything at once (the eager path).
+    public var fetchBatchSize: Int
+    /// What ``ManagedObjectContext/execute(_:)`` returns.
+    public var resultType: FetchResultType
+    /// For dictionary results: the key paths to fetch (nil for every column).
+    public var propertiesToFetch: [String]?
+
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [SortDescriptor] = [],
+                fetchLimit: Int = 0, fetchOffset: Int = 0, fetchBatchSize: Int = 0,
+                resultType: FetchResultType = .managedObject, propertiesToFetch: [String]? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.fetchBatchSize = fetchBatchSize
+        self.resultType = resultType
+        self.propertiesToFetch = propertiesToFetch
+    }
+}
+
+/// The result of ``ManagedObjectContext/execute(_:)``, by result type.
+public enum FetchResult {
+    case objects([ManagedObject])
+    case batched(BatchFaultingCollection)
+    case objectIDs([ObjectID])
+    case dictionaries([[String: SQLValue]])
+    case count(Int)
+}
+
+/// SQL for one fetch request against one entity.
+struct CompiledFetch {
+    let entity: Entity
+    /// `FROM … WHERE … ORDER BY …` (no SELECT list, no LIMIT).
+    let fromWhereOrder: String
+    /// Same without ORDER BY (for counts).
+    let fromWhere: String
+    let arguments: [SQLValue]
+    let orderArguments: [SQLValue]
+    let limitClause: String
+    let builder: QueryBuilder
+    /// SQL for each of `properties` given at init (their joins are in the FROM clause).
+    let propertyColumns: [String]
+
+    init(request: FetchRequest, store: PersistentStore, properties: [String] = []) throws {
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
+        }
+        let entity = try store.entity(named: request.entityName)
+        let builder = QueryBuilder(entity: entity, schema: store.schema)
+        var whereSQL = ""
+        if let p = request.predicate {
+            whereSQL = " WHERE " + (try builder.compile(p.node))
+        }
+        let whereArgs = builder.arguments
+        var order = try request.sortDescriptors.map { "\(try builder.column(for: $0.keyPath)) \($0.ascending ? "ASC" : "DESC")" }
+        order += builder.keyColumnsSQL.map { "\($0) ASC" }
+        self.propertyColumns = try properties.map {
+            try builder.column(for: $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+        }
+        self.entity = entity
+        self.builder = builder
+        let from = " FROM \(builder.fromClause)"
+        self.fromWhere = from + whereSQL
+        self.fromWhereOrder = from + whereSQL + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", "))
+        self.arguments = whereArgs
+        self.orderArguments = Array(builder.arguments.dropFirst(whereArgs.count))
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            self.limitClause = " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(request.fetchOffset)"
+        } else {
+            self.limitClause = ""
+        }
+    }
+
+    var allArguments: [SQLValue] { arguments + orderArguments }
+}

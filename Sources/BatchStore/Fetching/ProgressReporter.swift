@@ -1,0 +1,53 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Runs one statement with `sqlite3_progress_handler` installed, reporting full-scan steps to a
+/// Swift handler at most every 50 ms and interrupting the statement when the handler says cancel.
+enum ProgressReporter {
+    final class Box {
+        let statement: OpaquePointer?
+        let estimate: Int?
+        let handler: (IDFetchProgress) -> IDFetchDecision
+        let started = DispatchTime.now().uptimeNanoseconds
+        var lastReport: UInt64 = 0
+        var cancelled = false
+
+        init(statement: OpaquePointer?, estimate: Int?, handler: @escaping (IDFetchProgress) -> IDFetchDecision) {
+            self.statement = statement
+            self.estimate = estimate
+            self.handler = handler
+        }
+
+        func tick() -> Int32 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now - lastReport < 50_000_000 { return 0 }
+            lastReport = now
+            let scanned = Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0))
+            let p = IDFetchProgress(rowsScanned: scanned, estimatedRows: estimate, elapsed: Double(now - started) / 1e9)
+            if handler(p) == .cancel { cancelled = true; return 1 }
+            return 0
+        }
+    }
+
+    static func run(db: Database, statement: Statement, estimate: Int?, handler: @escaping (IDFetchProgress) -> IDFetchDecision, body: () throws -> Void) throws {
+        let box = Box(statement: statement.sqliteStatement, estimate: estimate, handler: handler)
+        let pointer = Unmanaged.passRetained(box).toOpaque()
+        sqlite3_progress_handler(db.sqliteConnection, 4000, { ctx in
+            guard let ctx else { return 0 }
+            return Unmanaged<Box>.fromOpaque(ctx).takeUnretainedValue().tick()
+        }, pointer)
+        defer {
+            sqlite3_progress_handler(db.sqliteConnection, 0, nil, nil)
+            Unmanaged<Box>.fromOpaque(pointer).release()
+        }
+        do {
+            try body()
+        } catch {
+            if box.cancelled { throw BatchStoreError(.cancelled, "the fetch was cancelled") }
+            throw error
+        }
+        let total = Int(sqlite3_stmt_status(statement.sqliteStatement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0))
+        _ = handler(IDFetchProgress(rowsScanned: total, estimatedRows: total, elapsed: Double(DispatchTime.now().uptimeNanoseconds - box.started) / 1e9))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// One row of an entity, living in a ``ManagedObjectContext``.
+///
+/// An object starts as a fault (no values in memory) and is fulfilled with one indexed query on
+/// first access to a value, unless a ``BatchFaultingCollection`` already fulfilled it with its batch.
+/// Not `Sendable`: use it on its context's thread or actor only.
+public final class ManagedObject: CustomStringConvertible {
+    /// The row this object stands for.
+    public internal(set) var objectID: ObjectID
+    /// The context that owns the object; nil after the context is gone.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// Committed values, one per attribute of the entity; nil while a fault.
+    var values: [SQLValue]?
+    /// Unsaved changes by attribute index.
+    var changes: [Int: SQLValue] = [:]
+    /// True once deleted in the context (before save) or deleted in the store and merged.
+    public internal(set) var isDeleted = false
+    /// True for objects inserted in the context and not saved yet.
+    public internal(set) var isInserted = false
+
+    init(objectID: ObjectID, context: ManagedObjectContext?, values: [SQLValue]?) {
+        self.objectID = objectID
+        self.managedObjectContext = context
+        self.values = values
+    }
+
+    deinit {
+        managedObjectContext?.objectDidDeallocate(objectID)
+    }
+
+    /// The object's entity.
+    public var entity: Entity { objectID.entity }
+
+    /// True while no values are in memory. Reading a value fulfils the fault.
+    public var isFault: Bool { values == nil && !isInserted }
+
+    /// True when the object has unsaved changes, is inserted, or is deleted and not saved.
+    public var hasChanges: Bool { !changes.isEmpty || isInserted || (isDeleted && managedObjectContext?.isPendingDelete(self) == true) }
+
+    /// The value of the attribute at `index` of ``Entity/attributes``, fulfilling the fault first.
+    /// - Throws: `.objectNotFound` when the row was deleted since the object was registered.
+    public func value(at index: Int) throws -> SQLValue {
+        precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
+        if let changed = changes[index] { return changed }
+        if values == nil {
+            if isInserted { return .null }
+            guard let context = managedObjectContext else {
+                throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
+            }
+            try context.fulfillFault(self)
+        }
+        guard let values else { throw BatchStoreError(.objectNotFound, "\(objectID): no values") }
+        return values[index]
+    }
+
+    /// The value of the attribute named `key`.
+    /// - Throws: `.noSuchAttribute` for an unknown name, `.objectNotFound` when the row is gone.
+    public func value(forKey key: String) throws -> SQLValue {
+        try value(at: try attributeIndex(key))
+    }
+
+    /// Same as ``value(forKey:)``.
+    public subscript(key: String) -> SQLValue {
+        get throws { try value(forKey: key) }
+    }
+
+    /// The value at `index` when it is in memory, without fulfilling a fault (nil for a fault).
+    public func valueIfResident(at index: Int) -> SQLValue? {
+        if let changed = changes[index] { return changed }
+        guard let values, index < values.count else { return nil }
+        return values[index]
+    }
+
+    /// Sets an attribute; the change is written by the context's ``ManagedObjectContext/save()``.
+    /// - Throws: `.noSuchAttribute`, or `.readOnly` for views, generated columns and read-only stores.
+    public func setValue(_ value: SQLValue, forKey key: String) throws {
+        let index = try attributeIndex(key)
+        guard let context = managedObjectContext else { throw BatchStoreError(.invalidArgument, "\(objectID): its context is gone") }
+        try context.checkWritable(entity)
+        if entity.attributes[index].isGenerated {
+            throw BatchStoreError(.readOnly, "\(entity.name).\(entity.attributes[index].name) is a generated column and cannot be set")
+        }
+        if isDeleted { throw BatchStoreError(.objectNotFound, "\(objectID) is deleted") }
+        changes[index] = value
+        context.noteChanged(self)
+    }
+
+    /// The unsaved changes, by attribute name.
+    public var changedValues: [String: SQLValue] {
+        Dictionary(uniqueKeysWithValues: changes.map { (entity.attributes[$0.key].name, $0.value) })
+    }
+
+    /// All attribute values by name, fulfilling the fault if needed.
+    public func dictionaryRepresentation() throws -> [String: SQLValue] {
+        var d: [String: SQLValue] = [:]
+        for (i, a) in entity.attributes.enumerated() { d[a.name] = try value(at: i) }
+        return d
+    }
+
+    func attributeIndex(_ key: String) throws -> Int {
+        guard let i = entity.indexOfAttribute(named: key) else {
+            throw BatchStoreError(.noSuchAttribute, "\(entity.name) has no column named \(key.debugDescription)")
+        }
+        return i
+    }
+
+    /// Describes the object without fulfilling it: `<movie r42 fault>`.
+    public var description: String {
+        var state = isFault ? "fault" : "fulfilled"
+        if isDeleted { state = "deleted" }
+        if isInserted { state = "inserted" }
+        if !changes.isEmpty { state += ", \(changes.count) change\(changes.count == 1 ? "" : "s")" }
+        return "<\(entity.name) \(objectID.keyString) \(state)>"
+    }
+}

@@ -1,0 +1,442 @@
+import Foundation
+import GRDB
+
+/// A scratchpad of managed objects over one store, with an identity map: at most one object per
+/// ``ObjectID``, held weakly, so objects nobody uses go away by themselves.
+///
+/// Each context owns its own SQLite connection (its temp tables are its own). It is not `Sendable`:
+/// Swift 6 keeps it on the thread or actor that made it. For work in the background, make a second
+/// context there from the same (Sendable) ``PersistentStore``; both work at the same time.
+public final class ManagedObjectContext {
+    /// The store the context reads and writes.
+    public let store: PersistentStore
+    /// The parent context for a child context: its ``save()`` pushes changes to the parent, not the store.
+    public let parent: ManagedObjectContext?
+    /// How a merge treats objects with unsaved changes (used by batch-request merges).
+    public var mergePolicy: MergePolicy = .error
+
+    let db: DatabaseQueue
+    let serial: Int
+    private var registry: [ObjectID: WeakObject] = [:]
+    /// Objects with unsaved changes, held strongly until saved or rolled back.
+    private var changed: [ObjectID: ManagedObject] = [:]
+    private var pendingDeletes: Set<ObjectID> = []
+    private var nextTemporaryID: UInt64 = 1
+    private var accessDepth = 0
+    private var tempTablesToDrop: [String] = []
+    private var tempTableCounter = 0
+    private var statementsByEntity: [Entity: EntityStatements] = [:]
+
+    nonisolated(unsafe) private static var serialCounter = 0
+    private static let serialLock = NSLock()
+
+    /// Opens a context (and a connection) on `store`.
+    /// - Complexity: one SQLite open; no rows are read.
+    public init(store: PersistentStore) throws {
+        self.store = store
+        self.parent = nil
+        self.db = try store.openConnection()
+        self.serial = Self.nextSerial()
+    }
+
+    private init(parent: ManagedObjectContext) throws {
+        self.store = parent.store
+        self.parent = parent
+        self.db = try parent.store.openConnection()
+        self.serial = Self.nextSerial()
+    }
+
+    private static func nextSerial() -> Int {
+        serialLock.lock(); defer { serialLock.unlock() }
+        serialCounter += 1
+        return serialCounter
+    }
+
+    /// A child context: it fetches (with batching) like any context, sees the parent's unsaved
+    /// values in objects it fulfils, and its ``save()`` hands changes to the parent.
+    public func newChildContext() throws -> ManagedObjectContext {
+        try ManagedObjectContext(parent: self)
+    }
+
+    deinit {
+        // Temp tables die with the connection, which closes when `db` is released.
+    }
+
+    // MARK: - Database access
+
+    /// Runs `body` on the context's connection, converting errors to ``BatchStoreError``.
+    /// Not reentrant by design: the body must not call back into the context's database.
+    func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        precondition(accessDepth == 0, "BatchStore: database access is not reentrant (a progress handler or a fault called back into its context)")
+        accessDepth += 1
+        defer { accessDepth -= 1 }
+        do {
+            return try db.inDatabase { db in
+                if !tempTablesToDrop.isEmpty {
+                    for name in tempTablesToDrop { try db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(name))") }
+                    tempTablesToDrop.removeAll()
+                }
+                return try body(db)
+            }
+        } catch {
+            throw BatchStoreError.wrap(error)
+        }
+    }
+
+    /// A new unique temp table name for this connection.
+    func makeTempTableName(_ prefix: String) -> String {
+        tempTableCounter += 1
+        return "\(prefix)_\(serial)_\(tempTableCounter)"
+    }
+
+    /// Drops a temp table now, or at the next database access when called during one.
+    func dropTempTable(_ name: String) {
+        if accessDepth == 0 {
+            _ = try? db.inDatabase { db in try db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(name))") }
+        } else {
+            tempTablesToDrop.append(name)
+        }
+    }
+
+    /// Names of this connection's temp tables (for tests and diagnostics).
+    public func temporaryTableNames() throws -> [String] {
+        try withDatabase { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_temp_master WHERE type = 'table' ORDER BY name") }
+    }
+
+    func statements(for entity: Entity) -> EntityStatements {
+        if let s = statementsByEntity[entity] { return s }
+        let s = EntityStatements(entity: entity)
+        statementsByEntity[entity] = s
+        return s
+    }
+
+    func checkWritable(_ entity: Entity) throws {
+        if store.isReadOnly { throw BatchStoreError(.readOnly, "\(store.path) is open read-only") }
+        if entity.kind == .view { throw BatchStoreError(.readOnly, "\(entity.name) is a view and cannot be changed") }
+        if entity.keyColumns.isEmpty { throw BatchStoreError(.readOnly, "\(entity.name) has no addressable key (its rowid names are all taken by columns)") }
+    }
+
+    // MARK: - Identity map
+
+    /// How many registered objects are alive (each row at most once).
+    public var registeredObjectCount: Int { registry.count }
+
+    /// The registered object for `id`, if one is alive; never does I/O.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registry[id]?.object
+    }
+
+    func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object: object)
+    }
+
+    func objectDidDeallocate(_ id: ObjectID) {
+        if let entry = registry[id], entry.object == nil { registry[id] = nil }
+    }
+
+    /// Returns the registered object for `id`, or registers a new fault for it. No I/O: the row may
+    /// not exist; reading a value of such a fault throws `.objectNotFound`.
+    /// - Complexity: O(1).
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let existing = registry[id]?.object { return existing }
+        let object = ManagedObject(objectID: id, context: self, values: nil)
+        register(object)
+        return object
+    }
+
+    /// Returns the object for `id`, fulfilled, or throws when its row no longer exists.
+    ///
+    /// Runs `SELECT <columns> FROM main."T" WHERE rowid = ?` (or the primary key) unless the object
+    /// is already registered and fulfilled.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        guard id.entity.storeName == store.name else {
+            throw BatchStoreError(.invalidArgument, "\(id) belongs to store \(id.entity.storeName), not \(store.name)")
+        }
+        if let existing = registry[id]?.object {
+            if existing.isDeleted { throw BatchStoreError(.objectNotFound, "\(id) was deleted") }
+            if !existing.isFault { return existing }
+            try fulfillFault(existing)
+            return existing
+        }
+        guard id.isAddressable else { throw BatchStoreError(.objectNotFound, "\(id) is not a stored row") }
+        let object = ManagedObject(objectID: id, context: self, values: nil)
+        try fulfillFault(object)
+        register(object)
+        return object
+    }
+
+    /// Reads the object's row; throws `.objectNotFound` if it is gone.
+    func fulfillFault(_ object: ManagedObject) throws {
+        let id = object.objectID
+        guard id.isAddressable else { throw BatchStoreError(.objectNotFound, "\(id) is not a stored row") }
+        let stmts = statements(for: id.entity)
+        let values = try withDatabase { db -> [SQLValue]? in
+            let statement = try db.cachedStatement(sql: stmts.selectByKey)
+            let cursor = try Row.fetchCursor(statement, arguments: id.keyValues.statementArguments)
+            guard let row = try cursor.next() else { return nil }
+            return (0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }
+        }
+        guard var values else {
+            throw BatchStoreError(.objectNotFound, "\(id.entity.name) row \(id.keyString) no longer exists")
+        }
+        if let parentObject = parent?.registeredObject(for: id) {
+            if parentObject.isDeleted { throw BatchStoreError(.objectNotFound, "\(id) is deleted in the parent context") }
+            for (i, v) in parentObject.changes { values[i] = v }
+        }
+        object.values = values
+    }
+
+    // MARK: - Refreshing
+
+    /// Turns `object` back into a fault so its next access reads the store. With `mergeChanges`,
+    /// unsaved changes are kept and laid over the fresh values; without, they are discarded.
+    /// - Complexity: O(1); no I/O until the next access.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        object.values = nil
+        if !mergeChanges {
+            object.changes.removeAll()
+            if !object.isInserted {
+                changed[object.objectID] = nil
+                if pendingDeletes.remove(object.objectID) != nil { object.isDeleted = false }
+            }
+        }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects`).
+    /// - Complexity: O(registered objects).
+    public func refreshAllObjects() {
+        for entry in registry.values {
+            if let o = entry.object, !o.isInserted { o.values = nil }
+        }
+    }
+
+    /// Forgets every object and unsaved change. Registered objects held elsewhere become detached
+    /// faults (their context is nil).
+    public func reset() {
+        for entry in registry.values { entry.object?.managedObjectContext = nil }
+        registry.removeAll()
+        changed.removeAll()
+        pendingDeletes.removeAll()
+    }
+
+    /// Marks objects whose rows were deleted elsewhere (merges), so collections show them as gone.
+    func markDeleted(_ object: ManagedObject) {
+        object.isDeleted = true
+        object.values = nil
+        object.changes.removeAll()
+        changed[object.objectID] = nil
+        pendingDeletes.remove(object.objectID)
+        registry[object.objectID] = nil
+    }
+
+    // MARK: - Changes and saving
+
+    /// True when some object has unsaved changes.
+    public var hasChanges: Bool { !changed.isEmpty }
+
+    /// Objects with unsaved changes (inserted, updated or deleted), in no particular order.
+    public var changedObjects: [ManagedObject] { Array(changed.values) }
+
+    func noteChanged(_ object: ManagedObject) {
+        changed[object.objectID] = object
+    }
+
+    func isPendingDelete(_ object: ManagedObject) -> Bool { pendingDeletes.contains(object.objectID) }
+
+    /// Inserts a new object with `values`; it gets a permanent ID when saved.
+    /// - Throws: `.noSuchEntity`, `.noSuchAttribute`, `.readOnly`.
+    public func insertObject(into entityName: String, values: [String: SQLValue] = [:]) throws -> ManagedObject {
+        let entity = try store.entity(named: entityName)
+        try checkWritable(entity)
+        let id = ObjectID(entity: entity, key: .temporary(nextTemporaryID))
+        nextTemporaryID += 1
+        let object = ManagedObject(objectID: id, context: self, values: nil)
+        object.isInserted = true
+        for (k, v) in values {
+            let i = try object.attributeIndex(k)
+            object.changes[i] = v
+        }
+        register(object)
+        changed[id] = object
+        return object
+    }
+
+    /// Marks `object` for deletion at the next save.
+    public func delete(_ object: ManagedObject) throws {
+        try checkWritable(object.entity)
+        precondition(object.managedObjectContext === self, "delete(_:) got an object of another context")
+        if object.isInserted {
+            changed[object.objectID] = nil
+            registry[object.objectID] = nil
+            object.isDeleted = true
+            return
+        }
+        object.isDeleted = true
+        pendingDeletes.insert(object.objectID)
+        changed[object.objectID] = object
+    }
+
+    /// Writes every change object by object, in one transaction: an `INSERT`, `UPDATE … WHERE
+    /// rowid = ?` or `DELETE … WHERE rowid = ?` per object, through cached statements.
+    ///
+    /// This is the path batch requests are measured against. A child context hands its changes to
+    /// its parent instead (no I/O).
+    /// - Throws: `.objectNotFound` when an updated row was deleted meanwhile, `.constraint` and others
+    ///   from SQLite; then nothing is written and the changes stay pending.
+    /// - Complexity: O(changed objects) statements.
+    public func save() throws {
+        guard !changed.isEmpty else { return }
+        if let parent { try pushChanges(to: parent); return }
+        let objects = Array(changed.values)
+        var insertedKeys: [(ManagedObject, ObjectKey)] = []
+        try withDatabase { db in
+            try db.inTransaction(.immediate) {
+                for object in objects {
+                    let entity = object.entity
+                    let stmts = statements(for: entity)
+                    if object.isInserted {
+                        let indexes = object.changes.keys.sorted()
+                        let sql = stmts.insertSQL(columns: indexes)
+                        try db.cachedStatement(sql: sql).execute(arguments: indexes.map { object.changes[$0]! }.statementArguments)
+                        if entity.isKeyedByRowid {
+                            insertedKeys.append((object, .rowid(db.lastInsertedRowID)))
+                        } else {
+                            let key = try entity.keyColumns.map { name -> SQLValue in
+                                guard let i = entity.indexOfAttribute(named: name), let v = object.changes[i] else {
+                                    throw BatchStoreError(.constraint, "\(entity.name): primary key column \(name) needs a value")
+                                }
+                                return v
+                            }
+                            insertedKeys.append((object, .primaryKey(key)))
+                        }
+                    } else if pendingDeletes.contains(object.objectID) {
+                        try db.cachedStatement(sql: stmts.deleteByKey).execute(arguments: object.objectID.keyValues.statementArguments)
+                    } else if !object.changes.isEmpty {
+                        let indexes = object.changes.keys.sorted()
+                        let sql = stmts.updateSQL(columns: indexes)
+                        try db.cachedStatement(sql: sql).execute(arguments: (indexes.map { object.changes[$0]! } + object.objectID.keyValues).statementArguments)
+                        if db.changesCount == 0 {
+                            throw BatchStoreError(.objectNotFound, "cannot save \(object.objectID): the row was deleted by someone else")
+                        }
+                    }
+                }
+                return .commit
+            }
+        }
+        // Success: commit the new state in memory.
+        for object in objects {
+            if pendingDeletes.contains(object.objectID) {
+                registry[object.objectID] = nil
+                object.values = nil
+            } else if !object.isInserted, var values = object.values {
+                for (i, v) in object.changes { values[i] = v }
+                object.values = values
+            }
+            object.changes.removeAll()
+        }
+        for (object, key) in insertedKeys {
+            registry[object.objectID] = nil
+            object.objectID = ObjectID(entity: object.entity, key: key)
+            object.isInserted = false
+            object.values = nil // defaults are read on next access
+            register(object)
+        }
+        changed.removeAll()
+        pendingDeletes.removeAll()
+    }
+
+    /// Discards every unsaved change.
+    public func rollback() {
+        for object in changed.values {
+            object.changes.removeAll()
+            if object.isInserted { registry[object.objectID] = nil; object.isDeleted = true }
+            if pendingDeletes.contains(object.objectID) { object.isDeleted = false }
+        }
+        changed.removeAll()
+        pendingDeletes.removeAll()
+    }
+
+    private func pushChanges(to parent: ManagedObjectContext) throws {
+        for object in changed.values {
+            if object.isInserted {
+                let values = Dictionary(uniqueKeysWithValues: object.changes.map { (object.entity.attributes[$0.key].name, $0.value) })
+                _ = try parent.insertObject(into: object.entity.name, values: values)
+            } else if pendingDeletes.contains(object.objectID) {
+                try parent.delete(parent.object(with: object.objectID))
+            } else {
+                let target = parent.object(with: object.objectID)
+                for (i, v) in object.changes { target.changes[i] = v }
+                parent.noteChanged(target)
+            }
+            object.changes.removeAll()
+        }
+        changed.removeAll()
+        pendingDeletes.removeAll()
+    }
+
+    /// The object ID that `uri` (from ``ObjectID/uriRepresentation``) names in this context's store.
+    public func objectID(forURIRepresentation uri: String) throws -> ObjectID {
+        let id = try ObjectID.parse(uriRepresentation: uri, stores: [store])
+        // Entities are per store instance: resolve to this store's entity.
+        return id
+    }
+}
+
+/// How a merge resolves an object that has unsaved changes to properties a batch also changed.
+public enum MergePolicy: Sendable {
+    /// Leave the object alone and report a conflict.
+    case error
+    /// The store's values win: unsaved changes to the object are dropped.
+    case storeWins
+    /// The object's unsaved changes win; other properties take the store's values.
+    case inMemoryWins
+}
+
+struct WeakObject {
+    weak var object: ManagedObject?
+}
+
+/// SQL text for one entity, built once per context.
+final class EntityStatements {
+    let entity: Entity
+    /// `t."c1", t."c2", …` in attribute order.
+    let columnList: String
+    /// `t."rowid" = ?` or `t."a" = ? AND t."b" = ?`.
+    let keyMatch: String
+    let selectByKey: String
+    let deleteByKey: String
+    private var updateCache: [[Int]: String] = [:]
+    private var insertCache: [[Int]: String] = [:]
+
+    init(entity: Entity) {
+        self.entity = entity
+        self.columnList = entity.attributes.map { "t.\(quoteIdentifier($0.name))" }.joined(separator: ", ")
+        let keys = entity.keyColumns
+        self.keyMatch = keys.map { "t.\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        let table = "main.\(quoteIdentifier(entity.name))"
+        self.selectByKey = "SELECT \(columnList.isEmpty ? "NULL" : columnList) FROM \(table) AS t WHERE \(keyMatch.isEmpty ? "0" : keyMatch)"
+        self.deleteByKey = "DELETE FROM \(table) AS t WHERE \(keyMatch.isEmpty ? "0" : keyMatch)"
+    }
+
+    func updateSQL(columns: [Int]) -> String {
+        if let s = updateCache[columns] { return s }
+        let sets = columns.map { "\(quoteIdentifier(entity.attributes[$0].name)) = ?" }.joined(separator: ", ")
+        let s = "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(sets) WHERE \(keyMatch)"
+        updateCache[columns] = s
+        return s
+    }
+
+    func insertSQL(columns: [Int]) -> String {
+        if let s = insertCache[columns] { return s }
+        let table = "main.\(quoteIdentifier(entity.name))"
+        let s: String
+        if columns.isEmpty {
+            s = "INSERT INTO \(table) DEFAULT VALUES"
+        } else {
+            let names = columns.map { quoteIdentifier(entity.attributes[$0].name) }.joined(separator: ", ")
+            s = "INSERT INTO \(table) (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        }
+        insertCache[columns] = s
+        return s
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// What identifies a row within its entity.
+public enum ObjectKey: Hashable, Sendable {
+    /// A rowid table's rowid.
+    case rowid(Int64)
+    /// A WITHOUT ROWID table's primary key values, in key order.
+    case primaryKey([SQLValue])
+    /// An object inserted in a context and not saved yet.
+    case temporary(UInt64)
+    /// A row of a view or key-less table, by its position in one fetch; not addressable later.
+    case position(Int)
+}
+
+/// Names one row: store + entity + key. Stable across runs (for a store of the same name) in its
+/// ``uriRepresentation``, like Core Data's `NSManagedObjectID.uriRepresentation()`.
+public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The entity (and through it, the store name).
+    public let entity: Entity
+    /// The row's key.
+    public let key: ObjectKey
+
+    public init(entity: Entity, key: ObjectKey) {
+        self.entity = entity
+        self.key = key
+    }
+
+    /// True until the object's context saves it.
+    public var isTemporaryID: Bool { if case .temporary = key { return true } else { return false } }
+
+    /// True when the ID names a row that can be fetched again (not temporary, not a view position).
+    public var isAddressable: Bool {
+        switch key {
+        case .rowid, .primaryKey: return true
+        case .temporary, .position: return false
+        }
+    }
+
+    /// `x-batchstore://STORE/ENTITY/KEY`, with names percent-encoded and key values typed
+    /// (`r42` for rowid 42; `k` + comma-separated `i7`, `f…`, `t…`, `b…`, `n` for primary keys).
+    public var uriRepresentation: String {
+        "x-batchstore://\(Self.encode(entity.storeName))/\(Self.encode(entity.name))/\(keyString)"
+    }
+
+    public var description: String { uriRepresentation }
+
+    var keyString: String {
+        switch key {
+        case .rowid(let r): return "r\(r)"
+        case .temporary(let n): return "tmp\(n)"
+        case .position(let p): return "pos\(p)"
+        case .primaryKey(let values):
+            return "k" + values.map { v -> String in
+                switch v {
+                case .null: return "n"
+                case .integer(let i): return "i\(i)"
+                case .real(let d): return "f\(String(d.bitPattern, radix: 16))"
+                case .text(let s): return "t\(Self.encode(s))"
+                case .blob(let d): return "b" + d.map { String(format: "%02x", $0) }.joined()
+                }
+            }.joined(separator: ",")
+        }
+    }
+
+    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+
+    static func encode(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if unreserved.contains(b) { out.append(Character(Unicode.Scalar(b))) } else { out += String(format: "%%%02X", b) }
+        }
+        return out
+    }
+
+    static func decode(_ s: Substring) -> String? {
+        s.removingPercentEncoding
+    }
+
+    /// Parses a URI made by ``uriRepresentation`` against the stores given.
+    /// - Throws: `.invalidArgument` for a malformed URI, `.noSuchEntity` for an unknown store or entity.
+    public static func parse(uriRepresentation uri: String, stores: [PersistentStore]) throws -> ObjectID {
+        let prefix = "x-batchstore://"
+        guard uri.hasPrefix(prefix) else { throw BatchStoreError(.invalidArgument, "not an object ID URI: \(uri.debugDescription)") }
+        let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let storeName = decode(parts[0]), let entityName = decode(parts[1]) else {
+            throw BatchStoreError(.invalidArgument, "malformed object ID URI: \(uri.debugDescription)")
+        }
+        guard let store = stores.first(where: { $0.name == storeName }) else {
+            throw BatchStoreError(.noSuchEntity, "object ID names store \(storeName.debugDescription), which is not open")
+        }
+        let entity = try store.entity(named: entityName)
+        let keyPart = parts[2]
+        if keyPart.hasPrefix("r"), let r = Int64(keyPart.dropFirst()) {
+            return ObjectID(entity: entity, key: .rowid(r))
+        }
+        if keyPart.hasPrefix("k") {
+            var values: [SQLValue] = []
+            for item in keyPart.dropFirst().split(separator: ",", omittingEmptySubsequences: false) {
+                guard let tag = item.first else { throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)") }
+                let body = item.dropFirst()
+                switch tag {
+                case "n": values.append(.null)
+                case "i":
+                    guard let i = Int64(body) else { throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)") }
+                    values.append(.integer(i))
+                case "f":
+                    guard let bits = UInt64(body, radix: 16) else { throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)") }
+                    values.append(.real(Double(bitPattern: bits)))
+                case "t":
+                    guard let s = decode(body) else { throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)") }
+                    values.append(.text(s))
+                case "b":
+                    var data = Data()
+                    var it = body.makeIterator()
+                    while let hi = it.next() {
+                        guard let lo = it.next(), let byte = UInt8(String([hi, lo]), radix: 16) else {
+                            throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)")
+                        }
+                        data.append(byte)
+                    }
+                    values.append(.blob(data))
+                default: throw BatchStoreError(.invalidArgument, "malformed key in \(uri.debugDescription)")
+                }
+            }
+            return ObjectID(entity: entity, key: .primaryKey(values))
+        }
+        throw BatchStoreError(.invalidArgument, "object ID URI \(uri.debugDescription) does not name a stored row")
+    }
+
+    /// The key as SQL values, in the order of ``Entity`` key columns.
+    var keyValues: [SQLValue] {
+        switch key {
+        case .rowid(let r): return [.integer(r)]
+        case .primaryKey(let v): return v
+        case .temporary, .position: return []
+        }
+    }
+}

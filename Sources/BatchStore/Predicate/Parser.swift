@@ -1,0 +1,358 @@
+import Foundation
+
+/// A recursive-descent parser for predicates and expressions. Depth is capped, so no input can
+/// overflow the stack; every failure is a `.syntax` error with a column.
+struct Parser {
+    private let tokens: [Token]
+    private var index = 0
+    private var arguments: [PredicateArgument]
+    private var argumentIndex = 0
+    private let what: String
+    private var depth = 0
+    /// When true, `||` concatenates strings (assignment expressions) instead of meaning OR.
+    private let concatenation: Bool
+    static let maximumDepth = 200
+
+    init(text: String, arguments: [PredicateArgument] = [], what: String, concatenation: Bool = false) throws {
+        self.tokens = try Lexer.tokenize(text, what: what)
+        self.arguments = arguments
+        self.what = what
+        self.concatenation = concatenation
+    }
+
+    // MARK: - Helpers
+
+    private var current: Token { tokens[min(index, tokens.count - 1)] }
+    private var next: Token { tokens[min(index + 1, tokens.count - 1)] }
+
+    private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
+
+    private func error(_ message: String, at token: Token? = nil) -> BatchStoreError {
+        let t = token ?? current
+        return BatchStoreError(.syntax, "\(what) error at column \(t.column): \(message)")
+    }
+
+    private func isSymbol(_ s: String) -> Bool { current.kind == .symbol(s) }
+    private func isKeyword(_ s: String) -> Bool { current.kind == .keyword(s) }
+
+    private mutating func expectSymbol(_ s: String, _ context: String) throws {
+        guard isSymbol(s) else { throw error("expected '\(s)' \(context), found \(current.text)") }
+        advance()
+    }
+
+    private mutating func enter() throws {
+        depth += 1
+        if depth > Self.maximumDepth { throw error("nested too deeply (more than \(Self.maximumDepth) levels)") }
+    }
+
+    private mutating func takeArgument(_ token: Token) throws -> PredicateArgument {
+        guard argumentIndex < arguments.count else {
+            throw error("\(token.text) has no argument (only \(arguments.count) given)", at: token)
+        }
+        defer { argumentIndex += 1 }
+        return arguments[argumentIndex]
+    }
+
+    private func checkArgumentsUsed() throws {
+        if argumentIndex < arguments.count {
+            throw BatchStoreError(.invalidQuery, "\(what) has \(arguments.count) arguments but uses only \(argumentIndex)")
+        }
+    }
+
+    // MARK: - Predicates
+
+    mutating func parsePredicateToEnd() throws -> PredicateNode {
+        if current.kind == .end { throw error("expected a predicate, found nothing") }
+        let node = try parseOr()
+        guard current.kind == .end else { throw error("unexpected \(current.text) after a complete predicate") }
+        try checkArgumentsUsed()
+        return node
+    }
+
+    private mutating func parseOr() throws -> PredicateNode {
+        try enter(); defer { depth -= 1 }
+        var terms = [try parseAnd()]
+        while isKeyword("OR") || isSymbol("||") {
+            advance()
+            terms.append(try parseAnd())
+        }
+        return terms.count == 1 ? terms[0] : .or(terms)
+    }
+
+    private mutating func parseAnd() throws -> PredicateNode {
+        var terms = [try parseNot()]
+        while isKeyword("AND") || isSymbol("&&") {
+            advance()
+            terms.append(try parseNot())
+        }
+        return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    private mutating func parseNot() throws -> PredicateNode {
+        try enter(); defer { depth -= 1 }
+        if isKeyword("NOT") || isSymbol("!") {
+            advance()
+            return .not(try parseNot())
+        }
+        return try parsePrimaryPredicate()
+    }
+
+    private mutating func parsePrimaryPredicate() throws -> PredicateNode {
+        if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
+        if isKeyword("FALSEPREDICATE") { advance(); return .constant(false) }
+        if isSymbol("(") && parenthesisOpensPredicate() {
+            let open = current
+            advance()
+            let inner = try parseOr()
+            guard isSymbol(")") else { throw error("expected ')' to close the '(' at column \(open.column), found \(current.text)") }
+            advance()
+            return inner
+        }
+        if case .keyword(let k) = current.kind, ["ANY", "ALL", "SOME", "NONE", "SUBQUERY"].contains(k) {
+            throw error("\(k) needs a to-many relationship; only to-one key paths are supported")
+        }
+        return try parseComparison()
+    }
+
+    /// Decides whether a '(' starts a grouped predicate or a parenthesised expression, by scanning to
+    /// its matching ')' for a comparison or logical operator at depth 1.
+    private func parenthesisOpensPredicate() -> Bool {
+        var level = 0
+        var i = index
+        while i < tokens.count {
+            let k = tokens[i].kind
+            switch k {
+            case .symbol("("): level += 1
+            case .symbol(")"):
+                level -= 1
+                if level == 0 {
+                    // "(a + b) > 3": what follows decides
+                    let after = i + 1 < tokens.count ? tokens[i + 1].kind : .end
+                    if case .symbol(let s) = after, ["==", "=", "!=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/"].contains(s) { return false }
+                    if case .keyword(let w) = after, ["BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES"].contains(w) { return false }
+                    return true
+                }
+            case .end: return true
+            default:
+                if level == 1 {
+                    if case .symbol(let s) = k, ["==", "=", "!=", "<>", "<", "<=", ">", ">=", "&&", "||", "!"].contains(s) { return true }
+                    if case .keyword(let w) = k, ["AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "TRUEPREDICATE", "FALSEPREDICATE"].contains(w) { return true }
+                }
+            }
+            i += 1
+        }
+        return true
+    }
+
+    private mutating func parseComparison() throws -> PredicateNode {
+        let startToken = current
+        let lhs = try parseExpression()
+        let opToken = current
+        var negated = false
+        if isKeyword("NOT"), case .keyword(let w) = next.kind, ["IN", "BETWEEN", "LIKE", "CONTAINS", "BEGINSWITH", "ENDSWITH", "MATCHES"].contains(w) {
+            negated = true
+            advance()
+        }
+        let op: ComparisonOperator
+        switch current.kind {
+        case .symbol("=="), .symbol("="): op = .equal
+        case .symbol("!="), .symbol("<>"): op = .notEqual
+        case .symbol("<"): op = .less
+        case .symbol("<="): op = .lessOrEqual
+        case .symbol(">"): op = .greater
+        case .symbol(">="): op = .greaterOrEqual
+        case .keyword("BEGINSWITH"): op = .beginsWith
+        case .keyword("ENDSWITH"): op = .endsWith
+        case .keyword("CONTAINS"): op = .contains
+        case .keyword("LIKE"): op = .like
+        case .keyword("MATCHES"): op = .matches
+        case .keyword("BETWEEN"):
+            advance()
+            let bounds = try parseList(context: "after BETWEEN")
+            guard bounds.count == 2 else { throw error("BETWEEN needs exactly two values, as in BETWEEN {1, 10}", at: opToken) }
+            let node = PredicateNode.between(lhs, bounds[0], bounds[1])
+            return negated ? .not(node) : node
+        case .keyword("IN"):
+            advance()
+            let node = PredicateNode.inList(lhs, try parseList(context: "after IN"))
+            return negated ? .not(node) : node
+        case .end:
+            throw error("expected a comparison operator (==, !=, <, >, BEGINSWITH, IN, …) after \(describe(startToken))")
+        default:
+            throw error("expected a comparison operator (==, !=, <, >, BEGINSWITH, IN, …), found \(current.text)")
+        }
+        let operatorToken = current
+        advance()
+        var flags = 0
+        if case .modifier(let f) = current.kind { flags = f; advance() }
+        if current.kind == .end { throw error("expected a value after '\(operatorToken.text)'") }
+        let rhs = try parseExpression()
+        let node = PredicateNode.comparison(lhs, op, flags: flags, rhs)
+        return negated ? .not(node) : node
+    }
+
+    private func describe(_ token: Token) -> String {
+        if case .identifier(let s) = token.kind { return "'\(s)'" }
+        return token.text
+    }
+
+    /// `{a, b, …}`, `%@` bound to a list, or a single parenthesised list `(a, b)`.
+    private mutating func parseList(context: String) throws -> [ExpressionNode] {
+        if current.kind == .objectPlaceholder {
+            let t = current
+            advance()
+            switch try takeArgument(t) {
+            case .list(let values): return values.map { .value($0) }
+            case .value(let v): return [.value(v)]
+            case .key: throw error("%@ \(context) needs a value or a list, not a key", at: t)
+            }
+        }
+        let close: String
+        if isSymbol("{") { close = "}" } else if isSymbol("(") { close = ")" } else {
+            throw error("expected '{' \(context), found \(current.text)")
+        }
+        let open = current
+        advance()
+        var items: [ExpressionNode] = []
+        if isSymbol(close) { advance(); return items }
+        while true {
+            items.append(try parseExpression())
+            if isSymbol(",") { advance(); continue }
+            guard isSymbol(close) else { throw error("expected ',' or '\(close)' to close the list opened at column \(open.column), found \(current.text)") }
+            advance()
+            return items
+        }
+    }
+
+    // MARK: - Expressions
+
+    /// Parses one expression and requires the end of input (for sort keys and single values).
+    mutating func parseExpressionToEnd() throws -> ExpressionNode {
+        if current.kind == .end { throw error("expected an expression, found nothing") }
+        let e = try parseExpression()
+        guard current.kind == .end else { throw error("unexpected \(current.text) after a complete expression") }
+        try checkArgumentsUsed()
+        return e
+    }
+
+    /// Parses `name = expression, name = expression, …` (assignments for batch updates).
+    mutating func parseAssignmentsToEnd() throws -> [(name: String, column: Int, value: ExpressionNode)] {
+        var result: [(String, Int, ExpressionNode)] = []
+        if current.kind == .end { throw error("expected an assignment like votes = votes + 1, found nothing") }
+        while true {
+            let t = current
+            let name: String
+            switch t.kind {
+            case .identifier(let s): name = s
+            case .keyPlaceholder:
+                guard case .key(let k) = try takeArgument(t) else { throw error("%K needs a key argument", at: t) }
+                name = k
+            default: throw error("expected a column name, found \(t.text)")
+            }
+            advance()
+            guard isSymbol("=") || isSymbol("==") else { throw error("expected '=' after '\(name)', found \(current.text)") }
+            advance()
+            if current.kind == .end || isSymbol(",") { throw error("expected a value after '\(name) ='") }
+            result.append((name, t.column, try parseExpression()))
+            if isSymbol(",") { advance(); continue }
+            guard current.kind == .end else { throw error("expected ',' or the end after the value of '\(name)', found \(current.text)") }
+            try checkArgumentsUsed()
+            return result
+        }
+    }
+
+    mutating func parseExpression() throws -> ExpressionNode {
+        try enter(); defer { depth -= 1 }
+        var lhs = try parseTerm()
+        while isSymbol("+") || isSymbol("-") || (concatenation && isSymbol("||")) {
+            guard case .symbol(let op) = current.kind else { break }
+            advance()
+            lhs = .binary(op, lhs, try parseTerm())
+        }
+        return lhs
+    }
+
+    private mutating func parseTerm() throws -> ExpressionNode {
+        var lhs = try parseUnary()
+        while isSymbol("*") || isSymbol("/") || isSymbol("%") {
+            guard case .symbol(let op) = current.kind else { break }
+            advance()
+            lhs = .binary(op, lhs, try parseUnary())
+        }
+        return lhs
+    }
+
+    private mutating func parseUnary() throws -> ExpressionNode {
+        try enter(); defer { depth -= 1 }
+        if isSymbol("-") {
+            advance()
+            let inner = try parseUnary()
+            switch inner {
+            case .value(.integer(let v)) where v != Int64.min: return .value(.integer(-v))
+            case .value(.real(let v)): return .value(.real(-v))
+            default: return .negate(inner)
+            }
+        }
+        if isSymbol("+") { advance(); return try parseUnary() }
+        return try parseAtom()
+    }
+
+    private mutating func parseAtom() throws -> ExpressionNode {
+        let t = current
+        switch t.kind {
+        case .integer(let v): advance(); return .value(.integer(v))
+        case .real(let v): advance(); return .value(.real(v))
+        case .string(let s): advance(); return .value(.text(s))
+        case .keyword("NIL"), .keyword("NULL"): advance(); return .value(.null)
+        case .keyword("TRUE"), .keyword("YES"): advance(); return .value(.integer(1))
+        case .keyword("FALSE"), .keyword("NO"): advance(); return .value(.integer(0))
+        case .objectPlaceholder:
+            advance()
+            switch try takeArgument(t) {
+            case .value(let v): return .value(v)
+            case .list: throw error("a list argument fits only after IN", at: t)
+            case .key(let k): return .keyPath(k.split(separator: ".", omittingEmptySubsequences: false).map(String.init), column: t.column)
+            }
+        case .keyPlaceholder:
+            advance()
+            guard case .key(let k) = try takeArgument(t) else { throw error("%K needs a key argument (PredicateArgument.key)", at: t) }
+            return .keyPath(k.split(separator: ".", omittingEmptySubsequences: false).map(String.init), column: t.column)
+        case .symbol("("):
+            advance()
+            let inner = try parseExpression()
+            guard isSymbol(")") else { throw error("expected ')' to close the '(' at column \(t.column), found \(current.text)") }
+            advance()
+            return inner
+        case .identifier(let name):
+            advance()
+            if isSymbol("(") {
+                advance()
+                var args: [ExpressionNode] = []
+                if !isSymbol(")") {
+                    while true {
+                        args.append(try parseExpression())
+                        if isSymbol(",") { advance(); continue }
+                        break
+                    }
+                }
+                guard isSymbol(")") else { throw error("expected ',' or ')' in the arguments of \(name)(), found \(current.text)") }
+                advance()
+                return .function(name.lowercased(), args, column: t.column)
+            }
+            var path = [name]
+            while isSymbol(".") {
+                advance()
+                guard case .identifier(let part) = current.kind else { throw error("expected a name after '.', found \(current.text)") }
+                path.append(part)
+                advance()
+            }
+            return .keyPath(path, column: t.column)
+        case .end:
+            throw error("expected a value, found the end")
+        case .keyword(let k):
+            throw error("expected a value, found the keyword \(k) (write #\(k.lowercased()) or `\(k.lowercased())` for a column of that name)")
+        default:
+            throw error("expected a value, found \(t.text)")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+
+/// How a foreign key's rows follow a deleted parent row (Core Data's delete rules, SQLite's actions).
+public enum DeleteRule: String, Sendable {
+    /// `ON DELETE NO ACTION`: the delete fails at commit if a child still refers to the parent.
+    case noAction
+    /// `ON DELETE RESTRICT`: the delete fails at once if a child refers to the parent (Core Data's deny).
+    case deny
+    /// `ON DELETE SET NULL` (Core Data's nullify).
+    case nullify
+    /// `ON DELETE SET DEFAULT`.
+    case setDefault
+    /// `ON DELETE CASCADE`: children are deleted with the parent.
+    case cascade
+
+    init(sqliteAction: String) {
+        switch sqliteAction.uppercased() {
+        case "CASCADE": self = .cascade
+        case "SET NULL": self = .nullify
+        case "SET DEFAULT": self = .setDefault
+        case "RESTRICT": self = .deny
+        default: self = .noAction
+        }
+    }
+}
+
+/// A column of a table or view.
+public struct Attribute: Sendable, Hashable {
+    /// The column name, exactly as declared.
+    public let name: String
+    /// The declared type (`INTEGER`, `TEXT`, `VARCHAR(20)`, or empty), as written in the schema.
+    public let declaredType: String
+    /// True when the column is declared NOT NULL.
+    public let isNotNull: Bool
+    /// The DEFAULT clause's SQL text, if any.
+    public let defaultValueSQL: String?
+    /// Position (1-based) in the primary key, or nil when the column is not part of it.
+    public let primaryKeyPosition: Int?
+    /// True for generated columns (`GENERATED ALWAYS AS …`), which cannot be written.
+    public let isGenerated: Bool
+
+    /// The SQLite type affinity the declared type gives (`INTEGER`, `TEXT`, `BLOB`, `REAL`, `NUMERIC`).
+    public var affinity: String {
+        let t = declaredType.uppercased()
+        if t.contains("INT") { return "INTEGER" }
+        if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") { return "TEXT" }
+        if t.isEmpty || t.contains("BLOB") { return "BLOB" }
+        if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") { return "REAL" }
+        return "NUMERIC"
+    }
+}
+
+/// A to-one relationship, from a foreign key of this entity to another entity.
+public struct Relationship: Sendable, Hashable {
+    /// The name used in key paths: the foreign key column without its `_id`/`Id` suffix when it has
+    /// one (`director_id` → `director`), else the destination table's name, else the column name.
+    public let name: String
+    /// The destination table.
+    public let destinationEntityName: String
+    /// The columns of this entity that hold the reference.
+    public let sourceColumns: [String]
+    /// The referenced columns of the destination; empty means its primary key.
+    public let destinationColumns: [String]
+    /// What happens to this entity's rows when the destination row is deleted.
+    public let deleteRule: DeleteRule
+}
+
+/// A table or view of a store, with its attributes, key and relationships.
+///
+/// Entities are compared by identity: two stores opened on the same file have distinct entities.
+public final class Entity: Hashable, Sendable, CustomStringConvertible {
+    /// What kind of schema object backs the entity.
+    public enum Kind: String, Sendable {
+        /// A rowid table: objects are keyed by rowid.
+        case table
+        /// A `WITHOUT ROWID` table: objects are keyed by the primary key columns.
+        case withoutRowidTable
+        /// A view: read-only; its rows have no stable key.
+        case view
+    }
+
+    /// The table or view name, exactly as declared.
+    public let name: String
+    /// Table, WITHOUT ROWID table, or view.
+    public let kind: Kind
+    /// The name of the store the entity belongs to.
+    public let storeName: String
+    /// Columns in declaration order.
+    public let attributes: [Attribute]
+    /// Primary key column names in key order (empty for views and tables without a declared key).
+    public let primaryKey: [String]
+    /// Each UNIQUE constraint or unique index, as its column names (the primary key included).
+    public let uniquenessConstraints: [[String]]
+    /// To-one relationships from foreign keys.
+    public let relationships: [Relationship]
+    /// Names of the columns that lead an index (the first column of each index), for sort hints.
+    public let indexedColumns: Set<String>
+
+    let attributeIndex: [String: Int]
+    /// For rowid tables: the name that reaches the rowid (`rowid`, `_rowid_` or `oid`, whichever no
+    /// column shadows), or nil when all three are shadowed (then the table is keyed like a view).
+    let rowidName: String?
+
+    init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
+         relationships: [Relationship], indexedColumns: Set<String>) {
+        self.name = name
+        self.kind = kind
+        self.storeName = storeName
+        self.attributes = attributes
+        self.primaryKey = attributes.filter { $0.primaryKeyPosition != nil }
+            .sorted { $0.primaryKeyPosition! < $1.primaryKeyPosition! }.map(\.name)
+        self.uniquenessConstraints = uniquenessConstraints
+        self.relationships = relationships
+        self.indexedColumns = indexedColumns
+        var index: [String: Int] = [:]
+        for (i, a) in attributes.enumerated() where index[a.name] == nil { index[a.name] = i }
+        self.attributeIndex = index
+        if kind == .table {
+            let lower = Set(attributes.map { $0.name.lowercased() })
+            self.rowidName = ["rowid", "_rowid_", "oid"].first { !lower.contains($0) }
+        } else {
+            self.rowidName = nil
+        }
+    }
+
+    /// True for views, which batch requests and saves refuse.
+    public var isReadOnly: Bool { kind == .view || keyColumns.isEmpty }
+
+    /// The attribute with this name (exact match first, then case-insensitive as SQLite does).
+    public func attribute(named name: String) -> Attribute? {
+        if let i = attributeIndex[name] { return attributes[i] }
+        return attributes.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The index of the attribute in ``attributes``, matched as ``attribute(named:)`` does.
+    public func indexOfAttribute(named name: String) -> Int? {
+        if let i = attributeIndex[name] { return i }
+        return attributes.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The relationship with this name, or whose single source column has this name.
+    public func relationship(named name: String) -> Relationship? {
+        relationships.first { $0.name == name }
+            ?? relationships.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            ?? relationships.first { $0.sourceColumns.count == 1 && $0.sourceColumns[0].caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The SQL expressions (relative to a table alias) that identify a row, or empty when rows have no
+    /// stable key (views, or tables whose rowid names are all shadowed and that declare no key).
+    var keyColumns: [String] {
+        switch kind {
+        case .table:
+            if let rowidName { return [rowidName] }
+            return primaryKey
+        case .withoutRowidTable: return primaryKey
+        case .view: return []
+        }
+    }
+
+    /// True when objects are keyed by rowid.
+    var isKeyedByRowid: Bool { kind == .table && rowidName != nil }
+
+    public var description: String { "\(storeName).\(name)" }
+
+    public static func == (lhs: Entity, rhs: Entity) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// All entities of a store, in schema order.
+public struct Schema: Sendable {
+    /// Tables first, then views, each in name order.
+    public let entities: [Entity]
+
+    /// The entity with this name (exact, then case-insensitive as SQLite resolves names).
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name } ?? entities.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+}
