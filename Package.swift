@@ -25,20 +25,27 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Screen-independent terminal pieces: sanitising, display width (and, with the browser, the screen buffer).
+        .target(name: "TerminalCore"),
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "BatchStore",
+                "TerminalCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "BatchStoreTests",
-            dependencies: ["BatchStore"]
+            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "TerminalCoreTests",
+            dependencies: ["TerminalCore"]
         ),
         .testTarget(
             name: "FaultlineTests",
-            dependencies: ["BatchStore"]
+            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

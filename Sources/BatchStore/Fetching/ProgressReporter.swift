@@ -23,11 +23,18 @@ enum ProgressReporter {
             let now = DispatchTime.now().uptimeNanoseconds
             if now - lastReport < 50_000_000 { return 0 }
             lastReport = now
-            let scanned = Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0))
+            let scanned = ProgressReporter.rowsScanned(statement)
             let p = IDFetchProgress(rowsScanned: scanned, estimatedRows: estimate, elapsed: Double(now - started) / 1e9)
             if handler(p) == .cancel { cancelled = true; return 1 }
             return 0
         }
+    }
+
+    /// Rows a full scan has visited: SQLite counts steps forward, which is one less than the rows
+    /// once the scan has started.
+    static func rowsScanned(_ statement: OpaquePointer?) -> Int {
+        let steps = Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0))
+        return steps > 0 ? steps + 1 : 0
     }
 
     static func run(db: Database, statement: Statement, estimate: Int?, handler: @escaping (IDFetchProgress) -> IDFetchDecision, body: () throws -> Void) throws {
@@ -47,7 +54,7 @@ enum ProgressReporter {
             if box.cancelled { throw BatchStoreError(.cancelled, "the fetch was cancelled") }
             throw error
         }
-        let total = Int(sqlite3_stmt_status(statement.sqliteStatement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0))
+        let total = rowsScanned(statement.sqliteStatement)
         _ = handler(IDFetchProgress(rowsScanned: total, estimatedRows: total, elapsed: Double(DispatchTime.now().uptimeNanoseconds - box.started) / 1e9))
     }
 }

@@ -440,3 +440,19 @@ final class EntityStatements {
         return s
     }
 }
+
+extension ManagedObjectContext {
+    /// Calls `handler` with the SQL of every statement this context's connection runs (arguments
+    /// shown as `?`), or stops tracing when nil. For logs and for tests that count queries.
+    public func traceSQL(_ handler: ((String) -> Void)?) throws {
+        try withDatabase { db in
+            if let handler {
+                db.trace(options: .statement) { event in
+                    if case .statement(let s) = event { handler(s.sql) }
+                }
+            } else {
+                db.trace(options: .statement, nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Measurements behind `faultline bench`: each BatchStore operation beside its raw-SQLite
+/// baseline (sqlite3 C calls, no GRDB, no objects), in the same process and run, so ratios hold
+/// on a noisy machine. Each figure is the median of `repeats` runs, ours and raw alternating.
+public enum Benchmark {
+    /// One timed comparison.
+    public struct Comparison: Sendable, Codable {
+        public var name: String
+        public var oursSeconds: Double
+        public var rawSeconds: Double
+        public var ratio: Double { rawSeconds > 0 ? oursSeconds / rawSeconds : 0 }
+        public var target: Double?
+        public var baseline: String
+    }
+
+    /// Memory of one full sweep, measured in a separate process.
+    public struct MemorySweep: Sendable, Codable {
+        public var mode: String
+        public var rows: Int
+        public var startRSS: Int
+        public var peakRSS: Int
+        /// (rows swept, RSS bytes) samples for the plot.
+        public var samples: [[Int]]
+    }
+
+    static func median(_ xs: [Double]) -> Double {
+        let s = xs.sorted()
+        return s.isEmpty ? 0 : s[s.count / 2]
+    }
+
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+    }
+
+    /// A raw sqlite3 connection, for baselines.
+    final class RawConnection {
+        var db: OpaquePointer?
+        init(path: String) throws {
+            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+                throw BatchStoreError(.notADatabase, "cannot open \(path)")
+            }
+        }
+        deinit { sqlite3_close_v2(db) }
+
+        func exec(_ sql: String) throws {
+            var err: UnsafeMutablePointer<CChar>?
+            if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+                let m = err.map { String(cString: $0) } ?? "error"
+                sqlite3_free(err)
+                throw BatchStoreError(.sqlite(-1), m)
+            }
+        }
+
+        /// Steps `sql` to the end reading every column into Swift values (the minimal consumer);
+        /// returns the rows read.
+        @discardableResult
+        func sweep(_ sql: String) throws -> Int {
+            var stmt: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+            defer { sqlite3_finalize(stmt) }
+            let n = sqlite3_column_count(stmt)
+            var rows = 0
+            var sink = 0
+            while sqlite3_step(stmt) == SQLITE_ROW {
+                var values: [SQLValue] = []
+                values.reserveCapacity(Int(n))
+                for i in 0..<n {
+                    switch sqlite3_column_type(stmt, i) {
+                    case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(stmt, i)))
+                    case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(stmt, i)))
+                    case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, i))))
+                    case SQLITE_NULL: values.append(.null)
+                    default:
+                        let bytes = sqlite3_column_blob(stmt, i)
+                        values.append(.blob(bytes.map { Data(bytes: $0, count: Int(sqlite3_column_bytes(stmt, i))) } ?? Data()))
+                    }
+                }
+                sink &+= values.count
+                rows += 1
+            }
+            return rows + (sink < 0 ? 1 : 0)
+        }
+    }
+
+    /// Opening: the ID fetch into a temp table, ours vs `INSERT INTO temp … SELECT rowid …`.
+    public static func opening(path: String, sortKey: String?, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let raw = try RawConnection(path: path)
+        let order = sortKey.map { " ORDER BY \(quoteIdentifier($0)), rowid" } ?? " ORDER BY rowid"
+        var ours: [Double] = [], base: [Double] = []
+        for i in 0..<repeats {
+            try raw.exec("DROP TABLE IF EXISTS temp.raw_ids; CREATE TEMP TABLE raw_ids(pos INTEGER PRIMARY KEY, key)")
+            let t = try time { try raw.exec("INSERT INTO temp.raw_ids(key) SELECT rowid FROM main.movie\(order)") }
+            base.append(t)
+            let context = try ManagedObjectContext(store: store)
+            var request = FetchRequest(entityName: "movie", fetchBatchSize: 100)
+            if let sortKey { request.sortDescriptors = [SortDescriptor(key: sortKey)] }
+            var rows: BatchFaultingCollection?
+            ours.append(try time { rows = try context.fetchBatched(request) })
+            _ = rows?.count
+            rows = nil
+            _ = i
+        }
+        try raw.exec("DROP TABLE IF EXISTS temp.raw_ids")
+        return Comparison(name: sortKey == nil ? "open unsorted (ID fetch)" : "open sorted by \(sortKey!) (unindexed)",
+                          oursSeconds: median(ours), rawSeconds: median(base), target: 1.2,
+                          baseline: "INSERT INTO temp … SELECT rowid FROM movie\(order)")
+    }
+
+    /// Time to the first batch of a sorted result, ours (``ManagedObjectContext/beginFetch(_:residentBatches:)``)
+    /// vs `SELECT … ORDER BY … LIMIT batch`.
+    public static func firstBatch(path: String, sortKey: String, batchSize: Int, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let raw = try RawConnection(path: path)
+        var ours: [Double] = [], base: [Double] = []
+        let sql = "SELECT id, title, year, rating, votes, genre, director_id FROM movie ORDER BY \(quoteIdentifier(sortKey)), rowid LIMIT \(batchSize)"
+        for _ in 0..<repeats {
+            base.append(try time { try raw.sweep(sql) })
+            let context = try ManagedObjectContext(store: store)
+            let request = FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: sortKey)], fetchBatchSize: batchSize)
+            ours.append(try time { _ = try context.beginFetch(request).firstBatch.count })
+        }
+        return Comparison(name: "first batch of a sorted result", oursSeconds: median(ours), rawSeconds: median(base),
+                          target: 1.2, baseline: "SELECT … ORDER BY \(sortKey) LIMIT \(batchSize)")
+    }
+
+    /// A full sweep at `batchSize`, touching one value of every object, vs a raw cursor loop over
+    /// the same query reading every column.
+    public static func sweep(path: String, batchSize: Int, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let raw = try RawConnection(path: path)
+        var ours: [Double] = [], base: [Double] = []
+        for _ in 0..<repeats {
+            base.append(try time { try raw.sweep("SELECT rowid, id, title, year, rating, votes, genre, director_id FROM movie ORDER BY rowid") })
+            let context = try ManagedObjectContext(store: store)
+            let rows = try context.fetchBatched(FetchRequest(entityName: "movie", fetchBatchSize: batchSize), residentBatches: 2)
+            ours.append(try time {
+                var sink = 0
+                for object in rows { if let object { if case .integer(let y) = try object.value(at: 2) { sink &+= Int(y) } } }
+                if sink == 42 { print("") }
+            })
+        }
+        return Comparison(name: "full sweep, batch size \(batchSize) (after the ID fetch)", oursSeconds: median(ours), rawSeconds: median(base),
+                          target: 1.5, baseline: "raw sqlite3_step loop over SELECT * FROM movie, every column read")
+    }
+
+    /// Sweeps every row of `movie` in this process, batched or into an eager array, sampling RSS.
+    /// Meant to run alone in a fresh process (see `faultline bench-worker`).
+    public static func memorySweep(path: String, eager: Bool, batchSize: Int, samples: Int) throws -> MemorySweep {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let context = try ManagedObjectContext(store: store)
+        let start = ProcessMemory.residentBytes()
+        var points: [[Int]] = [[0, start]]
+        var swept = 0
+        var total = 0
+        let request = FetchRequest(entityName: "movie", fetchBatchSize: batchSize)
+        if eager {
+            // The eager path: every object in a Swift array (Core Data's Array-copy trap).
+            let n = try context.count(for: request)
+            let step = max(1, n / samples)
+            var all: [ManagedObject] = []
+            all.reserveCapacity(n)
+            var offset = 0
+            // Fetch in slices so RSS can be sampled as the array grows; the array keeps everything.
+            while offset < n {
+                var slice = request
+                slice.fetchBatchSize = 0
+                slice.fetchOffset = offset
+                slice.fetchLimit = step
+                let part = try context.fetchAll(slice)
+                all.append(contentsOf: part)
+                offset += step
+                points.append([min(offset, n), ProcessMemory.residentBytes()])
+            }
+            total = all.count
+            swept = all.count
+        } else {
+            let rows = try context.fetchBatched(request, residentBatches: 8)
+            total = rows.count
+            let step = max(1, total / samples)
+            var sink = 0
+            for i in rows.indices {
+                if let o = rows[i], case .integer(let y) = try o.value(at: 2) { sink &+= Int(y) }
+                swept += 1
+                if swept % step == 0 { points.append([swept, ProcessMemory.residentBytes()]) }
+            }
+            if sink == 42 { print("") }
+        }
+        _ = swept
+        return MemorySweep(mode: eager ? "eager array" : "batched (batch \(batchSize), 8 resident)", rows: total,
+                           startRSS: start, peakRSS: ProcessMemory.peakResidentBytes(), samples: points)
+    }
+
+    /// An SVG line chart of RSS (MB) against rows swept for each sweep.
+    public static func svgPlot(_ sweeps: [MemorySweep], title: String) -> String {
+        let w = 720.0, h = 420.0, left = 70.0, right = 20.0, top = 40.0, bottom = 50.0
+        let maxRows = Double(sweeps.map(\.rows).max() ?? 1)
+        let maxMB = max(1, (sweeps.flatMap { $0.samples.map { Double($0[1]) / 1_048_576 } }.max() ?? 1) * 1.1)
+        func x(_ r: Double) -> Double { left + (w - left - right) * r / max(maxRows, 1) }
+        func y(_ mb: Double) -> Double { h - bottom - (h - top - bottom) * mb / maxMB }
+        let colors = ["#1f77b4", "#d62728", "#2ca02c"]
+        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(w))\" height=\"\(Int(h))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        s += "<text x=\"\(w / 2)\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">\(xmlEscape(title))</text>\n"
+        s += "<line x1=\"\(left)\" y1=\"\(h - bottom)\" x2=\"\(w - right)\" y2=\"\(h - bottom)\" stroke=\"black\"/>\n"
+        s += "<line x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(h - bottom)\" stroke=\"black\"/>\n"
+        for i in 0...5 {
+            let mb = maxMB * Double(i) / 5
+            s += "<text x=\"\(left - 6)\" y=\"\(y(mb) + 4)\" text-anchor=\"end\">\(Int(mb)) MB</text>\n"
+            s += "<line x1=\"\(left)\" y1=\"\(y(mb))\" x2=\"\(w - right)\" y2=\"\(y(mb))\" stroke=\"#ddd\"/>\n"
+            let r = maxRows * Double(i) / 5
+            s += "<text x=\"\(x(r))\" y=\"\(h - bottom + 18)\" text-anchor=\"middle\">\(formatCount(Int(r)))</text>\n"
+        }
+        s += "<text x=\"\(w / 2)\" y=\"\(h - 10)\" text-anchor=\"middle\">rows swept</text>\n"
+        for (k, sweep) in sweeps.enumerated() {
+            let pts = sweep.samples.map { "\(x(Double($0[0]))),\(y(Double($0[1]) / 1_048_576))" }.joined(separator: " ")
+            s += "<polyline fill=\"none\" stroke=\"\(colors[k % colors.count])\" stroke-width=\"2\" points=\"\(pts)\"/>\n"
+            s += "<text x=\"\(left + 12)\" y=\"\(top + 16 + Double(k) * 16)\" fill=\"\(colors[k % colors.count])\">\(xmlEscape(sweep.mode)): peak \(sweep.peakRSS / 1_048_576) MB</text>\n"
+        }
+        return s + "</svg>\n"
+    }
+
+    static func xmlEscape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// `1.2M`, `350k`, `42`.
+    public static func formatCount(_ n: Int) -> String {
+        if n >= 1_000_000 { return String(format: "%.1fM", Double(n) / 1e6) }
+        if n >= 1_000 { return "\(n / 1000)k" }
+        return "\(n)"
+    }
+}

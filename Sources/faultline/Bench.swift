@@ -1,0 +1,140 @@
+import ArgumentParser
+import BatchStore
+import Foundation
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure BatchStore against raw SQLite in one run and report ratios.",
+        discussion: "Creates a demo database of --rows movies (or uses --db), then times opening, the first batch and a full sweep beside raw sqlite3 baselines, and measures peak memory of batched and eager sweeps in separate processes.")
+
+    @Option(help: "Rows of demo data to create.")
+    var rows: Int = 1_000_000
+
+    @Option(help: "Use this existing demo database instead of creating one.")
+    var db: String?
+
+    @Option(help: "Runs per timing; the median is reported.")
+    var repeats: Int = 3
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    @Option(help: "Write an SVG of memory against rows swept, batched and eager.")
+    var plot: String?
+
+    @Flag(help: "Skip the eager-array memory sweep (it needs memory proportional to --rows).")
+    var skipEager = false
+
+    func validate() throws {
+        guard rows > 0 else { throw ValidationError("--rows must be at least 1") }
+        guard repeats > 0 else { throw ValidationError("--repeats must be at least 1") }
+    }
+
+    func run() throws {
+        var path = db ?? ""
+        var tempDir: URL?
+        if db == nil {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(getpid())")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            tempDir = dir
+            path = dir.appendingPathComponent("bench.sqlite").path
+            let bar = ProgressBar("creating \(Benchmark.formatCount(rows)) rows")
+            try DemoDatabase.create(at: path, rows: rows) { bar.update($0) }
+            bar.finish("created \(Benchmark.formatCount(rows))-row demo database")
+        }
+        defer { if let tempDir { try? FileManager.default.removeItem(at: tempDir) } }
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let actualRows = try ManagedObjectContext(store: store).count(for: FetchRequest(entityName: "movie"))
+
+        var comparisons: [Benchmark.Comparison] = []
+        func step(_ name: String, _ body: () throws -> Benchmark.Comparison) rethrows {
+            if !json { printError("measuring \(name)…") }
+            comparisons.append(try body())
+        }
+        try step("opening, unsorted") { try Benchmark.opening(path: path, sortKey: nil, repeats: repeats) }
+        try step("opening, sorted by title") { try Benchmark.opening(path: path, sortKey: "title", repeats: repeats) }
+        try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
+        try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
+
+        var sweeps: [Benchmark.MemorySweep] = []
+        if !json { printError("measuring memory of a batched sweep (separate process)…") }
+        sweeps.append(try runWorker(path: path, eager: false))
+        if !skipEager {
+            if !json { printError("measuring memory of an eager sweep (separate process)…") }
+            sweeps.append(try runWorker(path: path, eager: true))
+        }
+
+        if let plot {
+            let svg = Benchmark.svgPlot(sweeps, title: "Memory during a full sweep of \(Benchmark.formatCount(actualRows)) rows")
+            try svg.write(toFile: plot, atomically: true, encoding: .utf8)
+        }
+        if json {
+            struct Report: Encodable {
+                var rows: Int
+                var sqliteVersion: String
+                var comparisons: [Entry]
+                var memory: [Benchmark.MemorySweep]
+                struct Entry: Encodable {
+                    var name: String; var oursSeconds: Double; var rawSeconds: Double; var ratio: Double; var target: Double?; var baseline: String; var meetsTarget: Bool?
+                }
+            }
+            let report = Report(rows: actualRows, sqliteVersion: SQLiteInfo.version, comparisons: comparisons.map { c in
+                .init(name: c.name, oursSeconds: c.oursSeconds, rawSeconds: c.rawSeconds, ratio: c.ratio, target: c.target,
+                      baseline: c.baseline, meetsTarget: c.target.map { t in comparisonsMeets(c, t) })
+            }, memory: sweeps)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print("faultline bench: \(Benchmark.formatCount(actualRows)) rows, SQLite \(SQLiteInfo.version), median of \(repeats)")
+            print("")
+            print(pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target")
+            for c in comparisons {
+                let mark = c.target.map { comparisonsMeets(c, $0) ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+                print(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
+                      + pad(String(format: "%.2fx", c.ratio), 8) + mark)
+            }
+            print("")
+            print(pad("memory (separate process each)", 44) + pad("start", 10) + pad("peak", 10) + "growth")
+            for s in sweeps {
+                print(pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB")
+            }
+            print("")
+            print("baselines: " + comparisons.map { "\($0.name): \($0.baseline)" }.joined(separator: "; "))
+            if let plot { print("plot written to \(plot)") }
+        }
+    }
+
+    func comparisonsMeets(_ c: Benchmark.Comparison, _ target: Double) -> Bool { c.ratio <= target }
+
+    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    func runWorker(path: String, eager: Bool) throws -> Benchmark.MemorySweep {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench-worker", path] + (eager ? ["--eager"] : [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BatchStoreError(.sqlite(-1), "the memory worker failed (exit \(process.terminationStatus))")
+        }
+        return try JSONDecoder().decode(Benchmark.MemorySweep.self, from: data)
+    }
+}
+
+/// Runs one memory sweep in this fresh process and prints it as JSON (used by `bench`).
+struct BenchWorker: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench-worker", abstract: "Internal: one memory sweep for bench.", shouldDisplay: false)
+
+    @Argument var database: String
+    @Flag var eager = false
+    @Option var batchSize: Int = 100
+
+    func run() throws {
+        let sweep = try Benchmark.memorySweep(path: database, eager: eager, batchSize: batchSize, samples: 100)
+        print(String(decoding: try JSONEncoder().encode(sweep), as: UTF8.self))
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import BatchStore
+import Foundation
+import TerminalCore
+
+/// The command line. Parsing and wiring only; the work is in BatchStore.
+@main
+struct Faultline: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faultline",
+        abstract: "Core Data-style batching for SQLite: batch-faulted browsing, export and benchmarks.",
+        subcommands: [Tour.self, Demo.self, Export.self, Bench.self, BenchWorker.self],
+        defaultSubcommand: Tour.self)
+
+    /// Runs the command; errors become one line on stderr: exit 2 for bad usage (arguments,
+    /// predicates, sort keys), 1 for everything else.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as BatchStoreError {
+            printError("faultline: \(error.message)")
+            switch error.code {
+            case .syntax, .invalidQuery, .noSuchAttribute, .invalidArgument: Foundation.exit(2)
+            default: Foundation.exit(1)
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            if error is ExitCode || error is CleanExit { Foundation.exit(code.rawValue) }
+            let message = self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            printError("faultline: \(message)")
+            Foundation.exit(2)
+        }
+    }
+}
+
+/// Writes one line to stderr, with control characters (from file names, table or column names)
+/// escaped so nothing reaches the terminal raw.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((TerminalText.escapingControlCharacters(text) + "\n").utf8))
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+final class ProgressBar {
+    let label: String
+    let enabled = isatty(2) == 1
+    private var lastPercent = -1
+
+    init(_ label: String) { self.label = label }
+
+    func update(_ fraction: Double) {
+        guard enabled else { return }
+        let percent = Int((fraction * 100).rounded(.down))
+        guard percent != lastPercent else { return }
+        lastPercent = percent
+        let width = 30
+        let filled = min(width, percent * width / 100)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        FileHandle.standardError.write(Data("\r\(label) \(bar) \(percent)%".utf8))
+    }
+
+    func finish(_ summary: String) {
+        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        printError(summary)
+    }
+}
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create the deterministic demo database (movies and directors).")
+
+    @Option(help: "How many movies to create.")
+    var rows: Int = 1_000_000
+
+    @Option(help: "Where to write the new database (must not exist).")
+    var output: String
+
+    func validate() throws {
+        guard rows >= 0 else { throw ValidationError("--rows must not be negative") }
+    }
+
+    func run() throws {
+        let bar = ProgressBar("creating \(output)")
+        let start = Date()
+        try DemoDatabase.create(at: output, rows: rows) { bar.update($0) }
+        bar.finish(String(format: "created %@: %d movies, %d directors in %.1f s", output, rows, DemoDatabase.directorCount(forMovies: rows), Date().timeIntervalSince(start)))
+    }
+}

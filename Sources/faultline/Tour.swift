@@ -1,0 +1,69 @@
+import ArgumentParser
+import BatchStore
+import Foundation
+import TerminalCore
+
+/// What `faultline` does with no arguments until the terminal browser lands (issue 4): opens the
+/// demo database (creating it in the cache directory on first run) and shows batching at work.
+struct Tour: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tour",
+        abstract: "Open the demo database and show batch faulting at work (the default command).")
+
+    @Option(help: "The database to tour (default: the demo database in the cache directory).")
+    var db: String?
+
+    @Option(help: "Movies in the demo database when it is created.")
+    var rows: Int = 1_000_000
+
+    static func demoPath() -> String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
+        return base + "/faultline/demo.sqlite"
+    }
+
+    func run() throws {
+        let path = db ?? Self.demoPath()
+        if db == nil && !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            printError("first run: creating the demo database at \(path)")
+            let bar = ProgressBar("creating \(Benchmark.formatCount(rows)) movies")
+            try DemoDatabase.create(at: path, rows: rows) { bar.update($0) }
+            bar.finish("created \(path)")
+        }
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let context = try ManagedObjectContext(store: store)
+        let startRSS = ProcessMemory.residentBytes()
+        let request = FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "rating", ascending: false), SortDescriptor(key: "votes", ascending: false)], fetchBatchSize: 100)
+        let t0 = Date()
+        let progressive = try context.beginFetch(request)
+        let firstBatch = Date().timeIntervalSince(t0)
+        print("faultline: \(TerminalText.escapingControlCharacters(path))")
+        print(String(format: "first batch of movie sorted by rating desc (rating and votes are unindexed): %.0f ms", firstBatch * 1000))
+        let rows = try progressive.finish()
+        let stats = rows.statistics
+        print(String(format: "all %@ row IDs fetched into %@ in %.2f s; none are in Swift memory", Benchmark.formatCount(stats.count), stats.idStorage, stats.idFetchSeconds))
+        func show(_ range: Range<Int>) throws {
+            for i in range {
+                guard let m = rows[i] else { print(String(format: "%9d  (deleted since the fetch)", i + 1)); continue }
+                let title = TerminalText.escapingControlCharacters(try m.value(forKey: "title").description)
+                print(String(format: "%9d  %@  %@  %@", i + 1, pad(try m.value(forKey: "rating").description, 5), pad(try m.value(forKey: "year").description, 5), title))
+            }
+        }
+        print("\n      row  rating year  title")
+        try show(0..<min(5, rows.count))
+        if rows.count > 10 {
+            print("      …")
+            let t1 = Date()
+            try show((rows.count - 5)..<rows.count)
+            print(String(format: "\njumped to the end: one batch fault, %.1f ms", Date().timeIntervalSince(t1) * 1000))
+        }
+        let after = rows.statistics
+        print("batches faulted \(after.batchesFaulted), resident \(after.batchesResident), objects alive \(after.objectsAlive)")
+        print("memory: \(ProcessMemory.residentBytes() / 1_048_576) MB resident (\(startRSS / 1_048_576) MB at start)")
+        print("\nnext: faultline export \(path) --table movie --where 'year >= 2000' --sort 'votes desc' --limit 10")
+        print("      faultline bench --rows 1000000")
+    }
+
+    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+}

@@ -1,0 +1,165 @@
+import BatchStore
+import Foundation
+import GRDB
+import Testing
+
+/// Runs the built `faultline` binary (next to the test bundle in .build/<config>/).
+struct CLI {
+    static let binary: String = {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("faultline").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return ".build/debug/faultline"
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ args: [String]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        // Read both pipes concurrently so a large export cannot block on a full stderr pipe.
+        nonisolated(unsafe) var errData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+final class Scratch {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-cli-\(UUID().uuidString)")
+    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Formats a value the way `export --format tsv` promises, independently of the exporter.
+func tsv(_ value: DatabaseValue) -> String {
+    switch value.storage {
+    case .null: return "\\N"
+    case .int64(let i): return String(i)
+    case .double(let d): return "\(d)"
+    case .string(let s): return s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t").replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+    case .blob(let d): return "\\x" + d.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+@Suite(.serialized) struct CLITests {
+    @Test func demoIsDeterministicAndExportMatchesSQLiteRowForRow() throws {
+        let scratch = Scratch()
+        let a = scratch.path("a.sqlite"), b = scratch.path("b.sqlite")
+        let made = try CLI.run(["demo", "--rows", "20000", "--output", a])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stderr.contains("created"))
+        _ = try CLI.run(["demo", "--rows", "20000", "--output", b])
+        let queueA = try DatabaseQueue(path: a), queueB = try DatabaseQueue(path: b)
+        let sumA = try queueA.read { db in try String.fetchOne(db, sql: "SELECT group_concat(title || year || ifnull(rating, 'n') || genre || ifnull(director_id, 'n'), ',') FROM movie") }
+        let sumB = try queueB.read { db in try String.fetchOne(db, sql: "SELECT group_concat(title || year || ifnull(rating, 'n') || genre || ifnull(director_id, 'n'), ',') FROM movie") }
+        #expect(sumA == sumB, "same rows, same data")
+        let counts = try queueA.read { db in (try Int.fetchOne(db, sql: "SELECT count(*) FROM movie"), try Int.fetchOne(db, sql: "SELECT count(*) FROM director")) }
+        #expect(counts.0 == 20000 && counts.1 == 400)
+        let indexes = try queueA.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name") }
+        #expect(indexes == ["director_name", "movie_director", "movie_genre_year", "movie_year"])
+
+        let export = try CLI.run(["export", a, "--table", "movie", "--where", "year >= 1990 AND director.name CONTAINS[c] 'kuro'",
+                                  "--sort", "rating desc, title", "--offset", "3", "--limit", "500", "--batch-size", "37"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let expected = try queueA.read { db -> [String] in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT m.* FROM movie m LEFT JOIN director d ON d.id = m.director_id
+                WHERE m.year >= 1990 AND instr(lower(d.name), 'kuro') > 0
+                ORDER BY m.rating DESC, m.title ASC, m.rowid ASC LIMIT 500 OFFSET 3
+                """)
+            return rows.map { row in row.databaseValues.map(tsv).joined(separator: "\t") }
+        }
+        let lines = export.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "id\ttitle\tyear\trating\tvotes\tgenre\tdirector_id")
+        #expect(Array(lines.dropFirst().dropLast()) == expected)
+        #expect(expected.count == 500)
+    }
+
+    @Test func exportFormatsEscapeEverything() throws {
+        let scratch = Scratch()
+        let path = scratch.path("odd.sqlite")
+        let q = try DatabaseQueue(path: path)
+        try q.write { db in
+            try db.execute(sql: "CREATE TABLE t(\"a,b\" TEXT, n, r REAL, bl BLOB)")
+            try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?)", arguments: ["tab\there \"q\"\nline", nil, 1.5, Data([0, 1, 254])])
+            try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?)", arguments: ["", 7, nil, nil])
+            try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?)", arguments: ["esc \u{1B}[31m bell \u{07}", "x", 2.0, nil])
+        }
+        let csv = try CLI.run(["export", path, "--table", "t", "--format", "csv"])
+        #expect(csv.stdout == "\"a,b\",n,r,bl\r\n\"tab\there \"\"q\"\"\nline\",,1.5,\\x0001fe\r\n\"\",7,,\r\nesc \u{1B}[31m bell \u{07},x,2.0,\r\n")
+        let tsvOut = try CLI.run(["export", path, "--table", "t", "--format", "tsv"])
+        #expect(tsvOut.stdout == "a,b\tn\tr\tbl\ntab\\there \"q\"\\nline\t\\N\t1.5\t\\x0001fe\n\t7\t\\N\t\\N\nesc \u{1B}[31m bell \u{07}\tx\t2.0\t\\N\n")
+        let nd = try CLI.run(["export", path, "--table", "t", "--format", "ndjson"])
+        let objects = try nd.stdout.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == 3)
+        #expect(objects[0]?["a,b"] as? String == "tab\there \"q\"\nline")
+        #expect((objects[0]?["bl"] as? [String: String])?["$blob"] == Data([0, 1, 254]).base64EncodedString())
+        #expect(objects[2]?["a,b"] as? String == "esc \u{1B}[31m bell \u{07}")
+        #expect(!nd.stdout.contains("\u{1B}"), "NDJSON escapes control characters")
+    }
+
+    @Test func badInputIsOneLineAndTheRightExitCode() throws {
+        let scratch = Scratch()
+        let db = scratch.path("d.sqlite")
+        _ = try CLI.run(["demo", "--rows", "50", "--output", db])
+        let missing = scratch.path("missing.sqlite")
+        let cases: [([String], Int32, String)] = [
+            (["export", missing, "--table", "movie"], 1, "no such file"),
+            (["export", scratch.url.path, "--table", "movie"], 1, "is a directory"),
+            (["export", db, "--table", "nope"], 1, "no table or view named \"nope\""),
+            (["export", db, "--table", "movie", "--where", "year >"], 2, "column 7: expected a value after '>'"),
+            (["export", db, "--table", "movie", "--where", "colour == 1"], 2, "no column named \"colour\""),
+            (["export", db, "--table", "movie", "--sort", "year up"], 2, "sort error at column 6"),
+            (["export", db, "--table", "movie", "--format", "xml"], 2, "xml"),
+            (["export", db], 2, "--table"),
+            (["demo", "--rows", "5", "--output", db], 2, "already exists"),
+            (["nonsense"], 2, "nonsense"),
+        ]
+        for (args, status, fragment) in cases {
+            let r = try CLI.run(args)
+            #expect(r.status == status, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains(fragment), "\(args): \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(args): one line, got \(r.stderr)")
+            #expect(r.stdout.isEmpty, "\(args)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing), "a missing path is never created")
+    }
+
+    @Test func benchReportsRatiosAsJSONAndDrawsThePlot() throws {
+        let scratch = Scratch()
+        let plot = scratch.path("plot.svg")
+        let r = try CLI.run(["bench", "--rows", "20000", "--repeats", "1", "--json", "--plot", plot])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["rows"] as? Int == 20000)
+        let comparisons = try #require(json["comparisons"] as? [[String: Any]])
+        #expect(comparisons.count == 4)
+        for c in comparisons {
+            #expect((c["oursSeconds"] as? Double ?? 0) > 0 && (c["rawSeconds"] as? Double ?? 0) > 0)
+        }
+        let memory = try #require(json["memory"] as? [[String: Any]])
+        #expect(memory.count == 2)
+        #expect(memory.allSatisfy { ($0["peakRSS"] as? Int ?? 0) > 1_000_000 })
+        let svg = try String(contentsOfFile: plot, encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.contains("polyline") && svg.contains("eager array"))
+    }
+}
