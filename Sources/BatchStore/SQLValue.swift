@@ -100,3 +100,36 @@ extension Array where Element == SQLValue {
 func quoteIdentifier(_ name: String) -> String {
     "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
+
+import GRDBSQLite
+
+extension SQLValue {
+    /// Reads column `index` of the current row of `statement` with the C API: no `Row`, no generic
+    /// dispatch. Text is decoded with its byte length, so embedded NULs survive.
+    @inline(__always)
+    init(statement: OpaquePointer?, column index: Int32) {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER:
+            self = .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT:
+            self = .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            let bytes = sqlite3_column_text(statement, index)
+            let count = Int(sqlite3_column_bytes(statement, index))
+            if let bytes {
+                self = .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+            } else {
+                self = .text("")
+            }
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, index))
+            if let bytes = sqlite3_column_blob(statement, index), count > 0 {
+                self = .blob(Data(bytes: bytes, count: count))
+            } else {
+                self = .blob(Data())
+            }
+        default:
+            self = .null
+        }
+    }
+}

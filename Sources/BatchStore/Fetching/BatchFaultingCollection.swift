@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The result of a fetch with a batch size: a random-access collection of managed objects whose row
 /// IDs live in an SQLite temp table and whose rows are faulted in batches as they are touched.
@@ -344,7 +345,7 @@ final class BatchStorage {
         let start = b * batchSize
         let end = min(start + batchSize, count)
         let started = DispatchTime.now().uptimeNanoseconds
-        var objects = [ManagedObject?](repeating: nil, count: max(0, end - start))
+        let batchCount = max(0, end - start)
         let context = self.context
         let entity = self.entity
         let attributeCount = entity.attributes.count
@@ -352,38 +353,46 @@ final class BatchStorage {
         let addressable = isAddressable
         let parent = context.parent
         let sql = faultSQL
-        try context.withDatabase { db in
+        let rowidKeyed = entity.isKeyedByRowid
+        let link = context.link
+        let objects = try context.withDatabase { db -> [ManagedObject?] in
+            var objects = [ManagedObject?](repeating: nil, count: batchCount)
             let statement = try db.cachedStatement(sql: sql)
             let cursor = try Row.fetchCursor(statement, arguments: [start + 1, end])
-            while let row = try cursor.next() {
-                let pos: Int = row[0]
+            // GRDB steps and reports errors; columns are read straight off the statement.
+            let stmt = statement.sqliteStatement
+            while try cursor.next() != nil {
+                let pos = Int(sqlite3_column_int64(stmt, 0))
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }
                 let id: ObjectID
-                var firstValue = 1
+                var firstValue: Int32 = 1
                 if addressable {
-                    if keyCount == 1, entity.isKeyedByRowid {
-                        id = ObjectID(entity: entity, key: .rowid(row[1]))
+                    if rowidKeyed {
+                        id = ObjectID(entity: entity, key: .rowid(sqlite3_column_int64(stmt, 1)))
                     } else {
-                        id = ObjectID(entity: entity, key: .primaryKey((0..<keyCount).map { SQLValue(row[1 + $0] as DatabaseValue) }))
+                        id = ObjectID(entity: entity, key: .primaryKey((0..<keyCount).map { SQLValue(statement: stmt, column: Int32(1 + $0)) }))
                     }
-                    firstValue = 1 + keyCount
+                    firstValue = Int32(1 + keyCount)
                 } else {
                     id = ObjectID(entity: entity, key: .position(pos - 1))
                 }
-                if addressable, let existing = context.registeredObject(for: id) {
-                    if existing.isDeleted { continue }
-                    if existing.values == nil && !existing.isInserted {
-                        existing.values = Self.readValues(row, from: firstValue, count: attributeCount, parent: parent, id: id)
+                if addressable {
+                    let (object, created) = context.registeredObject(for: id) {
+                        ManagedObject(objectID: id, link: link, values: Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id))
                     }
-                    objects[slot] = existing
-                } else {
-                    let values = Self.readValues(row, from: firstValue, count: attributeCount, parent: parent, id: id)
-                    let object = ManagedObject(objectID: id, context: context, values: values)
-                    if addressable { context.register(object) }
+                    if !created {
+                        if object.isDeleted { continue }
+                        if object.values == nil && !object.isInserted {
+                            object.values = Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id)
+                        }
+                    }
                     objects[slot] = object
+                } else {
+                    objects[slot] = ManagedObject(objectID: id, link: link, values: Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id))
                 }
             }
+            return objects
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         lastFaultSeconds = seconds
@@ -393,10 +402,10 @@ final class BatchStorage {
     }
 
     @inline(__always)
-    private static func readValues(_ row: Row, from first: Int, count: Int, parent: ManagedObjectContext?, id: ObjectID) -> [SQLValue] {
+    private static func readValues(_ stmt: OpaquePointer?, from first: Int32, count: Int, parent: ManagedObjectContext?, id: ObjectID) -> [SQLValue] {
         var values = [SQLValue]()
         values.reserveCapacity(count)
-        for i in first..<(first + count) { values.append(SQLValue(row[i] as DatabaseValue)) }
+        for i in first..<(first + Int32(count)) { values.append(SQLValue(statement: stmt, column: i)) }
         if let parent, let p = parent.registeredObject(for: id) {
             for (i, v) in p.changes { values[i] = v }
         }

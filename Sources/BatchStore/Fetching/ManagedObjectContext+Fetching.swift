@@ -50,7 +50,7 @@ extension ManagedObjectContext {
                     if existing.values == nil && !existing.isInserted { existing.values = values }
                     result.append(existing)
                 } else {
-                    let object = ManagedObject(objectID: id, context: self, values: values)
+                    let object = ManagedObject(objectID: id, link: link, values: values)
                     if keyCount > 0 { register(object) }
                     result.append(object)
                 }

@@ -8,8 +8,11 @@ import Foundation
 public final class ManagedObject: CustomStringConvertible {
     /// The row this object stands for.
     public internal(set) var objectID: ObjectID
-    /// The context that owns the object; nil after the context is gone.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context that owns the object; nil after the context is gone or was reset.
+    public var managedObjectContext: ManagedObjectContext? { link.context }
+    /// Shared by all objects of a context (no weak reference per object: weak references give the
+    /// context a side table, which slows every retain and release of it on the fault path).
+    var link: ContextLink
     /// Committed values, one per attribute of the entity; nil while a fault.
     var values: [SQLValue]?
     /// Unsaved changes by attribute index.
@@ -19,14 +22,14 @@ public final class ManagedObject: CustomStringConvertible {
     /// True for objects inserted in the context and not saved yet.
     public internal(set) var isInserted = false
 
-    init(objectID: ObjectID, context: ManagedObjectContext?, values: [SQLValue]?) {
+    init(objectID: ObjectID, link: ContextLink, values: [SQLValue]?) {
         self.objectID = objectID
-        self.managedObjectContext = context
+        self.link = link
         self.values = values
     }
 
     deinit {
-        managedObjectContext?.objectDidDeallocate(objectID)
+        link.context?.objectDidDeallocate(objectID, self)
     }
 
     /// The object's entity.
@@ -42,10 +45,11 @@ public final class ManagedObject: CustomStringConvertible {
     /// - Throws: `.objectNotFound` when the row was deleted since the object was registered.
     public func value(at index: Int) throws -> SQLValue {
         precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
-        if let changed = changes[index] { return changed }
-        if values == nil {
+        if !changes.isEmpty, let changed = changes[index] { return changed }
+        if let values { return values[index] }
+        do {
             if isInserted { return .null }
-            guard let context = managedObjectContext else {
+            guard let context = link.context else {
                 throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
             }
             try context.fulfillFault(self)
@@ -113,4 +117,11 @@ public final class ManagedObject: CustomStringConvertible {
         if !changes.isEmpty { state += ", \(changes.count) change\(changes.count == 1 ? "" : "s")" }
         return "<\(entity.name) \(objectID.keyString) \(state)>"
     }
+}
+
+/// The one reference from a context's objects back to it. The context clears it in `deinit`, so
+/// objects that outlive their context see nil instead of a dangling pointer.
+final class ContextLink {
+    unowned(unsafe) var context: ManagedObjectContext?
+    init(_ context: ManagedObjectContext?) { self.context = context }
 }

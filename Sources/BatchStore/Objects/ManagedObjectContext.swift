@@ -17,7 +17,15 @@ public final class ManagedObjectContext {
 
     let db: DatabaseQueue
     let serial: Int
-    private var registry: [ObjectID: WeakObject] = [:]
+    /// Shared by every object of this context; cleared in `deinit`.
+    private(set) var link = ContextLink(nil)
+    /// The identity map. Entries are unretained: each object removes its own entry in `deinit`
+    /// (``objectDidDeallocate(_:_:)``), so no entry outlives its object, and no weak-reference side
+    /// table is allocated per object.
+    private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
+    /// Rowid-keyed objects, per entity (see ``RowidRegistry``): the common case, kept off SipHash.
+    private var rowidRegistries: [(entity: Entity, table: RowidRegistry)] = []
+    private var lastRowidRegistry: (entity: Entity, table: RowidRegistry)?
     /// Objects with unsaved changes, held strongly until saved or rolled back.
     private var changed: [ObjectID: ManagedObject] = [:]
     private var pendingDeletes: Set<ObjectID> = []
@@ -37,6 +45,7 @@ public final class ManagedObjectContext {
         self.parent = nil
         self.db = try store.openConnection()
         self.serial = Self.nextSerial()
+        self.link.context = self
     }
 
     private init(parent: ManagedObjectContext) throws {
@@ -44,6 +53,7 @@ public final class ManagedObjectContext {
         self.parent = parent
         self.db = try parent.store.openConnection()
         self.serial = Self.nextSerial()
+        self.link.context = self
     }
 
     private static func nextSerial() -> Int {
@@ -59,7 +69,8 @@ public final class ManagedObjectContext {
     }
 
     deinit {
-        // Temp tables die with the connection, which closes when `db` is released.
+        // Objects that outlive the context see it as gone. Temp tables die with the connection.
+        link.context = nil
     }
 
     // MARK: - Database access
@@ -119,27 +130,88 @@ public final class ManagedObjectContext {
     // MARK: - Identity map
 
     /// How many registered objects are alive (each row at most once).
-    public var registeredObjectCount: Int { registry.count }
+    public var registeredObjectCount: Int { registry.count + rowidRegistries.reduce(0) { $0 + $1.table.count } }
+
+    @inline(__always)
+    private func rowidTable(for entity: Entity) -> RowidRegistry {
+        if let last = lastRowidRegistry, last.entity === entity { return last.table }
+        for entry in rowidRegistries where entry.entity === entity {
+            lastRowidRegistry = entry
+            return entry.table
+        }
+        let entry = (entity: entity, table: RowidRegistry())
+        rowidRegistries.append(entry)
+        lastRowidRegistry = entry
+        return entry.table
+    }
+
+    /// Every registered object (strong references, for refresh and reset).
+    private func allRegisteredObjects() -> [ManagedObject] {
+        registry.values.map { $0.takeUnretainedValue() }
+            + rowidRegistries.flatMap { $0.table.allValues().map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() } }
+    }
 
     /// The registered object for `id`, if one is alive; never does I/O.
     public func registeredObject(for id: ObjectID) -> ManagedObject? {
-        registry[id]?.object
+        if case .rowid(let r) = id.key {
+            return rowidTable(for: id.entity).find(r).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
+        }
+        return registry[id]?.takeUnretainedValue()
+    }
+
+    /// The registered object for `id`, or a new one made by `make` and registered, with one probe
+    /// (the fault path's identity check). `created` tells which.
+    @inline(__always)
+    func registeredObject(for id: ObjectID, orInsert make: () -> ManagedObject) -> (object: ManagedObject, created: Bool) {
+        var created: ManagedObject?
+        if case .rowid(let r) = id.key {
+            let (pointer, isNew) = rowidTable(for: id.entity).findOrInsert(r) {
+                let object = make()
+                created = object
+                return Unmanaged.passUnretained(object).toOpaque()
+            }
+            if isNew, let created { return (created, true) }
+            return (Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), false)
+        }
+        let entry = registry[id, default: {
+            let object = make()
+            created = object
+            return Unmanaged.passUnretained(object)
+        }()].touched()
+        if let created { return (created, true) }
+        return (entry.takeUnretainedValue(), false)
     }
 
     func register(_ object: ManagedObject) {
-        registry[object.objectID] = WeakObject(object: object)
+        if case .rowid(let r) = object.objectID.key {
+            rowidTable(for: object.entity).insert(r, Unmanaged.passUnretained(object).toOpaque())
+            return
+        }
+        registry[object.objectID] = Unmanaged.passUnretained(object)
     }
 
-    func objectDidDeallocate(_ id: ObjectID) {
-        if let entry = registry[id], entry.object == nil { registry[id] = nil }
+    /// Called from the object's `deinit`: removes its entry, unless the entry is another object's by now.
+    func objectDidDeallocate(_ id: ObjectID, _ object: ManagedObject) {
+        unregister(object)
+    }
+
+    private func unregister(_ object: ManagedObject) {
+        let pointer = Unmanaged.passUnretained(object).toOpaque()
+        if case .rowid(let r) = object.objectID.key {
+            rowidTable(for: object.entity).remove(r, ifValue: pointer)
+            return
+        }
+        if let entry = registry[object.objectID], entry.toOpaque() == pointer {
+            registry[object.objectID] = nil
+        }
     }
 
     /// Returns the registered object for `id`, or registers a new fault for it. No I/O: the row may
     /// not exist; reading a value of such a fault throws `.objectNotFound`.
     /// - Complexity: O(1).
     public func object(with id: ObjectID) -> ManagedObject {
-        if let existing = registry[id]?.object { return existing }
-        let object = ManagedObject(objectID: id, context: self, values: nil)
+        if let existing = registeredObject(for: id) { return existing }
+        let object = ManagedObject(objectID: id, link: link, values: nil)
         register(object)
         return object
     }
@@ -152,14 +224,14 @@ public final class ManagedObjectContext {
         guard id.entity.storeName == store.name else {
             throw BatchStoreError(.invalidArgument, "\(id) belongs to store \(id.entity.storeName), not \(store.name)")
         }
-        if let existing = registry[id]?.object {
+        if let existing = registeredObject(for: id) {
             if existing.isDeleted { throw BatchStoreError(.objectNotFound, "\(id) was deleted") }
             if !existing.isFault { return existing }
             try fulfillFault(existing)
             return existing
         }
         guard id.isAddressable else { throw BatchStoreError(.objectNotFound, "\(id) is not a stored row") }
-        let object = ManagedObject(objectID: id, context: self, values: nil)
+        let object = ManagedObject(objectID: id, link: link, values: nil)
         try fulfillFault(object)
         register(object)
         return object
@@ -205,16 +277,17 @@ public final class ManagedObjectContext {
     /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects`).
     /// - Complexity: O(registered objects).
     public func refreshAllObjects() {
-        for entry in registry.values {
-            if let o = entry.object, !o.isInserted { o.values = nil }
-        }
+        for o in allRegisteredObjects() where !o.isInserted { o.values = nil }
     }
 
     /// Forgets every object and unsaved change. Registered objects held elsewhere become detached
     /// faults (their context is nil).
     public func reset() {
-        for entry in registry.values { entry.object?.managedObjectContext = nil }
+        let objects = allRegisteredObjects()
         registry.removeAll()
+        for entry in rowidRegistries { entry.table.removeAll() }
+        let detached = ContextLink(nil)
+        for object in objects { object.link = detached }
         changed.removeAll()
         pendingDeletes.removeAll()
     }
@@ -226,7 +299,7 @@ public final class ManagedObjectContext {
         object.changes.removeAll()
         changed[object.objectID] = nil
         pendingDeletes.remove(object.objectID)
-        registry[object.objectID] = nil
+        unregister(object)
     }
 
     // MARK: - Changes and saving
@@ -250,7 +323,7 @@ public final class ManagedObjectContext {
         try checkWritable(entity)
         let id = ObjectID(entity: entity, key: .temporary(nextTemporaryID))
         nextTemporaryID += 1
-        let object = ManagedObject(objectID: id, context: self, values: nil)
+        let object = ManagedObject(objectID: id, link: link, values: nil)
         object.isInserted = true
         for (k, v) in values {
             let i = try object.attributeIndex(k)
@@ -264,10 +337,10 @@ public final class ManagedObjectContext {
     /// Marks `object` for deletion at the next save.
     public func delete(_ object: ManagedObject) throws {
         try checkWritable(object.entity)
-        precondition(object.managedObjectContext === self, "delete(_:) got an object of another context")
+        precondition(object.link.context === self, "delete(_:) got an object of another context")
         if object.isInserted {
             changed[object.objectID] = nil
-            registry[object.objectID] = nil
+            unregister(object)
             object.isDeleted = true
             return
         }
@@ -326,7 +399,7 @@ public final class ManagedObjectContext {
         // Success: commit the new state in memory.
         for object in objects {
             if pendingDeletes.contains(object.objectID) {
-                registry[object.objectID] = nil
+                unregister(object)
                 object.values = nil
             } else if !object.isInserted, var values = object.values {
                 for (i, v) in object.changes { values[i] = v }
@@ -335,7 +408,7 @@ public final class ManagedObjectContext {
             object.changes.removeAll()
         }
         for (object, key) in insertedKeys {
-            registry[object.objectID] = nil
+            unregister(object)
             object.objectID = ObjectID(entity: object.entity, key: key)
             object.isInserted = false
             object.values = nil // defaults are read on next access
@@ -349,7 +422,7 @@ public final class ManagedObjectContext {
     public func rollback() {
         for object in changed.values {
             object.changes.removeAll()
-            if object.isInserted { registry[object.objectID] = nil; object.isDeleted = true }
+            if object.isInserted { unregister(object); object.isDeleted = true }
             if pendingDeletes.contains(object.objectID) { object.isDeleted = false }
         }
         changed.removeAll()
@@ -390,10 +463,6 @@ public enum MergePolicy: Sendable {
     case storeWins
     /// The object's unsaved changes win; other properties take the store's values.
     case inMemoryWins
-}
-
-struct WeakObject {
-    weak var object: ManagedObject?
 }
 
 /// SQL text for one entity, built once per context.
@@ -455,4 +524,11 @@ extension ManagedObjectContext {
             }
         }
     }
+}
+
+extension Unmanaged {
+    /// A mutating no-op, so `dictionary[key, default: value].touched()` inserts a missing entry
+    /// through the modify accessor: one hash lookup for find-or-insert.
+    @inline(__always)
+    mutating func touched() -> Unmanaged { self }
 }

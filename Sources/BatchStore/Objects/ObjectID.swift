@@ -25,6 +25,21 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         self.key = key
     }
 
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.entity === rhs.entity && lhs.key == rhs.key
+    }
+
+    /// Hashes the entity's identity and the key; a rowid costs one combine besides the entity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(entity))
+        switch key {
+        case .rowid(let r): hasher.combine(r)
+        case .primaryKey(let values): hasher.combine(1 as UInt8); hasher.combine(values)
+        case .temporary(let n): hasher.combine(2 as UInt8); hasher.combine(n)
+        case .position(let p): hasher.combine(3 as UInt8); hasher.combine(p)
+        }
+    }
+
     /// True until the object's context saves it.
     public var isTemporaryID: Bool { if case .temporary = key { return true } else { return false } }
 
