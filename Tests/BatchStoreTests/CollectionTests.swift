@@ -83,6 +83,27 @@ import Testing
         #expect(rows[0] === held)
     }
 
+    @Test func objectsDeletedInTheContextDropOutAtOnce() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 50)
+        let store = try PersistentStore(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let rows = try context.fetchBatched(FetchRequest(entityName: "n", fetchBatchSize: 10))
+        let victim = try #require(rows[5])
+        #expect(rows[4] != nil, "batch 0 is now the resident fast-path batch")
+        try context.delete(victim)
+        #expect(rows[5] == nil, "the resident batch shows the deletion")
+        _ = rows[45]
+        #expect(rows[5] == nil, "and so does the cache after switching batches")
+        context.rollback()
+        #expect(rows[5] === victim)
+        try context.delete(victim)
+        try context.save()
+        try rows.refresh()
+        #expect(rows.count == 49)
+        #expect(try direct(path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM n WHERE id = 6") } == 0)
+    }
+
     @Test func descriptionNeverFaultsAndIterationKeepsBatching() throws {
         let dir = TempDir()
         let store = try PersistentStore(path: try makeNumbers(dir, count: 1_000))

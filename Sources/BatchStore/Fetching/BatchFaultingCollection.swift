@@ -292,7 +292,10 @@ final class BatchStorage {
     @inline(__always)
     func object(at position: Int) -> ManagedObject? {
         let b = position / batchSize
-        if b == lastBatchIndex { return lastBatch[position - b * batchSize] }
+        if b == lastBatchIndex {
+            guard let object = lastBatch[position - b * batchSize], !object.isDeleted else { return nil }
+            return object
+        }
         do {
             return try objectThrowing(at: position)
         } catch {
