@@ -145,7 +145,7 @@ public enum Benchmark {
                 if sink == 42 { print("") }
             })
         }
-        return Comparison(name: "full sweep, batch size \(batchSize) (after the ID fetch)", oursSeconds: median(ours), rawSeconds: median(base),
+        return Comparison(name: "full sweep, batch size \(batchSize)", oursSeconds: median(ours), rawSeconds: median(base),
                           target: 1.5, baseline: "raw sqlite3_step loop over SELECT * FROM movie, every column read")
     }
 
@@ -200,7 +200,7 @@ public enum Benchmark {
     public static func svgPlot(_ sweeps: [MemorySweep], title: String) -> String {
         let w = 720.0, h = 420.0, left = 70.0, right = 20.0, top = 40.0, bottom = 50.0
         let maxRows = Double(sweeps.map(\.rows).max() ?? 1)
-        let maxMB = max(1, (sweeps.flatMap { $0.samples.map { Double($0[1]) / 1_048_576 } }.max() ?? 1) * 1.1)
+        let maxMB = niceCeiling(max(1, (sweeps.flatMap { $0.samples.map { Double($0[1]) / 1_048_576 } }.max() ?? 1) * 1.05))
         func x(_ r: Double) -> Double { left + (w - left - right) * r / max(maxRows, 1) }
         func y(_ mb: Double) -> Double { h - bottom - (h - top - bottom) * mb / maxMB }
         let colors = ["#1f77b4", "#d62728", "#2ca02c"]
@@ -223,6 +223,14 @@ public enum Benchmark {
             s += "<text x=\"\(left + 12)\" y=\"\(top + 16 + Double(k) * 16)\" fill=\"\(colors[k % colors.count])\">\(xmlEscape(sweep.mode)): peak \(sweep.peakRSS / 1_048_576) MB</text>\n"
         }
         return s + "</svg>\n"
+    }
+
+    /// The smallest of 1, 2, 2.5 or 5 × 10^k, times 5 ticks, that is at least `x`.
+    static func niceCeiling(_ x: Double) -> Double {
+        let step = x / 5
+        let magnitude = pow(10, floor(log10(step)))
+        let nice = [1, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= step } ?? 10 * magnitude
+        return nice * 5
     }
 
     static func xmlEscape(_ s: String) -> String {
