@@ -158,3 +158,23 @@ import Testing
         #expect(throws: BatchStoreError.self) { try ObjectID.parse(uriRepresentation: "x-batchstore://weird%20name/t/zz", stores: [store]) }
     }
 }
+
+struct NumberRecord: Decodable, FetchableRecord, Equatable {
+    var id: Int64
+    var v: Int
+    var name: String?
+}
+
+@Suite struct RecordTests {
+    @Test func objectsDecodeIntoCodableRecords() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 30)
+        try direct(path) { db in try db.execute(sql: "UPDATE n SET name = NULL WHERE id = 3") }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let rows = try context.fetchBatched(FetchRequest(entityName: "n", fetchBatchSize: 8))
+        #expect(try rows.record(at: 2, as: NumberRecord.self) == NumberRecord(id: 3, v: 30, name: nil))
+        #expect(try rows[20]?.decode(NumberRecord.self) == NumberRecord(id: 21, v: 210, name: "row 21"))
+        struct Wrong: Decodable, FetchableRecord { var name: Int }
+        #expect(throws: (any Error).self) { try rows[0]?.decode(Wrong.self) }
+    }
+}
