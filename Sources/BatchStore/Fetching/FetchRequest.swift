@@ -118,6 +118,8 @@ struct CompiledFetch {
     let fromWhereOrder: String
     /// Same without ORDER BY (for counts).
     let fromWhere: String
+    /// ` WHERE …` alone, or empty (for UPDATE and DELETE without joins).
+    let whereClause: String
     let arguments: [SQLValue]
     let orderArguments: [SQLValue]
     let limitClause: String
@@ -145,6 +147,7 @@ struct CompiledFetch {
         self.builder = builder
         let from = " FROM \(builder.fromClause)"
         self.fromWhere = from + whereSQL
+        self.whereClause = whereSQL
         self.fromWhereOrder = from + whereSQL + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", "))
         self.arguments = whereArgs
         self.orderArguments = Array(builder.arguments.dropFirst(whereArgs.count))

@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+
+/// What a batch request answers with.
+public enum BatchResultType: Sendable {
+    /// Success or failure only.
+    case statusOnly
+    /// The number of rows changed.
+    case count
+    /// The IDs of the rows changed (`RETURNING` their keys).
+    case objectIDs
+}
+
+/// The answer of a batch request.
+public struct BatchResult: Sendable {
+    /// True when the request ran and committed.
+    public let succeeded: Bool
+    /// Rows changed (nil for `.statusOnly`).
+    public let count: Int?
+    /// IDs of the rows changed (only for `.objectIDs`).
+    public let objectIDs: [ObjectID]?
+}
+
+/// A value to assign in a batch update: a constant, another attribute, arithmetic, concatenation
+/// (`||`) or a function (`now()`, `lowercase`, `uppercase`, `coalesce`, `abs`, `round`, …).
+public struct UpdateExpression: Sendable, Equatable {
+    let node: ExpressionNode
+
+    /// Parses one expression, e.g. `votes + 1` or `round(rating * 1.1, 1)`.
+    public init(_ text: String) throws {
+        var parser = try Parser(text: text, what: "expression", concatenation: true)
+        node = try parser.parseExpressionToEnd()
+    }
+
+    /// A constant value.
+    public static func constant(_ value: SQLValue) -> UpdateExpression { UpdateExpression(node: .value(value)) }
+
+    init(node: ExpressionNode) { self.node = node }
+
+    /// Parses `name = expression, name = expression, …` into ordered assignments.
+    /// - Throws: `.syntax` naming the column of the problem.
+    public static func parseAssignments(_ text: String) throws -> [(name: String, value: UpdateExpression)] {
+        var parser = try Parser(text: text, what: "assignment", concatenation: true)
+        return try parser.parseAssignmentsToEnd().map { ($0.name, UpdateExpression(node: $0.value)) }
+    }
+}
+
+/// Updates every row that matches a predicate with set-based SQL; no object is loaded.
+///
+/// Runs, in one `BEGIN IMMEDIATE` transaction,
+/// `UPDATE main."T" AS t SET "c" = <expr>, … WHERE <predicate> [RETURNING <key>]`; a predicate that
+/// crosses relationships becomes `WHERE <key> IN (SELECT t.<key> FROM … JOIN … WHERE …)`.
+public struct BatchUpdateRequest: Sendable {
+    public var entityName: String
+    public var predicate: FetchPredicate?
+    /// Assignments, applied in order (SQLite evaluates every right-hand side on the old row).
+    public var propertiesToUpdate: [(name: String, value: UpdateExpression)]
+    public var resultType: BatchResultType
+
+    public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [(name: String, value: UpdateExpression)], resultType: BatchResultType = .statusOnly) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.propertiesToUpdate = propertiesToUpdate
+        self.resultType = resultType
+    }
+}
+
+/// Deletes every row that matches a fetch request (predicate, and sort + limit for "the first N"),
+/// or the rows of given object IDs, with set-based SQL; no object is loaded.
+public struct BatchDeleteRequest: Sendable {
+    public var fetchRequest: FetchRequest?
+    public var objectIDs: [ObjectID]?
+    public var resultType: BatchResultType
+
+    public init(fetchRequest: FetchRequest, resultType: BatchResultType = .statusOnly) {
+        self.fetchRequest = fetchRequest
+        self.objectIDs = nil
+        self.resultType = resultType
+    }
+
+    public init(objectIDs: [ObjectID], resultType: BatchResultType = .statusOnly) {
+        self.fetchRequest = nil
+        self.objectIDs = objectIDs
+        self.resultType = resultType
+    }
+}
+
+extension ManagedObjectContext {
+    /// Compiles the WHERE clause that selects the rows of `request` for an UPDATE or DELETE on `entity`.
+    private func batchWhere(_ request: FetchRequest, entity: Entity) throws -> (sql: String, arguments: [SQLValue]) {
+        let compiled = try CompiledFetch(request: request, store: store)
+        let keys = entity.keyColumns.map { "t.\(quoteIdentifier($0))" }
+        let needsSubquery = !compiled.builder.joins.isEmpty || !compiled.limitClause.isEmpty || !request.sortDescriptors.isEmpty
+        if !needsSubquery {
+            return (compiled.whereClause, compiled.arguments)
+        }
+        let keyList = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
+        let inner = "SELECT \(keys.joined(separator: ", "))\(compiled.fromWhereOrder)\(compiled.limitClause)"
+        return (" WHERE \(keyList) IN (\(inner))", compiled.allArguments)
+    }
+
+    private func returning(_ entity: Entity, _ type: BatchResultType) -> String {
+        type == .objectIDs ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
+    }
+
+    private func collectIDs(_ statement: Statement, entity: Entity, arguments: [SQLValue]) throws -> [ObjectID] {
+        var ids: [ObjectID] = []
+        let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
+        while let row = try cursor.next() {
+            if entity.isKeyedByRowid { ids.append(ObjectID(entity: entity, key: .rowid(row[0]))) } else {
+                ids.append(ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) })))
+            }
+        }
+        return ids
+    }
+
+    /// The SQL and arguments of a batch update (for `--dry-run` and logs; nothing runs).
+    func compileUpdate(_ request: BatchUpdateRequest) throws -> (entity: Entity, sql: String, arguments: [SQLValue], match: FetchRequest) {
+        let entity = try store.entity(named: request.entityName)
+        try checkWritable(entity)
+        guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
+        let builder = QueryBuilder(entity: entity, schema: store.schema, alias: "t", allowsJoins: false)
+        var sets: [String] = []
+        var seen = Set<String>()
+        for (name, value) in request.propertiesToUpdate {
+            guard let attribute = entity.attribute(named: name) else {
+                throw BatchStoreError(.noSuchAttribute, "\(entity.name) has no column named \(name.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
+            }
+            if attribute.isGenerated { throw BatchStoreError(.readOnly, "\(entity.name).\(attribute.name) is a generated column and cannot be set") }
+            guard seen.insert(attribute.name).inserted else { throw BatchStoreError(.invalidArgument, "\(attribute.name) is assigned twice") }
+            sets.append("\(quoteIdentifier(attribute.name)) = \(try builder.compile(value.node))")
+        }
+        let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
+        let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
+        let sql = "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(sets.joined(separator: ", "))\(whereSQL)\(returning(entity, request.resultType))"
+        return (entity, sql, builder.arguments + whereArgs, match)
+    }
+
+    /// Runs a batch update in one transaction: all rows or none.
+    /// - Throws: `.constraint` (naming SQLite's rule) and others; then nothing was written.
+    /// - Complexity: one UPDATE statement; memory O(1) unless `.objectIDs` is asked for.
+    public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
+        let (entity, sql, arguments, _) = try compileUpdate(request)
+        return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType)
+    }
+
+    /// Runs a batch delete in one transaction: all rows or none. The store's own foreign-key actions
+    /// (ON DELETE CASCADE, SET NULL, RESTRICT) apply as SQLite defines them.
+    /// - Complexity: one DELETE statement (object IDs go through a temp table).
+    public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        if let ids = request.objectIDs {
+            guard let entity = ids.first?.entity else { return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil) }
+            try checkWritable(entity)
+            guard ids.allSatisfy({ $0.entity === entity && $0.isAddressable }) else {
+                throw BatchStoreError(.invalidArgument, "a batch delete by object IDs takes stored rows of one entity")
+            }
+            let table = makeTempTableName("bs_del")
+            let keys = entity.keyColumns
+            let cols = (0..<keys.count).map { "k\($0)" }
+            defer { dropTempTable(table) }
+            try withDatabase { db in
+                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\(cols.joined(separator: ", ")))")
+                let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(table)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
+                for id in ids { try insert.execute(arguments: id.keyValues.statementArguments) }
+            }
+            let keyList = keys.count == 1 ? quoteIdentifier(keys[0]) : "(" + keys.map(quoteIdentifier).joined(separator: ", ") + ")"
+            let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))\(returning(entity, request.resultType))"
+            return try runBatchStatement(sql: sql, arguments: [], entity: entity, resultType: request.resultType)
+        }
+        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+        let entity = try store.entity(named: fetch.entityName)
+        try checkWritable(entity)
+        let (whereSQL, arguments) = try batchWhere(fetch, entity: entity)
+        let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)\(returning(entity, request.resultType))"
+        return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType)
+    }
+
+    private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType) throws -> BatchResult {
+        try withDatabase { db in
+            var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
+            try db.inTransaction(.immediate) {
+                let statement = try db.makeStatement(sql: sql)
+                if resultType == .objectIDs {
+                    let ids = try collectIDs(statement, entity: entity, arguments: arguments)
+                    result = BatchResult(succeeded: true, count: ids.count, objectIDs: ids)
+                } else {
+                    try statement.execute(arguments: arguments.statementArguments)
+                    result = BatchResult(succeeded: true, count: resultType == .count ? db.changesCount : nil, objectIDs: nil)
+                }
+                return .commit
+            }
+            return result
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    /// How many rows `request` would update, after checking its assignments compile; writes nothing.
+    public func count(forUpdate request: BatchUpdateRequest) throws -> Int {
+        let (_, _, _, match) = try compileUpdate(request)
+        return try count(for: match)
+    }
+}
