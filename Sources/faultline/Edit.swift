@@ -2,18 +2,25 @@ import ArgumentParser
 import BatchStore
 import Foundation
 
+/// The file, table and filter that `export`, `update` and `delete` all take.
+struct TableOptions: ParsableArguments {
+    @Argument(help: "The SQLite file (it must exist).")
+    var database: String
+
+    @Option(help: "The table (or, for export, view).")
+    var table: String
+
+    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"'.")
+    var predicate: String?
+
+    func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(format: $0) } }
+}
+
 /// Options shared by `update` and `delete`.
 struct EditOptions: ParsableArguments {
     enum ResultKind: String, ExpressibleByArgument, CaseIterable { case status, count, ids }
 
-    @Argument(help: "The SQLite file (it must exist).")
-    var database: String
-
-    @Option(help: "The table.")
-    var table: String
-
-    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format.")
-    var predicate: String?
+    @OptionGroup var source: TableOptions
 
     @Flag(help: "Change every row (required when there is no --where).")
     var all = false
@@ -25,6 +32,7 @@ struct EditOptions: ParsableArguments {
     var dryRun = false
 
     func validate() throws {
+        let predicate = source.predicate
         if predicate == nil && !all { throw ValidationError("say which rows with --where, or --all for every row") }
         if predicate != nil && all { throw ValidationError("--where and --all do not go together") }
     }
@@ -37,7 +45,22 @@ struct EditOptions: ParsableArguments {
         }
     }
 
-    func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(format: $0) } }
+    /// Opens the store and entity, then either counts (dry run) or executes, and reports.
+    func perform(verb: String, dryRunCount: (ManagedObjectContext, Entity) throws -> Int,
+                 execute: (ManagedObjectContext, Entity) throws -> BatchResult) throws {
+        let store = try PersistentStore(path: source.database)
+        let context = try ManagedObjectContext(store: store)
+        let entity = try store.entity(named: source.table)
+        if dryRun {
+            let n = try dryRunCount(context, entity)
+            print(n)
+            printError("would \(verb) \(n) row\(n == 1 ? "" : "s") (dry run: nothing was written)")
+            return
+        }
+        let start = Date()
+        let result = try execute(context, entity)
+        report(verb + "d", result, seconds: Date().timeIntervalSince(start))
+    }
 
     func report(_ verb: String, _ result: BatchResult, seconds: Double) {
         switch self.result {
@@ -62,20 +85,13 @@ struct Update: ParsableCommand {
     func run() throws {
         // Parse everything the user typed before opening the file: bad text exits 2, file untouched.
         let assignments = try UpdateExpression.parseAssignments(set)
-        let predicate = try options.parsedPredicate()
-        let store = try PersistentStore(path: options.database)
-        let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: options.table)
-        let request = BatchUpdateRequest(entityName: entity.name, predicate: predicate, propertiesToUpdate: assignments, resultType: options.resultType)
-        if options.dryRun {
-            let n = try context.count(forUpdate: request)
-            print(n)
-            printError("would update \(n) row\(n == 1 ? "" : "s") (dry run: nothing was written)")
-            return
+        let predicate = try options.source.parsedPredicate()
+        func request(_ entity: Entity) -> BatchUpdateRequest {
+            BatchUpdateRequest(entityName: entity.name, predicate: predicate, propertiesToUpdate: assignments, resultType: options.resultType)
         }
-        let start = Date()
-        let result = try context.execute(request)
-        options.report("updated", result, seconds: Date().timeIntervalSince(start))
+        try options.perform(verb: "update",
+                            dryRunCount: { context, entity in try context.count(forUpdate: request(entity)) },
+                            execute: { context, entity in try context.execute(request(entity)) })
     }
 }
 
@@ -87,19 +103,10 @@ struct Delete: ParsableCommand {
     @OptionGroup var options: EditOptions
 
     func run() throws {
-        let predicate = try options.parsedPredicate()
-        let store = try PersistentStore(path: options.database)
-        let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: options.table)
-        let fetch = FetchRequest(entityName: entity.name, predicate: predicate)
-        if options.dryRun {
-            let n = try context.count(for: fetch)
-            print(n)
-            printError("would delete \(n) row\(n == 1 ? "" : "s") (dry run: nothing was written)")
-            return
-        }
-        let start = Date()
-        let result = try context.execute(BatchDeleteRequest(fetchRequest: fetch, resultType: options.resultType))
-        options.report("deleted", result, seconds: Date().timeIntervalSince(start))
+        let predicate = try options.source.parsedPredicate()
+        func fetch(_ entity: Entity) -> FetchRequest { FetchRequest(entityName: entity.name, predicate: predicate) }
+        try options.perform(verb: "delete",
+                            dryRunCount: { context, entity in try context.count(for: fetch(entity)) },
+                            execute: { context, entity in try context.execute(BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)) })
     }
 }

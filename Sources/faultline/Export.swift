@@ -10,14 +10,7 @@ struct Export: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case tsv, csv, ndjson }
 
-    @Argument(help: "The SQLite file.")
-    var database: String
-
-    @Option(help: "The table or view.")
-    var table: String
-
-    @Option(name: .customLong("where"), help: "A predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"'.")
-    var predicate: String?
+    @OptionGroup var source: TableOptions
 
     @Option(help: "Sort keys: \"col [asc|desc], …\".")
     var sort: String?
@@ -42,11 +35,11 @@ struct Export: ParsableCommand {
 
     func run() throws {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
-        let predicate = try self.predicate.map { try FetchPredicate(format: $0) }
+        let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
-        let store = try PersistentStore(path: database, options: .init(readOnly: true))
+        let store = try PersistentStore(path: source.database, options: .init(readOnly: true))
         let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: table)
+        let entity = try store.entity(named: source.table)
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
         if limit == 0 { return try writeHeader(entity) }
@@ -117,11 +110,14 @@ struct RowWriter {
     func tsvField(_ v: SQLValue) -> String {
         switch v {
         case .null: return "\\N"
-        case .blob(let d): return "\\x" + d.map { String(format: "%02x", $0) }.joined()
+        case .blob(let d): return hex(d)
         case .real(let d): return "\(d)"
         default: return tsvEscape(v.description)
         }
     }
+
+    /// Blobs in TSV and CSV: `\x` and lowercase hex.
+    func hex(_ d: Data) -> String { "\\x" + d.map { String(format: "%02x", $0) }.joined() }
 
     func csvQuote(_ s: String) -> String {
         if s.isEmpty || s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
@@ -133,7 +129,7 @@ struct RowWriter {
     func csvField(_ v: SQLValue) -> String {
         switch v {
         case .null: return ""
-        case .blob(let d): return "\\x" + d.map { String(format: "%02x", $0) }.joined()
+        case .blob(let d): return hex(d)
         case .real(let d): return "\(d)"
         default: return csvQuote(v.description)
         }
