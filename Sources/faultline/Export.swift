@@ -120,7 +120,8 @@ struct RowWriter {
     func hex(_ d: Data) -> String { "\\x" + d.map { String(format: "%02x", $0) }.joined() }
 
     func csvQuote(_ s: String) -> String {
-        if s.isEmpty || s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+        // Text starting with \x is quoted so that it never reads back as a blob.
+        if s.isEmpty || s.hasPrefix("\\x") || s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
             return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return s

@@ -94,3 +94,76 @@ import Testing
         #expect(throws: BatchStoreError.self) { try context.execute(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = frobnicate(1)"))) }
     }
 }
+
+struct DirectorRecord: Encodable, EncodableRecord {
+    var id: Int64
+    var name: String
+}
+
+@Suite struct BatchInsertTests {
+    func fixture() throws -> BatchRequestTests.Fixture { try BatchRequestTests.Fixture() }
+
+    @Test func insertsFromDictionariesHandlersAndRecordsWithDefaults() throws {
+        let f = try fixture()
+        let r = try f.context.execute(BatchInsertRequest(entityName: "movie", objects: [
+            ["id": 1001, "title": "A", "year": 2001, "votes": 5],
+            ["title": "B"],
+        ], resultType: .objectIDs))
+        #expect(r.count == 2)
+        #expect(r.objectIDs?.first?.key == .rowid(1001))
+        let b = try direct(f.path) { db in try Row.fetchOne(db, sql: "SELECT * FROM movie WHERE title = 'B'") }
+        #expect(b?["year"] == nil as Int?, "missing keys take the default (NULL here)")
+        var n = 0
+        let streamed = try f.context.execute(BatchInsertRequest(entityName: "movie", resultType: .count) {
+            n += 1
+            return n <= 1000 ? ["title": .text("streamed \(n)"), "votes": .integer(Int64(n))] : nil
+        })
+        #expect(streamed.count == 1000)
+        let records = try f.context.execute(BatchInsertRequest(entityName: "director", records: [DirectorRecord(id: 10, name: "Denis")], resultType: .count))
+        #expect(records.count == 1)
+        #expect(try direct(f.path) { db in try String.fetchOne(db, sql: "SELECT name FROM director WHERE id = 10") } == "Denis")
+    }
+
+    @Test func conflictPolicies() throws {
+        let f = try fixture()
+        let rows: [[String: SQLValue]] = [["id": 1, "name": "Kurosawa Akira"], ["id": 9, "name": "Ozu"], ["id": 11, "name": "Sembène"]]
+        // fail: the second row conflicts on name, the first on id: nothing is written.
+        do { _ = try f.context.execute(BatchInsertRequest(entityName: "director", objects: rows)); Issue.record("inserted") } catch let e as BatchStoreError {
+            #expect(e.code == .constraint)
+            #expect(e.message.hasPrefix("row 1: "))
+        }
+        #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM director") } == 3)
+        let ignored = try f.context.execute(BatchInsertRequest(entityName: "director", objects: rows, conflictPolicy: .ignore, resultType: .count))
+        #expect(ignored.count == 1)
+        #expect(try direct(f.path) { db in try String.fetchAll(db, sql: "SELECT name FROM director ORDER BY id") } == ["Kurosawa", "Varda", "Ozu", "Sembène"])
+        // upsert changes only the given columns of the existing row.
+        try direct(f.path) { db in try db.execute(sql: "ALTER TABLE director ADD COLUMN born INTEGER; UPDATE director SET born = 1910 WHERE id = 1") }
+        let g = try ManagedObjectContext(store: try PersistentStore(path: f.path))
+        let upserted = try g.execute(BatchInsertRequest(entityName: "director", objects: [["id": 1, "name": "Akira Kurosawa"]], conflictPolicy: .upsert, resultType: .count))
+        #expect(upserted.count == 1)
+        let row = try direct(f.path) { db in try Row.fetchOne(db, sql: "SELECT name, born FROM director WHERE id = 1") }
+        #expect(row?["name"] as String? == "Akira Kurosawa")
+        #expect(row?["born"] as Int? == 1910, "a column the caller did not give keeps its value")
+    }
+
+    @Test func unknownKeysAndHandlerErrorsWriteNothing() throws {
+        let f = try fixture()
+        do {
+            _ = try f.context.execute(BatchInsertRequest(entityName: "movie", objects: [["title": "ok"], ["title": "x", "colour": "red"]]))
+            Issue.record("inserted")
+        } catch let e as BatchStoreError {
+            #expect(e.code == .noSuchAttribute)
+            #expect(e.message.contains("row 2") && e.message.contains("\"colour\""))
+        }
+        struct Stop: Error {}
+        var n = 0
+        #expect(throws: Stop.self) {
+            _ = try f.context.execute(BatchInsertRequest(entityName: "movie") {
+                n += 1
+                if n == 50 { throw Stop() }
+                return ["title": .text("t\(n)")]
+            })
+        }
+        #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie") } == 300)
+    }
+}

@@ -59,3 +59,63 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 }
+
+@Suite(.serialized) struct ImportCLITests {
+    @Test func exportThenImportRoundTripsInEveryFormat() throws {
+        let scratch = Scratch()
+        let path = scratch.path("d.sqlite")
+        #expect(try CLI.run(["demo", "--rows", "3000", "--output", path]).status == 0)
+        let q = try DatabaseQueue(path: path)
+        try q.write { db in
+            try db.execute(sql: "CREATE TABLE copy(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER NOT NULL, rating REAL, votes INTEGER NOT NULL DEFAULT 0, genre TEXT NOT NULL, director_id INTEGER)")
+            try db.execute(sql: "CREATE TABLE odd(t TEXT, b BLOB, n)")
+            try db.execute(sql: "INSERT INTO odd VALUES (?, ?, ?)", arguments: ["\\x41 looks like hex", Data([0, 255]), nil])
+            try db.execute(sql: "INSERT INTO odd VALUES (?, ?, ?)", arguments: ["comma, \"quote\"\nnewline", nil, ""])
+        }
+        for format in ["ndjson", "csv", "json"] {
+            let file = scratch.path("rows.\(format)")
+            if format == "json" {
+                let nd = try CLI.run(["export", path, "--table", "movie", "--format", "ndjson"]).stdout
+                try ("[" + nd.split(separator: "\n").joined(separator: ",") + "]").write(toFile: file, atomically: true, encoding: .utf8)
+            } else {
+                try CLI.run(["export", path, "--table", "movie", "--format", format]).stdout.write(toFile: file, atomically: true, encoding: .utf8)
+            }
+            try q.write { db in try db.execute(sql: "DELETE FROM copy") }
+            let r = try CLI.run(["import", path, "--table", "copy", file])
+            #expect(r.status == 0, "\(format): \(r.stderr)")
+            #expect(r.stdout == "3000\n", "\(format)")
+            let differences = try q.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT * FROM movie EXCEPT SELECT * FROM copy)") }
+            #expect(differences == 0, "\(format) round-trips every value")
+        }
+        for format in ["ndjson", "csv"] {
+            let file = scratch.path("odd.\(format)")
+            try CLI.run(["export", path, "--table", "odd", "--format", format]).stdout.write(toFile: file, atomically: true, encoding: .utf8)
+            let r = try CLI.run(["import", path, "--table", "odd", file])
+            #expect(r.status == 0, "\(format): \(r.stderr)")
+            let groups = try q.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT t, b, n, count(*) c FROM odd GROUP BY t, b, n HAVING c = 2)") }
+            #expect(groups == 2, "\(format): each odd row came back identical, blobs and the \\x text included")
+            try q.write { db in try db.execute(sql: "DELETE FROM odd WHERE rowid > 2") }
+        }
+    }
+
+    @Test func badImportsWriteNothing() throws {
+        let scratch = Scratch()
+        let path = scratch.path("d.sqlite")
+        #expect(try CLI.run(["demo", "--rows", "100", "--output", path]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bad = scratch.path("bad.ndjson")
+        try "{\"title\": \"ok\", \"year\": 1, \"genre\": \"g\"}\n{\"title\": \"x\", \"colour\": 1}\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let r1 = try CLI.run(["import", path, "--table", "movie", bad])
+        #expect(r1.status != 0 && r1.stderr.contains("row 2") && r1.stderr.contains("colour"))
+        let r2 = try CLI.run(["import", path, "--table", "movie", scratch.path("missing.ndjson")])
+        #expect(r2.status == 1 && r2.stderr.contains("no such file"))
+        try "not json\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let r3 = try CLI.run(["import", path, "--table", "movie", bad])
+        #expect(r3.status != 0 && r3.stderr.contains("line 1"))
+        let dupe = scratch.path("dupe.ndjson")
+        try "{\"id\": 1, \"title\": \"t\", \"year\": 1, \"genre\": \"g\"}\n".write(toFile: dupe, atomically: true, encoding: .utf8)
+        let r4 = try CLI.run(["import", path, "--table", "movie", dupe, "--on-conflict", "fail"])
+        #expect(r4.status == 1 && r4.stderr.contains("UNIQUE constraint failed"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+}

@@ -89,9 +89,10 @@ public final class ManagedObjectContext {
                 }
                 return try body(db)
             }
-        } catch {
+        } catch let error as DatabaseError {
             throw BatchStoreError.wrap(error)
         }
+        // BatchStoreError and errors thrown by callers' own closures (an insert handler) pass through.
     }
 
     /// A new unique temp table name for this connection.

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+
+/// Inserts rows with prepared statements in one transaction; no managed object is made.
+///
+/// Rows come from an array of dictionaries, from a handler called until it returns nil (streaming:
+/// nothing is accumulated), or from `EncodableRecord`s (GRDB's Codable support). Keys are column
+/// names; a missing key takes the column's default; an unknown key is an error naming it.
+///
+/// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT …] [RETURNING <key>]`
+/// once per row, one cached statement per distinct column set.
+public struct BatchInsertRequest {
+    /// What to do when a row conflicts with a UNIQUE or PRIMARY KEY constraint.
+    public enum ConflictPolicy: Sendable {
+        /// Stop: nothing is written (the default).
+        case fail
+        /// Skip the conflicting row (`ON CONFLICT DO NOTHING`); other constraints still fail.
+        case ignore
+        /// Update the existing row, setting only the columns this row gives
+        /// (`ON CONFLICT DO UPDATE SET c = excluded.c` for those columns). Core Data's upsert
+        /// overwrites every column; this one leaves the others alone.
+        case upsert
+    }
+
+    public var entityName: String
+    public var conflictPolicy: ConflictPolicy
+    public var resultType: BatchResultType
+    let next: () throws -> [String: SQLValue]?
+
+    /// Rows from an array of dictionaries.
+    public init(entityName: String, objects: [[String: SQLValue]], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
+        var iterator = objects.makeIterator()
+        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) { iterator.next() }
+    }
+
+    /// Rows from `handler`, called until it returns nil.
+    public init(entityName: String, conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
+                handler: @escaping () throws -> [String: SQLValue]?) {
+        self.entityName = entityName
+        self.conflictPolicy = conflictPolicy
+        self.resultType = resultType
+        self.next = handler
+    }
+
+    /// Rows from records, encoded through GRDB's `EncodableRecord` (Codable) support.
+    public init<Record: EncodableRecord>(entityName: String, records: [Record], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
+        var iterator = records.makeIterator()
+        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) {
+            guard let record = iterator.next() else { return nil }
+            return try record.databaseDictionary.mapValues { SQLValue($0) }
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs a batch insert in one transaction: every row or none.
+    /// - Throws: `.noSuchAttribute` for an unknown key (naming it and the row), `.constraint` naming
+    ///   SQLite's rule and the row number; then nothing was written.
+    /// - Complexity: one statement execution per row; memory O(1) unless `.objectIDs` is asked for.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
+        let entity = try store.entity(named: request.entityName)
+        try checkWritable(entity)
+        let table = "main.\(quoteIdentifier(entity.name))"
+        let returning = request.resultType == .objectIDs ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
+        var sqlByColumns: [[Int]: String] = [:]
+        func sql(for columns: [Int]) -> String {
+            if let s = sqlByColumns[columns] { return s }
+            let names = columns.map { quoteIdentifier(entity.attributes[$0].name) }
+            var s = columns.isEmpty
+                ? "INSERT INTO \(table) DEFAULT VALUES"
+                : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            switch request.conflictPolicy {
+            case .fail: break
+            case .ignore: s += columns.isEmpty ? "" : " ON CONFLICT DO NOTHING"
+            case .upsert:
+                if !columns.isEmpty {
+                    s += " ON CONFLICT DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+                }
+            }
+            s += returning
+            sqlByColumns[columns] = s
+            return s
+        }
+        return try withDatabase { db in
+            var count = 0
+            var ids: [ObjectID] = []
+            var rowNumber = 0
+            try db.inTransaction(.immediate) {
+                while let row = try request.next() {
+                    rowNumber += 1
+                    var pairs: [(column: Int, value: SQLValue)] = []
+                    pairs.reserveCapacity(row.count)
+                    for (key, value) in row {
+                        guard let i = entity.indexOfAttribute(named: key) else {
+                            throw BatchStoreError(.noSuchAttribute, "row \(rowNumber): \(entity.name) has no column named \(key.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
+                        }
+                        if entity.attributes[i].isGenerated {
+                            throw BatchStoreError(.readOnly, "row \(rowNumber): \(entity.name).\(entity.attributes[i].name) is a generated column and cannot be set")
+                        }
+                        pairs.append((i, value))
+                    }
+                    pairs.sort { $0.column < $1.column }
+                    let columns = pairs.map(\.column)
+                    if zip(columns, columns.dropFirst()).contains(where: { $0 == $1 }) {
+                        throw BatchStoreError(.invalidArgument, "row \(rowNumber): two keys name the same column (names are case-insensitive)")
+                    }
+                    let arguments = pairs.map(\.value)
+                    do {
+                        let statement = try db.cachedStatement(sql: sql(for: columns))
+                        if request.resultType == .objectIDs {
+                            let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
+                            while let key = try cursor.next() {
+                                ids.append(entity.isKeyedByRowid
+                                    ? ObjectID(entity: entity, key: .rowid(key[0]))
+                                    : ObjectID(entity: entity, key: .primaryKey((0..<key.count).map { SQLValue(key[$0] as DatabaseValue) })))
+                                count += 1
+                            }
+                        } else {
+                            try statement.execute(arguments: arguments.statementArguments)
+                            count += db.changesCount
+                        }
+                    } catch let error as DatabaseError {
+                        throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
+                    }
+                }
+                return .commit
+            }
+            return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
+                               objectIDs: request.resultType == .objectIDs ? ids : nil)
+        }
+    }
+}
