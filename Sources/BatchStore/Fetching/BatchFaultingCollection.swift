@@ -341,9 +341,6 @@ final class BatchStorage {
         while cache.count > residentLimit { evictLeastRecentlyUsed() }
     }
 
-    /// Drops resident batches so the next access re-faults them (after a merge changed rows).
-    func invalidateResidentBatches() { evictAll() }
-
     private func faultBatch(_ b: Int) throws -> [ManagedObject?] {
         let start = b * batchSize
         let end = min(start + batchSize, count)

@@ -12,8 +12,6 @@ public final class ManagedObjectContext {
     public let store: PersistentStore
     /// The parent context for a child context: its ``save()`` pushes changes to the parent, not the store.
     public let parent: ManagedObjectContext?
-    /// How a merge treats objects with unsaved changes (used by batch-request merges).
-    public var mergePolicy: MergePolicy = .error
 
     let db: DatabaseQueue
     let serial: Int
@@ -293,16 +291,6 @@ public final class ManagedObjectContext {
         pendingDeletes.removeAll()
     }
 
-    /// Marks objects whose rows were deleted elsewhere (merges), so collections show them as gone.
-    func markDeleted(_ object: ManagedObject) {
-        object.isDeleted = true
-        object.values = nil
-        object.changes.removeAll()
-        changed[object.objectID] = nil
-        pendingDeletes.remove(object.objectID)
-        unregister(object)
-    }
-
     // MARK: - Changes and saving
 
     /// True when some object has unsaved changes.
@@ -454,16 +442,6 @@ public final class ManagedObjectContext {
         // Entities are per store instance: resolve to this store's entity.
         return id
     }
-}
-
-/// How a merge resolves an object that has unsaved changes to properties a batch also changed.
-public enum MergePolicy: Sendable {
-    /// Leave the object alone and report a conflict.
-    case error
-    /// The store's values win: unsaved changes to the object are dropped.
-    case storeWins
-    /// The object's unsaved changes win; other properties take the store's values.
-    case inMemoryWins
 }
 
 /// SQL text for one entity, built once per context.
