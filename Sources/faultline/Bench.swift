@@ -56,6 +56,9 @@ struct Bench: ParsableCommand {
         try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
         try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
 
+        if !json { printError("measuring a merge…") }
+        let merge = try Benchmark.merge(path: path, repeats: repeats)
+
         var sweeps: [Benchmark.MemorySweep] = []
         if !json { printError("measuring memory of a batched sweep (separate process)…") }
         sweeps.append(try runWorker(path: path, eager: false))
@@ -74,6 +77,8 @@ struct Bench: ParsableCommand {
                 var sqliteVersion: String
                 var comparisons: [Entry]
                 var memory: [Benchmark.MemorySweep]
+                var merge: Merge
+                struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var targetSeconds: Double }
                 struct Entry: Encodable {
                     var name: String; var oursSeconds: Double; var rawSeconds: Double; var ratio: Double; var target: Double?; var baseline: String; var meetsTarget: Bool?
                 }
@@ -81,7 +86,7 @@ struct Bench: ParsableCommand {
             let report = Report(rows: actualRows, sqliteVersion: SQLiteInfo.version, comparisons: comparisons.map { c in
                 .init(name: c.name, oursSeconds: c.oursSeconds, rawSeconds: c.rawSeconds, ratio: c.ratio, target: c.target,
                       baseline: c.baseline, meetsTarget: c.target.map { t in comparisonsMeets(c, t) })
-            }, memory: sweeps)
+            }, memory: sweeps, merge: .init(updatedIDs: merge.ids, objectsHeld: merge.held, seconds: merge.seconds, targetSeconds: 0.05))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -94,6 +99,8 @@ struct Bench: ParsableCommand {
                 print(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
                       + pad(String(format: "%.2fx", c.ratio), 8) + mark)
             }
+            print(pad("merge \(Benchmark.formatCount(merge.ids)) updated IDs into \(merge.held) held objects", 44)
+                  + pad(String(format: "%.1f ms", merge.seconds * 1000), 20) + (merge.seconds < 0.05 ? "< 50 ms ok" : "< 50 ms MISSED"))
             print("")
             print(pad("memory (separate process each)", 44) + pad("start", 10) + pad("peak", 10) + "growth")
             for s in sweeps {

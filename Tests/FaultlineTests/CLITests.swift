@@ -156,6 +156,8 @@ func tsv(_ value: DatabaseValue) -> String {
         for c in comparisons {
             #expect((c["oursSeconds"] as? Double ?? 0) > 0 && (c["rawSeconds"] as? Double ?? 0) > 0)
         }
+        let merge = try #require(json["merge"] as? [String: Any])
+        #expect(merge["updatedIDs"] as? Int == 20000 && merge["objectsHeld"] as? Int == 1000)
         let memory = try #require(json["memory"] as? [[String: Any]])
         #expect(memory.count == 2)
         #expect(memory.allSatisfy { ($0["peakRSS"] as? Int ?? 0) > 1_000_000 })

@@ -336,6 +336,16 @@ final class BatchStorage {
         lastBatch = []
     }
 
+    /// Drops resident batches holding an object that `isStale` flags; returns how many.
+    func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int {
+        let stale = cache.filter { $0.value.objects.contains { $0.map(isStale) ?? false } }.map(\.key)
+        for b in stale {
+            cache[b] = nil
+            if b == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
+        }
+        return stale.count
+    }
+
     func setResidentLimit(_ limit: Int) {
         residentLimit = max(1, limit)
         while cache.count > residentLimit { evictLeastRecentlyUsed() }

@@ -73,6 +73,7 @@ extension ManagedObjectContext {
         let compiled = try CompiledFetch(request: request, store: store)
         let storage = BatchStorage(context: self, entity: compiled.entity, request: request, residentLimit: residentBatches)
         try storage.open(compiled: compiled, progress: progress)
+        registerCollection(storage)
         return BatchFaultingCollection(storage: storage)
     }
 

@@ -13,8 +13,13 @@ public final class ManagedObjectContext {
     /// The parent context for a child context: its ``save()`` pushes changes to the parent, not the store.
     public let parent: ManagedObjectContext?
 
+    /// How a merge treats objects with unsaved changes whose rows a batch updated.
+    public var mergePolicy: MergePolicy = .error
+
     let db: DatabaseQueue
     let serial: Int
+    /// Open collections of this context, held weakly (merges drop their stale batches).
+    private var collections: [WeakStorage] = []
     /// Shared by every object of this context; cleared in `deinit`.
     private(set) var link = ContextLink(nil)
     /// The identity map. Entries are unretained: each object removes its own entry in `deinit`
@@ -142,6 +147,23 @@ public final class ManagedObjectContext {
         rowidRegistries.append(entry)
         lastRowidRegistry = entry
         return entry.table
+    }
+
+    /// Registers an open collection so merges can reach its resident batches.
+    func registerCollection(_ storage: BatchStorage) {
+        collections.removeAll { $0.storage == nil }
+        collections.append(WeakStorage(storage: storage))
+    }
+
+    func openCollections() -> [BatchStorage] { collections.compactMap(\.storage) }
+
+    func allRegisteredObjectsForMerge() -> [ManagedObject] { allRegisteredObjects() }
+
+    /// Removes a deleted object from the identity map and from pending changes.
+    func forgetForMerge(_ object: ManagedObject) {
+        changed[object.objectID] = nil
+        pendingDeletes.remove(object.objectID)
+        unregister(object)
     }
 
     /// Every registered object (strong references, for refresh and reset).
@@ -442,6 +464,10 @@ public final class ManagedObjectContext {
         // Entities are per store instance: resolve to this store's entity.
         return id
     }
+}
+
+struct WeakStorage {
+    weak var storage: BatchStorage?
 }
 
 /// SQL text for one entity, built once per context.
