@@ -57,11 +57,18 @@ extension ManagedObjectContext {
     /// - Throws: `.noSuchAttribute` for an unknown key (naming it and the row), `.constraint` naming
     ///   SQLite's rule and the row number; then nothing was written.
     /// - Complexity: one statement execution per row; memory O(1) unless `.objectIDs` is asked for.
-    public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
+    ///
+    /// With `undoable`, the inserted keys are journaled in a temp table, and ``undo()`` deletes them
+    /// (refused for `.upsert`, whose overwritten values could not come back).
+    public func execute(_ request: BatchInsertRequest, undoable: Bool = false) throws -> BatchResult {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
+        if undoable, case .upsert = request.conflictPolicy {
+            throw BatchStoreError(.invalidArgument, "an upsert cannot be undone (the values it overwrote are not kept); run it without undo")
+        }
+        let wantKeys = request.resultType == .objectIDs || undoable
         let table = "main.\(quoteIdentifier(entity.name))"
-        let returning = request.resultType == .objectIDs ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
+        let returning = wantKeys ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
         var sqlByColumns: [[Int]: String] = [:]
         func sql(for columns: [Int]) -> String {
             if let s = sqlByColumns[columns] { return s }
@@ -85,7 +92,17 @@ extension ManagedObjectContext {
             var count = 0
             var ids: [ObjectID] = []
             var rowNumber = 0
+            let keyCount = entity.keyColumns.count
+            var journal: String?
+            var journalInsert: Statement?
             try db.inTransaction(.immediate) {
+                if undoable {
+                    let name = makeTempTableName("bs_undo")
+                    let cols = (0..<keyCount).map { "k\($0)" }
+                    try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(name)) (\(cols.joined(separator: ", ")))")
+                    journalInsert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
+                    journal = name
+                }
                 while let row = try request.next() {
                     rowNumber += 1
                     var pairs: [(column: Int, value: SQLValue)] = []
@@ -107,12 +124,19 @@ extension ManagedObjectContext {
                     let arguments = pairs.map(\.value)
                     do {
                         let statement = try db.cachedStatement(sql: sql(for: columns))
-                        if request.resultType == .objectIDs {
+                        if wantKeys {
                             let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
                             while let key = try cursor.next() {
-                                ids.append(entity.isKeyedByRowid
-                                    ? ObjectID(entity: entity, key: .rowid(key[0]))
-                                    : ObjectID(entity: entity, key: .primaryKey((0..<key.count).map { SQLValue(key[$0] as DatabaseValue) })))
+                                let values = (0..<key.count).map { SQLValue(key[$0] as DatabaseValue) }
+                                if request.resultType == .objectIDs {
+                                    ids.append(entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(key[0])) : ObjectID(entity: entity, key: .primaryKey(values)))
+                                }
+                                if let journalInsert {
+                                    try journalInsert.execute(arguments: values.statementArguments)
+                                    if count >= undoLimit {
+                                        throw BatchStoreError(.invalidArgument, "this insert passes the undo limit of \(undoLimit) rows; run it without undo, or raise undoLimit")
+                                    }
+                                }
                                 count += 1
                             }
                         } else {
@@ -125,6 +149,7 @@ extension ManagedObjectContext {
                 }
                 return .commit
             }
+            if let journal { undoStack.append(UndoEntry(entity: entity, kind: .insert, table: journal, rows: count)) }
             return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
                                objectIDs: request.resultType == .objectIDs ? ids : nil)
         }

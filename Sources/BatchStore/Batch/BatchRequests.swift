@@ -115,7 +115,7 @@ extension ManagedObjectContext {
     }
 
     /// The SQL and arguments of a batch update (for `--dry-run` and logs; nothing runs).
-    func compileUpdate(_ request: BatchUpdateRequest) throws -> (entity: Entity, sql: String, arguments: [SQLValue], match: FetchRequest) {
+    func compileUpdate(_ request: BatchUpdateRequest) throws -> (entity: Entity, sql: String, arguments: [SQLValue], match: FetchRequest, columns: [String]) {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
@@ -133,23 +133,44 @@ extension ManagedObjectContext {
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
         let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
         let sql = "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(sets.joined(separator: ", "))\(whereSQL)\(returning(entity, request.resultType))"
-        return (entity, sql, builder.arguments + whereArgs, match)
+        return (entity, sql, builder.arguments + whereArgs, match, Array(seen))
     }
 
     /// Runs a batch update in one transaction: all rows or none.
     /// - Throws: `.constraint` (naming SQLite's rule) and others; then nothing was written.
     /// - Complexity: one UPDATE statement; memory O(1) unless `.objectIDs` is asked for.
-    public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
-        let (entity, sql, arguments, _) = try compileUpdate(request)
-        return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType)
+    ///
+    /// With `undoable`, the assigned columns' before-image of every matching row is journaled in a
+    /// temp table in the same transaction, for ``undo()`` (up to ``undoLimit`` rows).
+    public func execute(_ request: BatchUpdateRequest, undoable: Bool = false) throws -> BatchResult {
+        let (entity, sql, arguments, match, columns) = try compileUpdate(request)
+        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) }
+        try checkUndoable(entity, rows: try count(for: match), deleting: false)
+        let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
+        var journal: (String, Int) = ("", 0)
+        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: whereArgs)
+        }
+        undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal.0, rows: journal.1))
+        return result
     }
 
     /// Runs a batch delete in one transaction: all rows or none. The store's own foreign-key actions
     /// (ON DELETE CASCADE, SET NULL, RESTRICT) apply as SQLite defines them.
     /// - Complexity: one DELETE statement (object IDs go through a temp table).
-    public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+    ///
+    /// With `undoable`, the deleted rows are journaled whole in a temp table in the same transaction,
+    /// for ``undo()``; refused when other tables' foreign-key actions would change too.
+    public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
+        let entity: Entity
+        var whereSQL: String
+        var arguments: [SQLValue]
+        var cleanup: String?
         if let ids = request.objectIDs {
-            guard let entity = ids.first?.entity else { return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil) }
+            guard let first = ids.first?.entity else {
+                return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil)
+            }
+            entity = first
             try checkWritable(entity)
             guard ids.allSatisfy({ $0.entity === entity && $0.isAddressable }) else {
                 throw BatchStoreError(.invalidArgument, "a batch delete by object IDs takes stored rows of one entity")
@@ -157,28 +178,45 @@ extension ManagedObjectContext {
             let table = makeTempTableName("bs_del")
             let keys = entity.keyColumns
             let cols = (0..<keys.count).map { "k\($0)" }
-            defer { dropTempTable(table) }
             try withDatabase { db in
                 try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\(cols.joined(separator: ", ")))")
                 let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(table)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
                 for id in ids { try insert.execute(arguments: id.keyValues.statementArguments) }
             }
-            let keyList = keys.count == 1 ? quoteIdentifier(keys[0]) : "(" + keys.map(quoteIdentifier).joined(separator: ", ") + ")"
-            let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))\(returning(entity, request.resultType))"
-            return try runBatchStatement(sql: sql, arguments: [], entity: entity, resultType: request.resultType)
+            cleanup = table
+            let keyList = keys.count == 1 ? "t." + quoteIdentifier(keys[0]) : "(" + keys.map { "t." + quoteIdentifier($0) }.joined(separator: ", ") + ")"
+            whereSQL = " WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))"
+            arguments = []
+        } else {
+            guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+            entity = try store.entity(named: fetch.entityName)
+            try checkWritable(entity)
+            (whereSQL, arguments) = try batchWhere(fetch, entity: entity)
         }
-        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        let entity = try store.entity(named: fetch.entityName)
-        try checkWritable(entity)
-        let (whereSQL, arguments) = try batchWhere(fetch, entity: entity)
+        defer { if let cleanup { dropTempTable(cleanup) } }
         let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)\(returning(entity, request.resultType))"
-        return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType)
+        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) }
+        let rows = try withDatabase { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments) ?? 0
+        }
+        try checkUndoable(entity, rows: rows, deleting: true)
+        let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
+        var journal: (String, Int) = ("", 0)
+        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: arguments)
+        }
+        undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal.0, rows: journal.1))
+        return result
     }
 
-    private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType) throws -> BatchResult {
+    /// Runs one batch statement in one IMMEDIATE transaction; `before` runs first in the same
+    /// transaction (the undo journal), so both commit or neither does.
+    private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
+                                   before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
         try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
             try db.inTransaction(.immediate) {
+                try before?(db)
                 let statement = try db.makeStatement(sql: sql)
                 if resultType == .objectIDs {
                     let ids = try collectIDs(statement, entity: entity, arguments: arguments)
@@ -197,7 +235,7 @@ extension ManagedObjectContext {
 extension ManagedObjectContext {
     /// How many rows `request` would update, after checking its assignments compile; writes nothing.
     public func count(forUpdate request: BatchUpdateRequest) throws -> Int {
-        let (_, _, _, match) = try compileUpdate(request)
+        let match = try compileUpdate(request).match
         return try count(for: match)
     }
 }

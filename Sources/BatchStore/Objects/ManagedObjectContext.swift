@@ -18,6 +18,11 @@ public final class ManagedObjectContext {
 
     let db: DatabaseQueue
     let serial: Int
+    /// The most rows one undoable batch operation may journal (before-images live in SQLite).
+    public var undoLimit = 1_000_000
+    /// Recorded batch operations, last on top; each journal is a temp table.
+    var undoStack: [UndoEntry] = []
+
     /// Open collections of this context, held weakly (merges drop their stale batches).
     private var collections: [WeakStorage] = []
     /// Shared by every object of this context; cleared in `deinit`.

@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+
+/// One recorded batch operation: its before-image lives in a temp table on the context's
+/// connection, never in Swift memory.
+struct UndoEntry {
+    enum Kind { case update(columns: [String]), delete(columns: [String]), insert }
+    let entity: Entity
+    let kind: Kind
+    let table: String
+    let rows: Int
+}
+
+extension ManagedObjectContext {
+    /// The key columns the journal stores: the INTEGER PRIMARY KEY or rowid, or the primary key.
+    func journalKeyColumns(_ entity: Entity) -> [String] { entity.keyColumns }
+
+    /// Throws when recording undo for `rows` rows is not allowed or not exact.
+    func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
+        if rows > undoLimit {
+            throw BatchStoreError(.invalidArgument, "this change touches \(rows) rows, more than the undo limit of \(undoLimit); run it without undo, or raise undoLimit")
+        }
+        if deleting {
+            // Rows removed by ON DELETE CASCADE / SET NULL in other tables would not come back.
+            let referencing = store.schema.entities.filter { other in
+                other.relationships.contains { $0.destinationEntityName.caseInsensitiveCompare(entity.name) == .orderedSame && $0.deleteRule != .noAction && $0.deleteRule != .deny }
+            }
+            if !referencing.isEmpty {
+                throw BatchStoreError(.invalidArgument, "deleting from \(entity.name) changes \(referencing.map(\.name).joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+            }
+        }
+    }
+
+    /// Creates the journal table and fills it with `select` (run inside the batch's transaction).
+    func recordJournal(_ db: Database, entity: Entity, columns: [String], whereSQL: String, arguments: [SQLValue]) throws -> (String, Int) {
+        let table = makeTempTableName("bs_undo")
+        let keys = journalKeyColumns(entity)
+        let keyCols = (0..<keys.count).map { "k\($0)" }
+        let valueCols = (0..<columns.count).map { "c\($0)" }
+        try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\((keyCols + valueCols).joined(separator: ", ")))")
+        let select = (keys + columns).map { "t.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table)) SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
+        return (table, db.changesCount)
+    }
+
+    /// True when ``undo()`` has something to undo.
+    public var canUndo: Bool { !undoStack.isEmpty }
+
+    /// Undoes the last batch operation recorded with `undoable: true`, in one transaction, and
+    /// returns what changed so it can be merged (it is already merged into this context).
+    ///
+    /// An update gets its assigned columns back; a delete gets its rows back with the same keys; an
+    /// insert is deleted. Changes made to those rows since are overwritten; triggers run again as
+    /// SQLite defines them.
+    /// - Throws: `.invalidArgument` when there is nothing to undo; SQLite errors roll back and keep
+    ///   the entry, so undo can be tried again.
+    @discardableResult
+    public func undo() throws -> ChangeSet {
+        guard let entry = undoStack.last else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        let entity = entry.entity
+        let keys = journalKeyColumns(entity)
+        let table = "main.\(quoteIdentifier(entity.name))"
+        let journal = "temp.\(quoteIdentifier(entry.table))"
+        let match = keys.enumerated().map { "t.\(quoteIdentifier($1)) = u.k\($0)" }.joined(separator: " AND ")
+        let keyTuple = keys.count == 1 ? quoteIdentifier(keys[0]) : "(" + keys.map(quoteIdentifier).joined(separator: ", ") + ")"
+        let keyCols = (0..<keys.count).map { "u.k\($0)" }.joined(separator: ", ")
+        var changes = ChangeSet()
+        try withDatabase { db in
+            try db.inTransaction(.immediate) {
+                let ids = try Row.fetchAll(db, sql: "SELECT \(keyCols) FROM \(journal) AS u").map { row -> ObjectID in
+                    entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(row[0]))
+                        : ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }))
+                }
+                switch entry.kind {
+                case .update(let columns):
+                    let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
+                    try db.execute(sql: "UPDATE \(table) AS t SET \(sets) FROM \(journal) AS u WHERE \(match)")
+                    changes.updated = ids
+                case .delete(let columns):
+                    let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
+                    let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
+                    try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(journal) AS u")
+                    changes.inserted = ids
+                case .insert:
+                    try db.execute(sql: "DELETE FROM \(table) WHERE \(keyTuple) IN (SELECT \(keyCols) FROM \(journal) AS u)")
+                    changes.deleted = ids
+                }
+                try db.execute(sql: "DROP TABLE \(journal)")
+                return .commit
+            }
+        }
+        undoStack.removeLast()
+        mergeChanges(changes)
+        return changes
+    }
+
+    /// Forgets every recorded operation (drops their journals).
+    public func discardUndoHistory() {
+        for entry in undoStack { dropTempTable(entry.table) }
+        undoStack.removeAll()
+    }
+}
