@@ -59,6 +59,16 @@ struct Bench: ParsableCommand {
         if !json { printError("measuring a merge…") }
         let merge = try Benchmark.merge(path: path, repeats: repeats)
 
+        if !json { printError("measuring batch update, delete and insert (each on a fresh copy of the file)…") }
+        let batches = [
+            try Benchmark.batchUpdate(path: path, repeats: repeats),
+            try Benchmark.batchDelete(path: path, repeats: repeats),
+            try Benchmark.batchInsert(path: path, rows: min(actualRows, 1_000_000), repeats: repeats),
+        ]
+        let targets = [1.2, 1.2, 1.5]
+        if !json { printError("measuring memory of batch and object-by-object updates (separate processes)…") }
+        let updateMemory = [try runUpdateWorker(path: path, objects: false), try runUpdateWorker(path: path, objects: true)]
+
         var sweeps: [Benchmark.MemorySweep] = []
         if !json { printError("measuring memory of a batched sweep (separate process)…") }
         sweeps.append(try runWorker(path: path, eager: false))
@@ -78,6 +88,10 @@ struct Bench: ParsableCommand {
                 var comparisons: [Entry]
                 var memory: [Benchmark.MemorySweep]
                 var merge: Merge
+                var batch: [Batch]
+                var updateMemory: [UpdateMemory]
+                struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var baseline: String }
+                struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var peakRSS: Int }
                 struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var targetSeconds: Double }
                 struct Entry: Encodable {
                     var name: String; var oursSeconds: Double; var rawSeconds: Double; var ratio: Double; var target: Double?; var baseline: String; var meetsTarget: Bool?
@@ -86,7 +100,9 @@ struct Bench: ParsableCommand {
             let report = Report(rows: actualRows, sqliteVersion: SQLiteInfo.version, comparisons: comparisons.map { c in
                 .init(name: c.name, oursSeconds: c.oursSeconds, rawSeconds: c.rawSeconds, ratio: c.ratio, target: c.target,
                       baseline: c.baseline, meetsTarget: c.target.map { t in comparisonsMeets(c, t) })
-            }, memory: sweeps, merge: .init(updatedIDs: merge.ids, objectsHeld: merge.held, seconds: merge.seconds, targetSeconds: 0.05))
+            }, memory: sweeps, merge: .init(updatedIDs: merge.ids, objectsHeld: merge.held, seconds: merge.seconds, targetSeconds: 0.05),
+               batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, baseline: b.baseline) },
+               updateMemory: [.init(path: "batch", startRSS: updateMemory[0].start, peakRSS: updateMemory[0].peak), .init(path: "object by object", startRSS: updateMemory[1].start, peakRSS: updateMemory[1].peak)])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -102,6 +118,16 @@ struct Bench: ParsableCommand {
             print(pad("merge \(Benchmark.formatCount(merge.ids)) updated IDs into \(merge.held) held objects", 44)
                   + pad(String(format: "%.1f ms", merge.seconds * 1000), 20) + (merge.seconds < 0.05 ? "< 50 ms ok" : "< 50 ms MISSED"))
             print("")
+            print(pad("batch requests (fresh copy each)", 44) + pad("batch", 10) + pad("raw", 10) + pad("ratio", 8) + pad("target", 14) + "object by object")
+            for (b, t) in zip(batches, targets) {
+                let objects = b.objectSeconds.map { String(format: "%.3f s (batch %.0fx faster)", $0, b.speedupOverObjects ?? 0) } ?? ""
+                print(pad(b.name, 44) + pad(String(format: "%.3f s", b.batchSeconds), 10) + pad(String(format: "%.3f s", b.rawSeconds), 10)
+                      + pad(String(format: "%.2fx", b.ratioToRaw), 8) + pad(b.ratioToRaw <= t ? "≤ \(t)x ok" : "≤ \(t)x MISSED", 14) + objects)
+            }
+            let growth = { (m: (start: Int, peak: Int)) in (m.peak - m.start) / 1_048_576 }
+            print(pad("update memory: peak growth, batch", 44) + "\(growth(updateMemory[0])) MB" + (growth(updateMemory[0]) <= 5 ? " (≤ 5 MB ok)" : " (≤ 5 MB MISSED)")
+                  + "; object by object: \(growth(updateMemory[1])) MB")
+            print("")
             print(pad("memory (separate process each)", 44) + pad("start", 10) + pad("peak", 10) + "growth")
             for s in sweeps {
                 print(pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB")
@@ -116,10 +142,16 @@ struct Bench: ParsableCommand {
 
     func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
 
-    func runWorker(path: String, eager: Bool) throws -> Benchmark.MemorySweep {
+    func runUpdateWorker(path: String, objects: Bool) throws -> (start: Int, peak: Int) {
+        let data = try runWorkerProcess(["bench-worker", path, "--mode", objects ? "update-objects" : "update-batch"])
+        let pair = try JSONDecoder().decode([Int].self, from: data)
+        return (pair[0], pair[1])
+    }
+
+    func runWorkerProcess(_ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench-worker", path] + (eager ? ["--eager"] : [])
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -128,6 +160,11 @@ struct Bench: ParsableCommand {
         guard process.terminationStatus == 0 else {
             throw BatchStoreError(.sqlite(-1), "the memory worker failed (exit \(process.terminationStatus))")
         }
+        return data
+    }
+
+    func runWorker(path: String, eager: Bool) throws -> Benchmark.MemorySweep {
+        let data = try runWorkerProcess(["bench-worker", path] + (eager ? ["--eager"] : []))
         return try JSONDecoder().decode(Benchmark.MemorySweep.self, from: data)
     }
 }
@@ -139,8 +176,14 @@ struct BenchWorker: ParsableCommand {
     @Argument var database: String
     @Flag var eager = false
     @Option var batchSize: Int = 100
+    @Option var mode: String = "sweep"
 
     func run() throws {
+        if mode == "update-batch" || mode == "update-objects" {
+            let m = try Benchmark.updateMemory(path: database, objects: mode == "update-objects")
+            print("[\(m.start), \(m.peak)]")
+            return
+        }
         let sweep = try Benchmark.memorySweep(path: database, eager: eager, batchSize: batchSize, samples: 100)
         print(String(decoding: try JSONEncoder().encode(sweep), as: UTF8.self))
     }

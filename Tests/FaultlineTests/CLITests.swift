@@ -158,6 +158,12 @@ func tsv(_ value: DatabaseValue) -> String {
         }
         let merge = try #require(json["merge"] as? [String: Any])
         #expect(merge["updatedIDs"] as? Int == 20000 && merge["objectsHeld"] as? Int == 1000)
+        let batch = try #require(json["batch"] as? [[String: Any]])
+        #expect(batch.count == 3)
+        #expect(batch.allSatisfy { ($0["rows"] as? Int ?? 0) > 1000 && ($0["batchSeconds"] as? Double ?? 0) > 0 && ($0["rawSeconds"] as? Double ?? 0) > 0 })
+        #expect((batch[0]["objectSeconds"] as? Double ?? 0) > 0, "the object-by-object path is measured beside the batch")
+        let updateMemory = try #require(json["updateMemory"] as? [[String: Any]])
+        #expect(updateMemory.count == 2 && updateMemory.allSatisfy { ($0["peakRSS"] as? Int ?? 0) >= ($0["startRSS"] as? Int ?? 1) })
         let memory = try #require(json["memory"] as? [[String: Any]])
         #expect(memory.count == 2)
         #expect(memory.allSatisfy { ($0["peakRSS"] as? Int ?? 0) > 1_000_000 })

@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension Benchmark {
+    /// The WHERE clause of the batch benchmarks: about 24.5% of the demo rows (250k of 1M).
+    public static let batchPredicate = "year >= 2000"
+
+    /// Figures for one batch operation: ours, raw SQLite, and the object-by-object path.
+    public struct BatchFigures: Sendable, Codable {
+        public var name: String
+        public var rows: Int
+        public var batchSeconds: Double
+        public var rawSeconds: Double
+        public var objectSeconds: Double?
+        public var baseline: String
+        public var ratioToRaw: Double { rawSeconds > 0 ? batchSeconds / rawSeconds : 0 }
+        public var speedupOverObjects: Double? { objectSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
+    }
+
+    /// Copies `path` to a scratch file next to it (WAL checkpointed first), for a mutating trial.
+    static func scratchCopy(_ path: String, _ suffix: String) throws -> String {
+        let copy = path + ".\(suffix)"
+        for ext in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + ext) }
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        return copy
+    }
+
+    static func removeScratch(_ copy: String) {
+        for ext in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: copy + ext) }
+    }
+
+    static func rawExec(_ path: String, _ sql: String) throws -> (seconds: Double, changes: Int) {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BatchStoreError(.notADatabase, "cannot open \(path)") }
+        defer { sqlite3_close_v2(db) }
+        sqlite3_exec(db, "PRAGMA foreign_keys = ON", nil, nil, nil)
+        var changes = 0
+        let t = try time {
+            guard sqlite3_exec(db, "BEGIN IMMEDIATE; \(sql); COMMIT", nil, nil, nil) == SQLITE_OK else {
+                throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db)))
+            }
+            changes = Int(sqlite3_changes(db))
+        }
+        return (t, changes)
+    }
+
+    /// Batch update vs raw `UPDATE … WHERE year >= 2000` vs fetching the objects and saving them one by one.
+    public static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
+        let assignment = "votes = votes + 1"
+        var ours: [Double] = [], raw: [Double] = [], objects: [Double] = []
+        var rows = 0
+        for i in 0..<repeats {
+            let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
+            let r = try rawExec(a, "UPDATE movie SET \(assignment) WHERE \(batchPredicate)")
+            raw.append(r.seconds)
+            rows = r.changes
+            let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
+            let context = try ManagedObjectContext(store: try PersistentStore(path: b))
+            let request = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
+                                             propertiesToUpdate: try UpdateExpression.parseAssignments(assignment), resultType: .count)
+            ours.append(try time { _ = try context.execute(request) })
+            if objectPath && i == 0 {
+                let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
+                objects.append(try objectUpdate(c))
+            }
+        }
+        return BatchFigures(name: "batch update of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
+                            objectSeconds: objects.first, baseline: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)")
+    }
+
+    /// The object-by-object update: fetch every matching object, set a value, save once.
+    static func objectUpdate(_ path: String) throws -> Double {
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        return try time {
+            let objects = try context.fetchAll(FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)))
+            for o in objects {
+                if case .integer(let v) = try o.value(forKey: "votes") { try o.setValue(.integer(v + 1), forKey: "votes") }
+            }
+            try context.save()
+        }
+    }
+
+    /// Batch delete vs raw `DELETE … WHERE year >= 2000` vs deleting the objects one by one.
+    public static func batchDelete(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
+        var ours: [Double] = [], raw: [Double] = [], objects: [Double] = []
+        var rows = 0
+        for i in 0..<repeats {
+            let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
+            let r = try rawExec(a, "DELETE FROM movie WHERE \(batchPredicate)")
+            raw.append(r.seconds)
+            rows = r.changes
+            let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
+            let context = try ManagedObjectContext(store: try PersistentStore(path: b))
+            let request = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count)
+            ours.append(try time { _ = try context.execute(request) })
+            if objectPath && i == 0 {
+                let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
+                objects.append(try objectDelete(c))
+            }
+        }
+        return BatchFigures(name: "batch delete of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
+                            objectSeconds: objects.first, baseline: "DELETE FROM movie WHERE \(batchPredicate)")
+    }
+
+    static func objectDelete(_ path: String) throws -> Double {
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        return try time {
+            let objects = try context.fetchAll(FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)))
+            for o in objects { try context.delete(o) }
+            try context.save()
+        }
+    }
+
+    /// Batch insert of `rows` rows from dictionaries vs a raw prepared-statement loop in one transaction.
+    public static func batchInsert(path: String, rows: Int, repeats: Int) throws -> BatchFigures {
+        let columns = ["title", "year", "rating", "votes", "genre", "director_id"]
+        func row(_ i: Int) -> [SQLValue] {
+            [.text("Inserted \(i)"), .integer(Int64(1920 + i % 106)), .real(Double(i % 100) / 10), .integer(Int64(i)), .text(DemoDatabase.genres[i % 10]), .integer(Int64(1 + i % 10))]
+        }
+        var ours: [Double] = [], raw: [Double] = []
+        for _ in 0..<repeats {
+            let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
+            var db: OpaquePointer?
+            guard sqlite3_open_v2(a, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BatchStoreError(.notADatabase, "cannot open \(a)") }
+            sqlite3_exec(db, "PRAGMA foreign_keys = ON", nil, nil, nil)
+            let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+            raw.append(try time {
+                var stmt: OpaquePointer?
+                sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+                sqlite3_prepare_v2(db, "INSERT INTO movie (title, year, rating, votes, genre, director_id) VALUES (?, ?, ?, ?, ?, ?)", -1, &stmt, nil)
+                for i in 0..<rows {
+                    for (c, v) in row(i).enumerated() {
+                        let idx = Int32(c + 1)
+                        switch v {
+                        case .text(let s): sqlite3_bind_text(stmt, idx, s, -1, transient)
+                        case .integer(let n): sqlite3_bind_int64(stmt, idx, n)
+                        case .real(let d): sqlite3_bind_double(stmt, idx, d)
+                        default: sqlite3_bind_null(stmt, idx)
+                        }
+                    }
+                    guard sqlite3_step(stmt) == SQLITE_DONE else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+                    sqlite3_reset(stmt)
+                }
+                sqlite3_finalize(stmt)
+                sqlite3_exec(db, "COMMIT", nil, nil, nil)
+            })
+            sqlite3_close_v2(db)
+            let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
+            let context = try ManagedObjectContext(store: try PersistentStore(path: b))
+            var i = 0
+            let request = BatchInsertRequest(entityName: "movie", resultType: .count) {
+                guard i < rows else { return nil }
+                defer { i += 1 }
+                let values = row(i)
+                return Dictionary(uniqueKeysWithValues: zip(columns, values))
+            }
+            ours.append(try time { _ = try context.execute(request) })
+        }
+        return BatchFigures(name: "batch insert of \(formatCount(rows)) rows from dictionaries", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
+                            objectSeconds: nil, baseline: "prepared INSERT loop in one transaction (sqlite3_bind/step)")
+    }
+
+    /// Peak RSS growth of one batch or object-path update in this (fresh) process, on a scratch copy.
+    public static func updateMemory(path: String, objects: Bool) throws -> (start: Int, peak: Int) {
+        let copy = try scratchCopy(path, objects ? "mem-objects" : "mem-batch"); defer { removeScratch(copy) }
+        let start = ProcessMemory.residentBytes()
+        if objects {
+            _ = try objectUpdate(copy)
+        } else {
+            let context = try ManagedObjectContext(store: try PersistentStore(path: copy))
+            _ = try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
+                                                       propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count))
+        }
+        return (start, ProcessMemory.peakResidentBytes())
+    }
+}
