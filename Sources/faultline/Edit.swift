@@ -28,7 +28,7 @@ struct EditOptions: ParsableArguments {
     @Option(help: "What to print: status, count or ids (object ID URIs, one per line).")
     var result: ResultKind = .count
 
-    @Flag(help: "Print how many rows would change, and change nothing.")
+    @Flag(help: "Print how many rows would change (an update also checks every constraint), and change nothing.")
     var dryRun = false
 
     func validate() throws {
@@ -90,7 +90,13 @@ struct Update: ParsableCommand {
             BatchUpdateRequest(entityName: entity.name, predicate: predicate, propertiesToUpdate: assignments, resultType: options.resultType)
         }
         try options.perform(verb: "update",
-                            dryRunCount: { context, entity in try context.count(forUpdate: request(entity)) },
+                            dryRunCount: { context, entity in
+                                let report = try context.validate(request(entity))
+                                if let example = report.example {
+                                    printError("\(report.rowsFailing) of \(report.rowsMatched) rows would fail, e.g. \(example.id): \(example.reason)")
+                                }
+                                return report.rowsMatched
+                            },
                             execute: { context, entity in try context.execute(request(entity)) })
     }
 }

@@ -167,3 +167,34 @@ struct DirectorRecord: Encodable, EncodableRecord {
         #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie") } == 300)
     }
 }
+
+@Suite struct ValidationTests {
+    @Test func validationCountsFailingRowsAndNamesOneWithTheReason() throws {
+        let f = try BatchRequestTests.Fixture()
+        let before = try Data(contentsOf: URL(fileURLWithPath: f.path))
+        // votes = id * 10: votes - 50 < 0 for ids 1…4.
+        let check = try f.context.validate(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes - 50")))
+        #expect(check.rowsMatched == 300 && check.rowsFailing == 4 && !check.isValid)
+        #expect(check.example?.reason.contains("CHECK constraint failed") == true)
+        #expect([1, 2, 3, 4].map { ObjectKey.rowid($0) }.contains(check.example?.id.key ?? .rowid(0)))
+        let notNull = try f.context.validate(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("id <= 10"),
+                                                                propertiesToUpdate: try UpdateExpression.parseAssignments("title = nil")))
+        #expect(notNull.rowsMatched == 10 && notNull.rowsFailing == 10)
+        #expect(notNull.example?.reason.contains("NOT NULL constraint failed: movie.title") == true)
+        let unique = try f.context.validate(BatchUpdateRequest(entityName: "director", propertiesToUpdate: [("name", .constant("same"))]))
+        #expect(unique.rowsMatched == 3 && unique.rowsFailing == 2, "the first row could take the name; the other two conflict")
+        #expect(unique.example?.reason.contains("UNIQUE constraint failed: director.name") == true)
+        let fine = try f.context.validate(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("year > 1990"), propertiesToUpdate: [("votes", .constant(1))]))
+        #expect(fine.isValid && fine.rowsMatched > 0 && fine.example == nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.path)) == before, "validation writes nothing")
+        #expect(try f.context.temporaryTableNames().isEmpty)
+        // A failed update names a row that broke it.
+        do {
+            _ = try f.context.execute(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes - 50")))
+            Issue.record("updated")
+        } catch let e as BatchStoreError {
+            #expect(e.code == .constraint)
+            #expect(e.message.contains("4 of 300 rows would fail, e.g. x-batchstore://test/movie/r"))
+        }
+    }
+}

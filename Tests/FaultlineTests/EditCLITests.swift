@@ -52,6 +52,11 @@ import Testing
             #expect(r.status == 2, "\(args): \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
         }
+        let dry = try CLI.run(["update", path, "--table", "movie", "--where", "id <= 7", "--set", "title = nil", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout == "7\n")
+        #expect(dry.stderr.contains("7 of 7 rows would fail, e.g. x-batchstore://d/movie/r") && dry.stderr.contains("NOT NULL constraint failed: movie.title"))
+        let failed = try CLI.run(["update", path, "--table", "movie", "--where", "id <= 7", "--set", "title = nil"])
+        #expect(failed.status == 1 && failed.stderr.contains("nothing was written") && failed.stderr.split(separator: "\n").count == 1)
         let missing = scratch.path("nope.sqlite")
         let r = try CLI.run(["delete", missing, "--table", "movie", "--all"])
         #expect(r.status == 1 && r.stderr.contains("no such file"))

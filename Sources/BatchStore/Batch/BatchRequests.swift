@@ -114,26 +114,61 @@ extension ManagedObjectContext {
         return ids
     }
 
-    /// The SQL and arguments of a batch update (for `--dry-run` and logs; nothing runs).
-    func compileUpdate(_ request: BatchUpdateRequest) throws -> (entity: Entity, sql: String, arguments: [SQLValue], match: FetchRequest, columns: [String]) {
+    /// Adds a row that broke the constraint, and how many would, to a failed update's message
+    /// (one rolled-back validation run; only on this error path).
+    func explainedConstraintFailure(_ error: BatchStoreError, _ request: BatchUpdateRequest) -> BatchStoreError {
+        guard let report = try? validate(request), let example = report.example else { return error }
+        return BatchStoreError(.constraint, "\(error.message); nothing was written. \(report.rowsFailing) of \(report.rowsMatched) rows would fail, e.g. \(example.id): \(example.reason)")
+    }
+
+    /// A compiled batch update, in parts, so variants (OR IGNORE, one row, RETURNING) are built
+    /// from pieces, never by editing SQL text.
+    struct CompiledUpdate {
+        let entity: Entity
+        /// `"c" = <expr>, …`
+        let setClause: String
+        let setArguments: [SQLValue]
+        /// ` WHERE …` or empty.
+        let whereClause: String
+        let whereArguments: [SQLValue]
+        let match: FetchRequest
+        let columns: [String]
+
+        /// `UPDATE [OR IGNORE] main."T" AS t SET … WHERE … [AND extra] [RETURNING keys]`.
+        func sql(orIgnore: Bool = false, extraCondition: String? = nil, returningKeys: Bool = false) -> String {
+            var s = "UPDATE \(orIgnore ? "OR IGNORE " : "")main.\(quoteIdentifier(entity.name)) AS t SET \(setClause)"
+            if let extraCondition {
+                s += whereClause.isEmpty ? " WHERE \(extraCondition)" : "\(whereClause) AND \(extraCondition)"
+            } else {
+                s += whereClause
+            }
+            if returningKeys { s += " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") }
+            return s
+        }
+
+        var arguments: [SQLValue] { setArguments + whereArguments }
+    }
+
+    func compileUpdate(_ request: BatchUpdateRequest) throws -> CompiledUpdate {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = QueryBuilder(entity: entity, schema: store.schema, alias: "t", allowsJoins: false)
         var sets: [String] = []
-        var seen = Set<String>()
+        var columns: [String] = []
         for (name, value) in request.propertiesToUpdate {
             guard let attribute = entity.attribute(named: name) else {
                 throw BatchStoreError(.noSuchAttribute, "\(entity.name) has no column named \(name.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
             }
             if attribute.isGenerated { throw BatchStoreError(.readOnly, "\(entity.name).\(attribute.name) is a generated column and cannot be set") }
-            guard seen.insert(attribute.name).inserted else { throw BatchStoreError(.invalidArgument, "\(attribute.name) is assigned twice") }
+            guard !columns.contains(attribute.name) else { throw BatchStoreError(.invalidArgument, "\(attribute.name) is assigned twice") }
+            columns.append(attribute.name)
             sets.append("\(quoteIdentifier(attribute.name)) = \(try builder.compile(value.node))")
         }
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
         let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
-        let sql = "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(sets.joined(separator: ", "))\(whereSQL)\(returning(entity, request.resultType))"
-        return (entity, sql, builder.arguments + whereArgs, match, Array(seen))
+        return CompiledUpdate(entity: entity, setClause: sets.joined(separator: ", "), setArguments: builder.arguments,
+                              whereClause: whereSQL, whereArguments: whereArgs, match: match, columns: columns)
     }
 
     /// Runs a batch update in one transaction: all rows or none.
@@ -143,13 +178,18 @@ extension ManagedObjectContext {
     /// With `undoable`, the assigned columns' before-image of every matching row is journaled in a
     /// temp table in the same transaction, for ``undo()`` (up to ``undoLimit`` rows).
     public func execute(_ request: BatchUpdateRequest, undoable: Bool = false) throws -> BatchResult {
-        let (entity, sql, arguments, match, columns) = try compileUpdate(request)
-        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) }
-        try checkUndoable(entity, rows: try count(for: match), deleting: false)
-        let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
+        let update = try compileUpdate(request)
+        let entity = update.entity, columns = update.columns
+        let sql = update.sql(returningKeys: request.resultType == .objectIDs)
+        do {
+            guard undoable else { return try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType) }
+        } catch let error as BatchStoreError where error.code == .constraint {
+            throw explainedConstraintFailure(error, request)
+        }
+        try checkUndoable(entity, rows: try count(for: update.match), deleting: false)
         var journal: (String, Int) = ("", 0)
-        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) { db in
-            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: whereArgs)
+        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType) { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)
         }
         undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal.0, rows: journal.1))
         return result
@@ -235,7 +275,6 @@ extension ManagedObjectContext {
 extension ManagedObjectContext {
     /// How many rows `request` would update, after checking its assignments compile; writes nothing.
     public func count(forUpdate request: BatchUpdateRequest) throws -> Int {
-        let match = try compileUpdate(request).match
-        return try count(for: match)
+        try count(for: try compileUpdate(request).match)
     }
 }

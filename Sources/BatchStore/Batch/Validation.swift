@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+
+/// What a batch update would do, found out before anything is written.
+public struct ValidationReport: Sendable {
+    /// Rows the request matches.
+    public var rowsMatched: Int
+    /// Rows whose new values would break a NOT NULL, CHECK or UNIQUE constraint.
+    public var rowsFailing: Int
+    /// One failing row and SQLite's reason for it, when some fail.
+    public var example: (id: ObjectID, reason: String)?
+    /// True when every matched row would be written.
+    public var isValid: Bool { rowsFailing == 0 }
+}
+
+extension ManagedObjectContext {
+    /// Checks a batch update against the table's constraints without writing anything.
+    ///
+    /// Runs the update as `UPDATE OR IGNORE … RETURNING <key>` in a transaction that is always rolled
+    /// back: SQLite skips exactly the rows that would break NOT NULL, CHECK or UNIQUE constraints.
+    /// For one skipped row, the plain UPDATE is run in a savepoint to get SQLite's reason.
+    /// - Complexity: one (rolled back) run of the update, and one of its matching query.
+    public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport {
+        let update = try compileUpdate(request)
+        let entity = update.entity, arguments = update.arguments
+        let keys = entity.keyColumns
+        let ignoring = update.sql(orIgnore: true, returningKeys: true)
+        let matchedKeys = try CompiledFetch(request: update.match, store: store)
+        let keySelect = matchedKeys.builder.keyColumnsSQL.joined(separator: ", ")
+        let keyTuple = keys.count == 1 ? "t." + quoteIdentifier(keys[0]) : "(" + keys.map { "t." + quoteIdentifier($0) }.joined(separator: ", ") + ")"
+        let written = makeTempTableName("bs_valid")
+        let cols = (0..<keys.count).map { "k\($0)" }
+        return try withDatabase { db -> ValidationReport in
+            var report = ValidationReport(rowsMatched: 0, rowsFailing: 0, example: nil)
+            try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(written)) (\(cols.joined(separator: ", ")))")
+            defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(written))") }
+            try db.inTransaction(.immediate) {
+                report.rowsMatched = try Int.fetchOne(db, sql: "SELECT count(*)\(matchedKeys.fromWhere)", arguments: matchedKeys.arguments.statementArguments) ?? 0
+                let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(written)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
+                var changed = 0
+                let cursor = try Row.fetchCursor(db.makeStatement(sql: ignoring), arguments: arguments.statementArguments)
+                var returned: [[DatabaseValue]] = []
+                while let row = try cursor.next() {
+                    returned.append(Array(row.databaseValues))
+                    changed += 1
+                    if returned.count >= 10_000 { for r in returned { try insert.execute(arguments: StatementArguments(r)) }; returned.removeAll() }
+                }
+                for r in returned { try insert.execute(arguments: StatementArguments(r)) }
+                report.rowsFailing = report.rowsMatched - changed
+                guard report.rowsFailing > 0 else { return .rollback }
+                // One skipped row (matched, not written), tried alone on top of what the pass wrote:
+                // SQLite's error for it is the reason (a UNIQUE conflict needs the other rows' new values).
+                let keyList = cols.joined(separator: ", ")
+                let notWritten = "\(keyTuple) NOT IN (SELECT \(keyList) FROM temp.\(quoteIdentifier(written)))"
+                let exampleSQL = "SELECT \(keySelect)\(matchedKeys.fromWhere)\(matchedKeys.whereClause.isEmpty ? " WHERE " : " AND ")\(notWritten) LIMIT 1"
+                guard let row = try Row.fetchOne(db, sql: exampleSQL, arguments: matchedKeys.arguments.statementArguments) else { return .rollback }
+                let keyValues = (0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }
+                let id = entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(row[0])) : ObjectID(entity: entity, key: .primaryKey(keyValues))
+                let onlyThisRow = keys.map { "t.\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+                var reason = "constraint failed"
+                do {
+                    try db.execute(sql: update.sql(extraCondition: onlyThisRow), arguments: (arguments + keyValues).statementArguments)
+                } catch let e as DatabaseError {
+                    reason = e.message ?? "\(e.resultCode)"
+                }
+                report.example = (id, reason)
+                return .rollback
+            }
+            return report
+        }
+    }
+}
