@@ -108,11 +108,18 @@ struct Delete: ParsableCommand {
 
     @OptionGroup var options: EditOptions
 
+    @Flag(help: "Apply the schema's delete rules (cascade, nullify, deny) in the same transaction; deny fails naming a row.")
+    var applyDeleteRules = false
+
     func run() throws {
         let predicate = try options.source.parsedPredicate()
         func fetch(_ entity: Entity) -> FetchRequest { FetchRequest(entityName: entity.name, predicate: predicate) }
         try options.perform(verb: "delete",
                             dryRunCount: { context, entity in try context.count(for: fetch(entity)) },
-                            execute: { context, entity in try context.execute(BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)) })
+                            execute: { context, entity in
+                                var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
+                                request.appliesDeleteRules = applyDeleteRules
+                                return try context.execute(request)
+                            })
     }
 }

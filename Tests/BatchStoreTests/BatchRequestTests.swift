@@ -198,3 +198,42 @@ struct DirectorRecord: Encodable, EncodableRecord {
         }
     }
 }
+
+@Suite struct DeleteRuleTests {
+    static let sql = """
+        CREATE TABLE studio(id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT, studio_id INTEGER REFERENCES studio(id) ON DELETE CASCADE);
+        CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT,
+                           director_id INTEGER REFERENCES director(id) ON DELETE CASCADE,
+                           editor_id INTEGER REFERENCES director(id) ON DELETE SET NULL);
+        CREATE TABLE award(id INTEGER PRIMARY KEY, movie_id INTEGER REFERENCES movie(id) ON DELETE RESTRICT);
+        INSERT INTO studio VALUES (1, 'Toho'), (2, 'Shochiku');
+        INSERT INTO director VALUES (1, 'Kurosawa', 1), (2, 'Honda', 1), (3, 'Ozu', 2);
+        INSERT INTO movie VALUES (1, 'Ikiru', 1, 3), (2, 'Godzilla', 2, 1), (3, 'Tokyo Story', 3, 1), (4, 'Late Spring', 3, 2);
+        INSERT INTO award VALUES (1, 1);
+        """
+
+    @Test func cascadeNullifyAndDenyInOneTransaction() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: Self.sql)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        var request = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "studio", predicate: try FetchPredicate("name == 'Toho'")), resultType: .count)
+        request.appliesDeleteRules = true
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        do { _ = try context.execute(request); Issue.record("deleted") } catch let e as BatchStoreError {
+            #expect(e.code == .constraint)
+            #expect(e.message == "delete rule deny on award.movie: award row 1 still refers to a row being deleted; nothing was written")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(throws: BatchStoreError.self) { try context.execute(request, undoable: true) }
+
+        try direct(path) { db in try db.execute(sql: "DELETE FROM award") }
+        #expect(try context.execute(request).count == 1)
+        let state = try direct(path) { db in
+            (try Int64.fetchAll(db, sql: "SELECT id FROM director ORDER BY id"),
+             try Row.fetchAll(db, sql: "SELECT id, editor_id FROM movie ORDER BY id").map { [$0["id"] as Int64?, $0["editor_id"] as Int64?] })
+        }
+        #expect(state.0 == [3], "Toho's directors cascaded")
+        #expect(state.1 == [[3, nil], [4, nil]], "their movies cascaded; Ozu's movies edited by them were nullified")
+    }
+}

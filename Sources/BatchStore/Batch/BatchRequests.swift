@@ -71,6 +71,10 @@ public struct BatchDeleteRequest: Sendable {
     public var fetchRequest: FetchRequest?
     public var objectIDs: [ObjectID]?
     public var resultType: BatchResultType
+    /// Apply the schema's delete rules (cascade, nullify, deny) in the same transaction, before the
+    /// delete, instead of leaving them to SQLite's foreign-key actions (which still apply to anything
+    /// left). Counts and IDs in the result are the requested entity's rows only.
+    public var appliesDeleteRules = false
 
     public init(fetchRequest: FetchRequest, resultType: BatchResultType = .statusOnly) {
         self.fetchRequest = fetchRequest
@@ -235,7 +239,13 @@ extension ManagedObjectContext {
         }
         defer { if let cleanup { dropTempTable(cleanup) } }
         let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)\(returning(entity, request.resultType))"
-        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) }
+        let rules: ((Database) throws -> Void)? = request.appliesDeleteRules
+            ? { [whereSQL, arguments] db in _ = try self.applyDeleteRules(db, entity: entity, whereSQL: whereSQL, arguments: arguments) }
+            : nil
+        if request.appliesDeleteRules && undoable {
+            throw BatchStoreError(.invalidArgument, "a delete that applies delete rules cannot be undone (the rows it changes in other tables are not journaled); run it without undo")
+        }
+        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, before: rules) }
         let rows = try withDatabase { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments) ?? 0
         }

@@ -114,6 +114,9 @@ public final class PersistentStore: Sendable {
             _ = bs_disable_trusted_schema(db.sqliteConnection)
             _ = bs_disable_load_extension(db.sqliteConnection)
             SQLFunctions.register(in: db)
+            // After a huge batch, checkpoints truncate the WAL (or journal) back to 64 MiB instead of
+            // leaving a file as big as the batch behind.
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         return try DatabaseQueue(path: path, configuration: config)
     }
