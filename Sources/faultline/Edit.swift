@@ -58,6 +58,8 @@ struct EditOptions: ParsableArguments {
             return
         }
         let start = Date()
+        let ticker = Ticker(verb == "update" ? "updating" : "deleting")
+        defer { ticker.stop() }
         let result = try execute(context, entity)
         report(verb + "d", result, seconds: Date().timeIntervalSince(start))
     }

@@ -49,8 +49,11 @@ struct Import: ParsableCommand {
         let entity = try store.entity(named: table)
         let reader = try RowReader(handle: handle, format: format)
         let policy: BatchInsertRequest.ConflictPolicy = [.fail: .fail, .ignore: .ignore, .upsert: .upsert][onConflict]!
+        let ticker = Ticker("importing")
+        defer { ticker.stop() }
         let request = BatchInsertRequest(entityName: entity.name, conflictPolicy: policy, resultType: .count) {
             if dryRun, reader.rowsRead > 0, reader.isAtEnd { throw DryRunDone() }
+            ticker.set(reader.rowsRead)
             return try reader.next()
         }
         let start = Date()
