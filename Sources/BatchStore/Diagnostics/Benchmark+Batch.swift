@@ -45,28 +45,37 @@ extension Benchmark {
         return (t, changes)
     }
 
-    /// Batch update vs raw `UPDATE … WHERE year >= 2000` vs fetching the objects and saving them one by one.
-    public static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
-        let assignment = "votes = votes + 1"
-        var ours: [Double] = [], raw: [Double] = [], objects: [Double] = []
+    /// Times one mutating operation three ways, each on a fresh copy of `path`: raw SQL, the batch
+    /// request, and (once) the object-by-object path.
+    static func compareMutation(path: String, repeats: Int, objectPath: Bool, name: String, rawSQL: String,
+                                batch: (ManagedObjectContext) throws -> Void, objects: (String) throws -> Double) throws -> BatchFigures {
+        var ours: [Double] = [], raw: [Double] = [], objectTimes: [Double] = []
         var rows = 0
         for i in 0..<repeats {
             let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
-            let r = try rawExec(a, "UPDATE movie SET \(assignment) WHERE \(batchPredicate)")
+            let r = try rawExec(a, rawSQL)
             raw.append(r.seconds)
             rows = r.changes
             let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
             let context = try ManagedObjectContext(store: try PersistentStore(path: b))
-            let request = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
-                                             propertiesToUpdate: try UpdateExpression.parseAssignments(assignment), resultType: .count)
-            ours.append(try time { _ = try context.execute(request) })
+            ours.append(try time { try batch(context) })
             if objectPath && i == 0 {
                 let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
-                objects.append(try objectUpdate(c))
+                objectTimes.append(try objects(c))
             }
         }
-        return BatchFigures(name: "batch update of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
-                            objectSeconds: objects.first, baseline: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)")
+        return BatchFigures(name: "\(name) of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
+                            objectSeconds: objectTimes.first, baseline: rawSQL)
+    }
+
+    /// Batch update vs raw `UPDATE … WHERE year >= 2000` vs fetching the objects and saving them one by one.
+    public static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
+        try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch update",
+                            rawSQL: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)",
+                            batch: { context in
+                                _ = try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
+                                                                           propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count))
+                            }, objects: objectUpdate)
     }
 
     /// The object-by-object update: fetch every matching object, set a value, save once.
@@ -83,24 +92,11 @@ extension Benchmark {
 
     /// Batch delete vs raw `DELETE … WHERE year >= 2000` vs deleting the objects one by one.
     public static func batchDelete(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
-        var ours: [Double] = [], raw: [Double] = [], objects: [Double] = []
-        var rows = 0
-        for i in 0..<repeats {
-            let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
-            let r = try rawExec(a, "DELETE FROM movie WHERE \(batchPredicate)")
-            raw.append(r.seconds)
-            rows = r.changes
-            let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
-            let context = try ManagedObjectContext(store: try PersistentStore(path: b))
-            let request = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count)
-            ours.append(try time { _ = try context.execute(request) })
-            if objectPath && i == 0 {
-                let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
-                objects.append(try objectDelete(c))
-            }
-        }
-        return BatchFigures(name: "batch delete of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
-                            objectSeconds: objects.first, baseline: "DELETE FROM movie WHERE \(batchPredicate)")
+        try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch delete",
+                            rawSQL: "DELETE FROM movie WHERE \(batchPredicate)",
+                            batch: { context in
+                                _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count))
+                            }, objects: objectDelete)
     }
 
     static func objectDelete(_ path: String) throws -> Double {
