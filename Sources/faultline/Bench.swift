@@ -42,7 +42,10 @@ struct Bench: ParsableCommand {
             try DemoDatabase.create(at: path, rows: rows) { bar.update($0) }
             bar.finish("created \(Benchmark.formatCount(rows))-row demo database")
         }
-        defer { if let tempDir { try? FileManager.default.removeItem(at: tempDir) } }
+        defer {
+            if let tempDir { try? FileManager.default.removeItem(at: tempDir) }
+            Benchmark.removeScratchDirectory()
+        }
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let actualRows = try ManagedObjectContext(store: store).count(for: FetchRequest(entityName: "movie"))
 
@@ -68,6 +71,7 @@ struct Bench: ParsableCommand {
         let targets = [1.2, 1.2, 1.5]
         if !json { printError("measuring memory of batch and object-by-object updates (separate processes)…") }
         let updateMemory = [try runUpdateWorker(path: path, objects: false), try runUpdateWorker(path: path, objects: true)]
+        Benchmark.removeScratchDirectory()
 
         var sweeps: [Benchmark.MemorySweep] = []
         if !json { printError("measuring memory of a batched sweep (separate process)…") }
@@ -180,6 +184,7 @@ struct BenchWorker: ParsableCommand {
 
     func run() throws {
         if mode == "update-batch" || mode == "update-objects" {
+            defer { Benchmark.removeScratchDirectory() }
             let m = try Benchmark.updateMemory(path: database, objects: mode == "update-objects")
             print("[\(m.start), \(m.peak)]")
             return

@@ -144,6 +144,18 @@ func tsv(_ value: DatabaseValue) -> String {
         #expect(!FileManager.default.fileExists(atPath: missing), "a missing path is never created")
     }
 
+    @Test func benchOnAUsersFileLeavesItsFolderAsItWas() throws {
+        let scratch = Scratch()
+        let db = scratch.path("mine.sqlite")
+        #expect(try CLI.run(["demo", "--rows", "5000", "--output", db]).status == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted()
+        let original = try Data(contentsOf: URL(fileURLWithPath: db))
+        let r = try CLI.run(["bench", "--db", db, "--repeats", "1", "--skip-eager", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted() == before, "no scratch copies beside the user's file")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == original, "the mutating trials ran on copies")
+    }
+
     @Test func benchReportsRatiosAsJSONAndDrawsThePlot() throws {
         let scratch = Scratch()
         let plot = scratch.path("plot.svg")

@@ -18,11 +18,22 @@ extension Benchmark {
         public var speedupOverObjects: Double? { objectSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
     }
 
-    /// Copies `path` to a scratch file next to it (WAL checkpointed first), for a mutating trial.
+    /// Where mutating trials run: a per-process folder in the temporary directory, never next to
+    /// the user's file (an interrupted bench must not leave copies beside their data).
+    static let scratchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-scratch-\(getpid())").path
+
+    /// Removes the scratch folder and anything an interrupted trial left in it.
+    public static func removeScratchDirectory() {
+        try? FileManager.default.removeItem(atPath: scratchDirectory)
+    }
+
+    /// Copies `path` (with its WAL, if any) into the scratch folder, for a mutating trial.
     static func scratchCopy(_ path: String, _ suffix: String) throws -> String {
-        let copy = path + ".\(suffix)"
+        try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
+        let copy = scratchDirectory + "/" + (path as NSString).lastPathComponent + ".\(suffix)"
         for ext in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + ext) }
         try FileManager.default.copyItem(atPath: path, toPath: copy)
+        if FileManager.default.fileExists(atPath: path + "-wal") { try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal") }
         return copy
     }
 
