@@ -133,3 +133,14 @@ extension SQLValue {
         }
     }
 }
+
+/// `expr` for one expression, `(a, b, …)` for several: the left side of `IN (SELECT …)` and key
+/// comparisons on composite keys.
+func sqlTuple(_ expressions: [String]) -> String {
+    expressions.count == 1 ? expressions[0] : "(" + expressions.joined(separator: ", ") + ")"
+}
+
+/// `t."a"`, `t."b"`, … for column names under a table alias.
+func qualified(_ columns: [String], alias: String = "t") -> [String] {
+    columns.map { "\(alias).\(quoteIdentifier($0))" }
+}

@@ -68,7 +68,7 @@ extension ManagedObjectContext {
         }
         let wantKeys = request.resultType == .objectIDs || undoable
         let table = "main.\(quoteIdentifier(entity.name))"
-        let returning = wantKeys ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
+        let returning = wantKeys ? entity.returningKeysSQL : ""
         var sqlByColumns: [[Int]: String] = [:]
         func sql(for columns: [Int]) -> String {
             if let s = sqlByColumns[columns] { return s }
@@ -127,12 +127,10 @@ extension ManagedObjectContext {
                         if wantKeys {
                             let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
                             while let key = try cursor.next() {
-                                let values = (0..<key.count).map { SQLValue(key[$0] as DatabaseValue) }
-                                if request.resultType == .objectIDs {
-                                    ids.append(entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(key[0])) : ObjectID(entity: entity, key: .primaryKey(values)))
-                                }
+                                let id = ObjectID(entity: entity, keyRow: key)
+                                if request.resultType == .objectIDs { ids.append(id) }
                                 if let journalInsert {
-                                    try journalInsert.execute(arguments: values.statementArguments)
+                                    try journalInsert.execute(arguments: id.keyValues.statementArguments)
                                     if count >= undoLimit {
                                         throw BatchStoreError(.invalidArgument, "this insert passes the undo limit of \(undoLimit) rows; run it without undo, or raise undoLimit")
                                     }
@@ -149,7 +147,7 @@ extension ManagedObjectContext {
                 }
                 return .commit
             }
-            if let journal { undoStack.append(UndoEntry(entity: entity, kind: .insert, table: journal, rows: count)) }
+            if let journal { undoStack.append(UndoEntry(entity: entity, kind: .insert, table: journal)) }
             return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
                                objectIDs: request.resultType == .objectIDs ? ids : nil)
         }

@@ -93,28 +93,24 @@ extension ManagedObjectContext {
     /// Compiles the WHERE clause that selects the rows of `request` for an UPDATE or DELETE on `entity`.
     private func batchWhere(_ request: FetchRequest, entity: Entity) throws -> (sql: String, arguments: [SQLValue]) {
         let compiled = try CompiledFetch(request: request, store: store)
-        let keys = entity.keyColumns.map { "t.\(quoteIdentifier($0))" }
+        let keys = qualified(entity.keyColumns)
         let needsSubquery = !compiled.builder.joins.isEmpty || !compiled.limitClause.isEmpty || !request.sortDescriptors.isEmpty
         if !needsSubquery {
             return (compiled.whereClause, compiled.arguments)
         }
-        let keyList = keys.count == 1 ? keys[0] : "(" + keys.joined(separator: ", ") + ")"
+        let keyList = sqlTuple(keys)
         let inner = "SELECT \(keys.joined(separator: ", "))\(compiled.fromWhereOrder)\(compiled.limitClause)"
         return (" WHERE \(keyList) IN (\(inner))", compiled.allArguments)
     }
 
     private func returning(_ entity: Entity, _ type: BatchResultType) -> String {
-        type == .objectIDs ? " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") : ""
+        type == .objectIDs ? entity.returningKeysSQL : ""
     }
 
     private func collectIDs(_ statement: Statement, entity: Entity, arguments: [SQLValue]) throws -> [ObjectID] {
         var ids: [ObjectID] = []
         let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
-        while let row = try cursor.next() {
-            if entity.isKeyedByRowid { ids.append(ObjectID(entity: entity, key: .rowid(row[0]))) } else {
-                ids.append(ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) })))
-            }
-        }
+        while let row = try cursor.next() { ids.append(ObjectID(entity: entity, keyRow: row)) }
         return ids
     }
 
@@ -146,7 +142,7 @@ extension ManagedObjectContext {
             } else {
                 s += whereClause
             }
-            if returningKeys { s += " RETURNING " + entity.keyColumns.map(quoteIdentifier).joined(separator: ", ") }
+            if returningKeys { s += entity.returningKeysSQL }
             return s
         }
 
@@ -191,11 +187,11 @@ extension ManagedObjectContext {
             throw explainedConstraintFailure(error, request)
         }
         try checkUndoable(entity, rows: try count(for: update.match), deleting: false)
-        var journal: (String, Int) = ("", 0)
+        var journal = ""
         let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)
         }
-        undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal.0, rows: journal.1))
+        undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal))
         return result
     }
 
@@ -228,7 +224,7 @@ extension ManagedObjectContext {
                 for id in ids { try insert.execute(arguments: id.keyValues.statementArguments) }
             }
             cleanup = table
-            let keyList = keys.count == 1 ? "t." + quoteIdentifier(keys[0]) : "(" + keys.map { "t." + quoteIdentifier($0) }.joined(separator: ", ") + ")"
+            let keyList = sqlTuple(qualified(keys))
             whereSQL = " WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))"
             arguments = []
         } else {
@@ -251,11 +247,11 @@ extension ManagedObjectContext {
         }
         try checkUndoable(entity, rows: rows, deleting: true)
         let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
-        var journal: (String, Int) = ("", 0)
+        var journal = ""
         let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: arguments)
         }
-        undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal.0, rows: journal.1))
+        undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal))
         return result
     }
 

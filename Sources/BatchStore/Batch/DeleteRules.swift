@@ -17,9 +17,9 @@ extension ManagedObjectContext {
                 guard referenced.count == rel.sourceColumns.count else { continue }
                 // The referenced values of the rows being deleted, materialised for this level.
                 let level = makeTempTableName("bs_rule")
-                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(level)) AS SELECT \(referenced.map { "t.\(quoteIdentifier($0))" }.joined(separator: ", ")) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
+                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(level)) AS SELECT \(qualified(referenced).joined(separator: ", ")) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
                 defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(level))") }
-                let source = rel.sourceColumns.count == 1 ? "t.\(quoteIdentifier(rel.sourceColumns[0]))" : "(" + rel.sourceColumns.map { "t.\(quoteIdentifier($0))" }.joined(separator: ", ") + ")"
+                let source = sqlTuple(qualified(rel.sourceColumns))
                 let childWhere = " WHERE \(source) IN (SELECT * FROM temp.\(quoteIdentifier(level)))"
                 let childTable = "main.\(quoteIdentifier(child.name))"
                 switch rel.deleteRule {

@@ -8,13 +8,9 @@ struct UndoEntry {
     let entity: Entity
     let kind: Kind
     let table: String
-    let rows: Int
 }
 
 extension ManagedObjectContext {
-    /// The key columns the journal stores: the INTEGER PRIMARY KEY or rowid, or the primary key.
-    func journalKeyColumns(_ entity: Entity) -> [String] { entity.keyColumns }
-
     /// Throws when recording undo for `rows` rows is not allowed or not exact.
     func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
         if rows > undoLimit {
@@ -32,15 +28,15 @@ extension ManagedObjectContext {
     }
 
     /// Creates the journal table and fills it with `select` (run inside the batch's transaction).
-    func recordJournal(_ db: Database, entity: Entity, columns: [String], whereSQL: String, arguments: [SQLValue]) throws -> (String, Int) {
+    func recordJournal(_ db: Database, entity: Entity, columns: [String], whereSQL: String, arguments: [SQLValue]) throws -> String {
         let table = makeTempTableName("bs_undo")
-        let keys = journalKeyColumns(entity)
+        let keys = entity.keyColumns
         let keyCols = (0..<keys.count).map { "k\($0)" }
         let valueCols = (0..<columns.count).map { "c\($0)" }
         try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\((keyCols + valueCols).joined(separator: ", ")))")
-        let select = (keys + columns).map { "t.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        let select = qualified(keys + columns).joined(separator: ", ")
         try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table)) SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
-        return (table, db.changesCount)
+        return table
     }
 
     /// True when ``undo()`` has something to undo.
@@ -58,19 +54,16 @@ extension ManagedObjectContext {
     public func undo() throws -> ChangeSet {
         guard let entry = undoStack.last else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
         let entity = entry.entity
-        let keys = journalKeyColumns(entity)
+        let keys = entity.keyColumns
         let table = "main.\(quoteIdentifier(entity.name))"
         let journal = "temp.\(quoteIdentifier(entry.table))"
         let match = keys.enumerated().map { "t.\(quoteIdentifier($1)) = u.k\($0)" }.joined(separator: " AND ")
-        let keyTuple = keys.count == 1 ? quoteIdentifier(keys[0]) : "(" + keys.map(quoteIdentifier).joined(separator: ", ") + ")"
+        let keyTuple = sqlTuple(keys.map(quoteIdentifier))
         let keyCols = (0..<keys.count).map { "u.k\($0)" }.joined(separator: ", ")
         var changes = ChangeSet()
         try withDatabase { db in
             try db.inTransaction(.immediate) {
-                let ids = try Row.fetchAll(db, sql: "SELECT \(keyCols) FROM \(journal) AS u").map { row -> ObjectID in
-                    entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(row[0]))
-                        : ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }))
-                }
+                let ids = try Row.fetchAll(db, sql: "SELECT \(keyCols) FROM \(journal) AS u").map { ObjectID(entity: entity, keyRow: $0) }
                 switch entry.kind {
                 case .update(let columns):
                     let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")

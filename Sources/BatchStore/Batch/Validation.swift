@@ -27,7 +27,7 @@ extension ManagedObjectContext {
         let ignoring = update.sql(orIgnore: true, returningKeys: true)
         let matchedKeys = try CompiledFetch(request: update.match, store: store)
         let keySelect = matchedKeys.builder.keyColumnsSQL.joined(separator: ", ")
-        let keyTuple = keys.count == 1 ? "t." + quoteIdentifier(keys[0]) : "(" + keys.map { "t." + quoteIdentifier($0) }.joined(separator: ", ") + ")"
+        let keyTuple = sqlTuple(qualified(keys))
         let written = makeTempTableName("bs_valid")
         let cols = (0..<keys.count).map { "k\($0)" }
         return try withDatabase { db -> ValidationReport in
@@ -54,8 +54,8 @@ extension ManagedObjectContext {
                 let notWritten = "\(keyTuple) NOT IN (SELECT \(keyList) FROM temp.\(quoteIdentifier(written)))"
                 let exampleSQL = "SELECT \(keySelect)\(matchedKeys.fromWhere)\(matchedKeys.whereClause.isEmpty ? " WHERE " : " AND ")\(notWritten) LIMIT 1"
                 guard let row = try Row.fetchOne(db, sql: exampleSQL, arguments: matchedKeys.arguments.statementArguments) else { return .rollback }
-                let keyValues = (0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }
-                let id = entity.isKeyedByRowid ? ObjectID(entity: entity, key: .rowid(row[0])) : ObjectID(entity: entity, key: .primaryKey(keyValues))
+                let id = ObjectID(entity: entity, keyRow: row)
+                let keyValues = id.keyValues
                 let onlyThisRow = keys.map { "t.\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
                 var reason = "constraint failed"
                 do {

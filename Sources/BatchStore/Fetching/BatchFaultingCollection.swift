@@ -430,8 +430,7 @@ final class BatchStorage {
         let entity = self.entity
         return try context.withDatabase { db -> ObjectID? in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(cols) FROM temp.\(quoteIdentifier(name)) WHERE pos = ?"), arguments: [position + 1]) else { return nil }
-            if entity.isKeyedByRowid { return ObjectID(entity: entity, key: .rowid(row[0])) }
-            return ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }))
+            return ObjectID(entity: entity, keyRow: row)
         }
     }
 

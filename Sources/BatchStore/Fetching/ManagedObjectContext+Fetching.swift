@@ -101,11 +101,7 @@ extension ManagedObjectContext {
         return try withDatabase { db in
             var ids: [ObjectID] = []
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: compiled.allArguments.statementArguments)
-            while let row = try cursor.next() {
-                if entity.isKeyedByRowid { ids.append(ObjectID(entity: entity, key: .rowid(row[0]))) } else {
-                    ids.append(ObjectID(entity: entity, key: .primaryKey((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) })))
-                }
-            }
+            while let row = try cursor.next() { ids.append(ObjectID(entity: entity, keyRow: row)) }
             return ids
         }
     }

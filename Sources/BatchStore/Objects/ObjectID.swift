@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// What identifies a row within its entity.
 public enum ObjectKey: Hashable, Sendable {
@@ -148,6 +149,18 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         case .rowid(let r): return [.integer(r)]
         case .primaryKey(let v): return v
         case .temporary, .position: return []
+        }
+    }
+}
+
+extension ObjectID {
+    /// The ID of the row whose key columns are the columns of `row` from `offset` on (a rowid, or
+    /// the primary key values in key order).
+    init(entity: Entity, keyRow row: Row, from offset: Int = 0) {
+        if entity.isKeyedByRowid {
+            self.init(entity: entity, key: .rowid(row[offset]))
+        } else {
+            self.init(entity: entity, key: .primaryKey((offset..<(offset + entity.keyColumns.count)).map { SQLValue(row[$0] as DatabaseValue) }))
         }
     }
 }

@@ -31,7 +31,7 @@ final class QueryBuilder {
     }
 
     /// The key columns of the entity, qualified by the alias (`t."rowid"`).
-    var keyColumnsSQL: [String] { entity.keyColumns.map { "\(alias).\(quoteIdentifier($0))" } }
+    var keyColumnsSQL: [String] { qualified(entity.keyColumns, alias: alias) }
 
     // MARK: Key paths
 

@@ -157,6 +157,9 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// ` RETURNING "k1", …`: the key columns, for batch statements that report the rows they changed.
+    var returningKeysSQL: String { " RETURNING " + keyColumns.map(quoteIdentifier).joined(separator: ", ") }
+
     /// True when objects are keyed by rowid.
     var isKeyedByRowid: Bool { kind == .table && rowidName != nil }
 
