@@ -98,14 +98,11 @@ extension ManagedObjectContext {
         var report = MergeReport()
         report.inserted = inserted
         var touchedEntities = Set<ObjectIdentifier>()
-        for object in allRegisteredObjectsForMerge() {
+        for object in allRegisteredObjects() {
             let id = object.objectID
             guard updated.touches(id.entity) || deleted.touches(id.entity) else { continue }
             if deleted.contains(id) {
-                object.isDeleted = true
-                object.values = nil
-                object.changes.removeAll()
-                forgetForMerge(object)
+                markDeleted(object)
                 report.deleted.append(id)
                 touchedEntities.insert(ObjectIdentifier(id.entity))
             } else if updated.contains(id) {

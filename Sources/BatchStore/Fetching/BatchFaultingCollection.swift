@@ -388,16 +388,7 @@ final class BatchStorage {
                     id = ObjectID(entity: entity, key: .position(pos - 1))
                 }
                 if addressable {
-                    let (object, created) = context.registeredObject(for: id) {
-                        ManagedObject(objectID: id, link: link, values: Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id))
-                    }
-                    if !created {
-                        if object.isDeleted { continue }
-                        if object.values == nil && !object.isInserted {
-                            object.values = Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id)
-                        }
-                    }
-                    objects[slot] = object
+                    objects[slot] = context.adoptRow(id) { Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id) }
                 } else {
                     objects[slot] = ManagedObject(objectID: id, link: link, values: Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id))
                 }

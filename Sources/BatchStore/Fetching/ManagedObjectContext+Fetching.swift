@@ -45,13 +45,9 @@ extension ManagedObjectContext {
                 var values = [SQLValue]()
                 values.reserveCapacity(n)
                 for i in keyCount..<(keyCount + n) { values.append(SQLValue(row[i] as DatabaseValue)) }
-                if keyCount > 0, let existing = registeredObject(for: id) {
-                    if existing.isDeleted { continue }
-                    if existing.values == nil && !existing.isInserted { existing.values = values }
-                    result.append(existing)
-                } else {
-                    let object = ManagedObject(objectID: id, link: link, values: values)
-                    if keyCount > 0 { register(object) }
+                if keyCount == 0 {
+                    result.append(ManagedObject(objectID: id, link: link, values: values))
+                } else if let object = adoptRow(id, values: { values }) {
                     result.append(object)
                 }
             }

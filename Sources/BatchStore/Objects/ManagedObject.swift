@@ -29,7 +29,7 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     deinit {
-        link.context?.objectDidDeallocate(objectID, self)
+        link.context?.objectDidDeallocate(self)
     }
 
     /// The object's entity.

@@ -28,7 +28,7 @@ public final class ManagedObjectContext {
     /// Shared by every object of this context; cleared in `deinit`.
     private(set) var link = ContextLink(nil)
     /// The identity map. Entries are unretained: each object removes its own entry in `deinit`
-    /// (``objectDidDeallocate(_:_:)``), so no entry outlives its object, and no weak-reference side
+    /// (``objectDidDeallocate(_:)``), so no entry outlives its object, and no weak-reference side
     /// table is allocated per object.
     private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
     /// Rowid-keyed objects, per entity (see ``RowidRegistry``): the common case, kept off SipHash.
@@ -162,17 +162,19 @@ public final class ManagedObjectContext {
 
     func openCollections() -> [BatchStorage] { collections.compactMap(\.storage) }
 
-    func allRegisteredObjectsForMerge() -> [ManagedObject] { allRegisteredObjects() }
-
-    /// Removes a deleted object from the identity map and from pending changes.
-    func forgetForMerge(_ object: ManagedObject) {
+    /// Marks an object whose row was deleted outside the context: it drops its values and unsaved
+    /// changes and leaves the identity map, so collections show the row as gone.
+    func markDeleted(_ object: ManagedObject) {
+        object.isDeleted = true
+        object.values = nil
+        object.changes.removeAll()
         changed[object.objectID] = nil
         pendingDeletes.remove(object.objectID)
         unregister(object)
     }
 
-    /// Every registered object (strong references, for refresh and reset).
-    private func allRegisteredObjects() -> [ManagedObject] {
+    /// Every registered object (strong references, for refresh, reset and merges).
+    func allRegisteredObjects() -> [ManagedObject] {
         registry.values.map { $0.takeUnretainedValue() }
             + rowidRegistries.flatMap { $0.table.allValues().map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() } }
     }
@@ -208,6 +210,18 @@ public final class ManagedObjectContext {
         return (entry.takeUnretainedValue(), false)
     }
 
+    /// The object for a row just read: the registered one (a fault gets `values()`), or a new one
+    /// made with `values()` and registered, in one probe; nil when the object is marked deleted.
+    /// Shared by the batch fault and the eager fetch.
+    @inline(__always)
+    func adoptRow(_ id: ObjectID, values: () -> [SQLValue]) -> ManagedObject? {
+        let (object, created) = registeredObject(for: id) { ManagedObject(objectID: id, link: link, values: values()) }
+        if created { return object }
+        if object.isDeleted { return nil }
+        if object.values == nil && !object.isInserted { object.values = values() }
+        return object
+    }
+
     func register(_ object: ManagedObject) {
         if case .rowid(let r) = object.objectID.key {
             rowidTable(for: object.entity).insert(r, Unmanaged.passUnretained(object).toOpaque())
@@ -217,7 +231,7 @@ public final class ManagedObjectContext {
     }
 
     /// Called from the object's `deinit`: removes its entry, unless the entry is another object's by now.
-    func objectDidDeallocate(_ id: ObjectID, _ object: ManagedObject) {
+    func objectDidDeallocate(_ object: ManagedObject) {
         unregister(object)
     }
 
