@@ -132,6 +132,8 @@ import Testing
         let child = try parent.newChildContext()
         let rows = try child.fetchBatched(FetchRequest(entityName: "n", fetchBatchSize: 20), residentBatches: 2)
         #expect(try rows[6]?.value(forKey: "v") == .integer(7777), "a child sees its parent's unsaved values")
+        let eager = try parent.newChildContext().fetchAll(FetchRequest(entityName: "n", predicate: try FetchPredicate("id == 7")))
+        #expect(try eager.first?.value(forKey: "v") == .integer(7777), "the eager path sees them too")
         _ = rows.map { $0 }
         #expect(rows.statistics.batchesFaulted == 25)
         #expect(rows.statistics.batchesResident == 2, "the batch size and resident limit hold in a child context")

@@ -361,7 +361,6 @@ final class BatchStorage {
         let attributeCount = entity.attributes.count
         let keyCount = keyColumnCount
         let addressable = isAddressable
-        let parent = context.parent
         let sql = faultSQL
         let rowidKeyed = entity.isKeyedByRowid
         let link = context.link
@@ -388,9 +387,9 @@ final class BatchStorage {
                     id = ObjectID(entity: entity, key: .position(pos - 1))
                 }
                 if addressable {
-                    objects[slot] = context.adoptRow(id) { Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id) }
+                    objects[slot] = context.adoptRow(id) { context.rowValues(stmt, from: firstValue, count: attributeCount, id: id) }
                 } else {
-                    objects[slot] = ManagedObject(objectID: id, link: link, values: Self.readValues(stmt, from: firstValue, count: attributeCount, parent: parent, id: id))
+                    objects[slot] = ManagedObject(objectID: id, link: link, values: context.rowValues(stmt, from: firstValue, count: attributeCount, id: id))
                 }
             }
             return objects
@@ -400,17 +399,6 @@ final class BatchStorage {
         totalFaultSeconds += seconds
         batchesFaulted += 1
         return objects
-    }
-
-    @inline(__always)
-    private static func readValues(_ stmt: OpaquePointer?, from first: Int32, count: Int, parent: ManagedObjectContext?, id: ObjectID) -> [SQLValue] {
-        var values = [SQLValue]()
-        values.reserveCapacity(count)
-        for i in first..<(first + Int32(count)) { values.append(SQLValue(statement: stmt, column: i)) }
-        if let parent, let p = parent.registeredObject(for: id) {
-            for (i, v) in p.changes { values[i] = v }
-        }
-        return values
     }
 
     func objectID(at position: Int) throws -> ObjectID? {

@@ -30,24 +30,17 @@ extension ManagedObjectContext {
         let n = entity.attributes.count
         var result: [ManagedObject] = []
         try withDatabase { db in
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: compiled.allArguments.statementArguments)
+            let statement = try db.makeStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: compiled.allArguments.statementArguments)
+            let stmt = statement.sqliteStatement
             var position = 0
             while let row = try cursor.next() {
-                let id: ObjectID
-                if keyCount == 0 {
-                    id = ObjectID(entity: entity, key: .position(position))
-                } else if entity.isKeyedByRowid {
-                    id = ObjectID(entity: entity, key: .rowid(row[0]))
-                } else {
-                    id = ObjectID(entity: entity, key: .primaryKey((0..<keyCount).map { SQLValue(row[$0] as DatabaseValue) }))
-                }
+                let id = keyCount == 0 ? ObjectID(entity: entity, key: .position(position)) : ObjectID(entity: entity, keyRow: row)
                 position += 1
-                var values = [SQLValue]()
-                values.reserveCapacity(n)
-                for i in keyCount..<(keyCount + n) { values.append(SQLValue(row[i] as DatabaseValue)) }
+                let values = { self.rowValues(stmt, from: Int32(keyCount), count: n, id: id) }
                 if keyCount == 0 {
-                    result.append(ManagedObject(objectID: id, link: link, values: values))
-                } else if let object = adoptRow(id, values: { values }) {
+                    result.append(ManagedObject(objectID: id, link: link, values: values()))
+                } else if let object = adoptRow(id, values: values) {
                     result.append(object)
                 }
             }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A scratchpad of managed objects over one store, with an identity map: at most one object per
 /// ``ObjectID``, held weakly, so objects nobody uses go away by themselves.
@@ -220,6 +221,19 @@ public final class ManagedObjectContext {
         if object.isDeleted { return nil }
         if object.values == nil && !object.isInserted { object.values = values() }
         return object
+    }
+
+    /// The attribute values of the current row of `stmt` (columns `first` on, read with the C API),
+    /// with a parent context's unsaved changes laid over them, as a child context must see them.
+    @inline(__always)
+    func rowValues(_ stmt: OpaquePointer?, from first: Int32, count: Int, id: ObjectID) -> [SQLValue] {
+        var values = [SQLValue]()
+        values.reserveCapacity(count)
+        for i in first..<(first + Int32(count)) { values.append(SQLValue(statement: stmt, column: i)) }
+        if let parent, let p = parent.registeredObject(for: id) {
+            for (i, v) in p.changes { values[i] = v }
+        }
+        return values
     }
 
     func register(_ object: ManagedObject) {
