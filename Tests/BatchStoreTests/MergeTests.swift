@@ -90,4 +90,23 @@ import Testing
         #expect(report.updated.count == 500, "the even rowids among the 1,000 held")
         #expect(held.filter(\.isFault).count == 500)
     }
+
+    @Test func withoutRowidChangesMergeByPrimaryKey() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE kv(k TEXT, n INTEGER, v TEXT, PRIMARY KEY (k, n)) WITHOUT ROWID;
+            INSERT INTO kv VALUES ('a', 1, 'one'), ('a', 2, 'two'), ('b', 1, 'three');
+            """)
+        let store = try PersistentStore(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let held = try context.fetchAll(FetchRequest(entityName: "kv"))
+        let result = try context.execute(BatchUpdateRequest(entityName: "kv", predicate: try FetchPredicate("n == 1"),
+                                                            propertiesToUpdate: [("v", .constant("changed"))], resultType: .objectIDs))
+        let deleted = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "kv", predicate: try FetchPredicate("k == 'a' AND n == 2")), resultType: .objectIDs))
+        let report = context.mergeChanges(ChangeSet(updated: result.objectIDs ?? [], deleted: deleted.objectIDs ?? []))
+        #expect(Set(report.updated.map(\.key)) == [.primaryKey(["a", 1]), .primaryKey(["b", 1])])
+        #expect(report.deleted.map(\.key) == [.primaryKey(["a", 2])])
+        #expect(try held.filter { !$0.isDeleted }.map { try $0.value(forKey: "v") } == [.text("changed"), .text("changed")])
+        #expect(held[1].isDeleted)
+    }
 }

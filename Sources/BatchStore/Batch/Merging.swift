@@ -46,9 +46,13 @@ public struct MergeReport: Sendable {
 struct ChangeIndex {
     private var rowids: [ObjectIdentifier: [Int64]] = [:]
     private var others: Set<ObjectID> = []
+    /// Every entity with a changed row, so the per-object check is one set lookup.
+    private var entities: Set<ObjectIdentifier> = []
 
     init(_ ids: [ObjectID]) {
+        var lastEntity: Entity?
         for id in ids {
+            if id.entity !== lastEntity { entities.insert(ObjectIdentifier(id.entity)); lastEntity = id.entity }
             if case .rowid(let r) = id.key { rowids[ObjectIdentifier(id.entity), default: []].append(r) } else { others.insert(id) }
         }
         for key in Array(rowids.keys) {
@@ -58,9 +62,8 @@ struct ChangeIndex {
         }
     }
 
-    func touches(_ entity: Entity) -> Bool {
-        rowids[ObjectIdentifier(entity)] != nil || others.contains { $0.entity === entity }
-    }
+    /// - Complexity: O(1).
+    func touches(_ entity: Entity) -> Bool { entities.contains(ObjectIdentifier(entity)) }
 
     /// - Complexity: O(log n) for rowid keys.
     func contains(_ id: ObjectID) -> Bool {
