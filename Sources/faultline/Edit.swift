@@ -70,7 +70,11 @@ struct EditOptions: ParsableArguments {
         case .count: print(result.count ?? 0)
         case .ids: for id in result.objectIDs ?? [] { print(id.uriRepresentation) }
         }
-        printError(String(format: "%@ %d row%@ in %.2f s", verb, result.count ?? 0, result.count == 1 ? "" : "s", seconds))
+        if let count = result.count {
+            printError(String(format: "%@ %d row%@ in %.2f s", verb, count, count == 1 ? "" : "s", seconds))
+        } else {
+            printError(String(format: "%@ in %.2f s (--result status does not count rows)", verb, seconds))
+        }
     }
 }
 

@@ -52,7 +52,7 @@ struct Import: ParsableCommand {
         let ticker = Ticker("importing")
         defer { ticker.stop() }
         let request = BatchInsertRequest(entityName: entity.name, conflictPolicy: policy, resultType: .count) {
-            if dryRun, reader.rowsRead > 0, reader.isAtEnd { throw DryRunDone() }
+            if dryRun, reader.isAtEnd { throw DryRunDone() }
             ticker.set(reader.rowsRead)
             return try reader.next()
         }

@@ -32,6 +32,9 @@ import Testing
         #expect(Set(uris) == Set(doomed.map { "x-batchstore://d/movie/r\($0)" }))
         #expect(!doomed.isEmpty)
         #expect(try q.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie") } == 5000 - doomed.count)
+        let status = try CLI.run(["update", path, "--table", "movie", "--where", "id <= 10", "--set", "votes = 0", "--result", "status"])
+        #expect(status.status == 0 && status.stdout == "ok\n")
+        #expect(status.stderr.hasPrefix("updated in ") && !status.stderr.contains("0 rows"), "no made-up count: \(status.stderr)")
     }
 
     @Test func badEditsExitTwoAndLeaveTheFileUntouched() throws {
