@@ -25,13 +25,25 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // Screen-independent terminal pieces: sanitising, display width (and, with the browser, the screen buffer).
+        // Screen-independent terminal pieces: sanitising, display width, the screen buffer, keys, the backend protocol.
         .target(name: "TerminalCore"),
+        // ncursesw, through its wide-character API; imported by TerminalCurses only.
+        .systemLibrary(
+            name: "CNCurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        // The real terminal: the ncurses backend of TerminalCore's protocol.
+        .target(name: "TerminalCurses", dependencies: ["CNCurses", "TerminalCore"]),
+        // The browser: state, actions, reducer, rendering, and the session that runs effects.
+        .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "BatchStore",
+                "Browser",
                 "TerminalCore",
+                "TerminalCurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -42,6 +54,10 @@ let package = Package(
         .testTarget(
             name: "TerminalCoreTests",
             dependencies: ["TerminalCore"]
+        ),
+        .testTarget(
+            name: "BrowserTests",
+            dependencies: ["Browser", "BatchStore", "TerminalCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FaultlineTests",

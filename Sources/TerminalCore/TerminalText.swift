@@ -42,3 +42,11 @@ public enum TerminalText {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
+
+extension TerminalText {
+    /// True when any scalar of `c` must be escaped.
+    public static func needsEscape(_ c: Character) -> Bool {
+        if let v = c.asciiValue { return v < 0x20 || v == 0x7F }
+        return c.unicodeScalars.contains(where: { needsEscape($0) })
+    }
+}

@@ -3,12 +3,12 @@ import BatchStore
 import Foundation
 import TerminalCore
 
-/// What `faultline` does with no arguments until the terminal browser lands (issue 4): opens the
-/// demo database (creating it in the cache directory on first run) and shows batching at work.
+/// A printed tour for a pipe or a log: opens the demo database (creating it in the cache directory
+/// on first run) and shows batching at work without the terminal browser.
 struct Tour: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tour",
-        abstract: "Open the demo database and show batch faulting at work (the default command).")
+        abstract: "Print a short tour of batch faulting on the demo database (no terminal needed).")
 
     @Option(help: "The database to tour (default: the demo database in the cache directory).")
     var db: String?
@@ -16,21 +16,8 @@ struct Tour: ParsableCommand {
     @Option(help: "Movies in the demo database when it is created.")
     var rows: Int = 1_000_000
 
-    static func demoPath() -> String {
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
-        return base + "/faultline/demo.sqlite"
-    }
-
     func run() throws {
-        let path = db ?? Self.demoPath()
-        if db == nil && !FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            printError("first run: creating the demo database at \(path)")
-            let bar = ProgressBar("creating \(Benchmark.formatCount(rows)) movies")
-            try DemoDatabase.create(at: path, rows: rows) { bar.update($0) }
-            bar.finish("created \(path)")
-        }
+        let path = try db ?? DemoDatabase.ensureInCache(rows: rows)
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let context = try ManagedObjectContext(store: store)
         let startRSS = ProcessMemory.residentBytes()

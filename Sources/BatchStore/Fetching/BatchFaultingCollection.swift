@@ -208,7 +208,7 @@ final class BatchStorage {
     // MARK: ID fetch
 
     /// Columns of the ID table after `pos`.
-    private var idColumns: [String] {
+    var idColumns: [String] {
         if !isAddressable { return (0..<entity.attributes.count).map { "c\($0)" } }
         return keyColumnCount == 1 ? ["key"] : (0..<keyColumnCount).map { "k\($0)" }
     }

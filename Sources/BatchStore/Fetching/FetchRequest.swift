@@ -12,7 +12,8 @@ public struct SortDescriptor: Sendable, Equatable, CustomStringConvertible {
         self.ascending = ascending
     }
 
-    init(keyPath: [String], ascending: Bool) {
+    /// A sort key from an already split key path (a column name may itself contain dots).
+    public init(keyPath: [String], ascending: Bool) {
         self.keyPath = keyPath
         self.ascending = ascending
     }

@@ -570,3 +570,11 @@ extension Unmanaged {
     @inline(__always)
     mutating func touched() -> Unmanaged { self }
 }
+
+extension ManagedObjectContext {
+    /// SQLite's `PRAGMA data_version` for this context's connection: it changes when another
+    /// connection (another process, another context) commits to the file.
+    public func dataVersion() throws -> Int {
+        try withDatabase { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+    }
+}

@@ -1,0 +1,432 @@
+import BatchStore
+typealias SortDescriptor = BatchStore.SortDescriptor
+import Foundation
+import TerminalCore
+
+@_silgen_name("malloc_trim") private func c_malloc_trim(_ pad: Int) -> Int32
+
+/// How the browser starts.
+public struct BrowserOptions: Sendable {
+    public var table: String?
+    public var filter: String
+    /// Sort keys as on the command line: `"rating desc, title"`.
+    public var sort: String?
+    public var batchSize: Int
+    public var residentBatches: Int
+    /// Why edits are refused for the whole session (nil: the file decides).
+    public var readOnlyReason: String?
+
+    public init(table: String? = nil, filter: String = "", sort: String? = nil, batchSize: Int = 100, residentBatches: Int = 8, readOnlyReason: String? = nil) {
+        self.table = table
+        self.filter = filter
+        self.sort = sort
+        self.batchSize = batchSize
+        self.residentBatches = residentBatches
+        self.readOnlyReason = readOnlyReason
+    }
+}
+
+/// The browser session: holds the context and the current ``BatchFaultingCollection``, feeds keys
+/// to the reducer, runs the effects it asks for against SQLite, and presents frames.
+///
+/// Not thread-safe: like its context, it lives on one thread.
+public final class Browser {
+    public private(set) var state: BrowserState
+    public let backend: TerminalBackend
+    public let context: ManagedObjectContext
+    let store: PersistentStore
+    let options: BrowserOptions
+    private(set) var collection: BatchFaultingCollection?
+    private var eagerArray: [ManagedObject] = []
+    private var dataVersion: Int?
+    private var lastTick = Date.distantPast
+    /// Time spent in the last `send` (reduce, effects, render, present), for the benchmark.
+    public private(set) var lastKeySeconds = 0.0
+    /// Writes a line to the log file given with `--log` (never to the screen).
+    public var log: ((String) -> Void)?
+
+    public init(store: PersistentStore, options: BrowserOptions, backend: TerminalBackend) throws {
+        self.store = store
+        self.options = options
+        self.backend = backend
+        self.context = try ManagedObjectContext(store: store)
+        let size = backend.size
+        state = BrowserState(width: size.width, height: size.height)
+        state.databaseName = (store.path as NSString).lastPathComponent
+        dataVersion = try? context.dataVersion()
+    }
+
+    /// Opens the starting table (or the table list) and draws the first frame.
+    public func start() {
+        if let table = options.table {
+            perform(open: table, filter: options.filter, sortText: options.sort)
+        } else if store.schema.entities.count == 1, let only = store.schema.entities.first {
+            perform(open: only.name, filter: options.filter, sortText: options.sort)
+        } else {
+            dispatch(.tablesListed(tableEntries()))
+        }
+        present()
+    }
+
+    /// Runs until `q`: waits for keys, samples memory and watches the file between them.
+    public func run() {
+        while !state.quit {
+            let timeout = state.eagerActive ? 0 : (state.memoryPanel ? 250 : 1000)
+            if let key = backend.nextKey(timeoutMilliseconds: timeout) {
+                send(key)
+            } else {
+                tick()
+                present()
+            }
+            if state.eagerActive {
+                eagerStep()
+                present()
+            }
+        }
+    }
+
+    /// Handles one key completely: reduce, effects, frame. Returns the frame time.
+    @discardableResult
+    public func send(_ key: Key) -> Double {
+        let started = DispatchTime.now().uptimeNanoseconds
+        if key == .resize {
+            let size = backend.size
+            dispatch(.resized(width: size.width, height: size.height))
+        } else {
+            dispatch(.key(key))
+        }
+        if state.memoryPanel { sampleMemory() }
+        present()
+        lastKeySeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return lastKeySeconds
+    }
+
+    /// Sends several keys (tests, the benchmark).
+    public func send(_ keys: [Key]) {
+        for key in keys { send(key) }
+    }
+
+    /// Between keys: memory sample when the panel is open, and `PRAGMA data_version` once a second.
+    public func tick() {
+        if state.memoryPanel { sampleMemory() }
+        guard Date().timeIntervalSince(lastTick) >= 1 else { return }
+        lastTick = Date()
+        if let now = try? context.dataVersion(), let before = dataVersion, now != before, !state.fileChanged {
+            dispatch(.fileChanged)
+        }
+    }
+
+    func present() {
+        backend.present(render(state, colors: backend.colorsEnabled))
+    }
+
+    /// Applies `action` and everything it leads to.
+    public func dispatch(_ action: Action) {
+        var queue = [action]
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            for effect in state.reduce(next) {
+                queue += perform(effect)
+            }
+        }
+    }
+
+    // MARK: Effects
+
+    private func perform(_ effect: Effect) -> [Action] {
+        do {
+            switch effect {
+            case .listTables:
+                return [.tablesListed(tableEntries())]
+            case .countTable(let index):
+                let entries = store.schema.entities
+                guard index < entries.count else { return [] }
+                let n = try context.count(for: FetchRequest(entityName: entries[index].name))
+                return [.tableCounted(index: index, count: n)]
+            case .open(let table, let filter, let sort):
+                perform(open: table, filter: filter, sorts: sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? [])
+                return []
+            case .loadWindow(let range):
+                return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+            case .loadRecord(let row):
+                return [.recordLoaded(try recordFields(row))]
+            case .search(let column, let text, let from, let backwards):
+                guard let collection else { return [] }
+                let predicate = try FetchPredicate(format: "%K CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
+                if let row = try collection.firstPosition(matching: predicate, after: from, backwards: backwards) {
+                    return [.searchFound(row: row, text: text, wrapped: false)]
+                }
+                let row = try collection.firstPosition(matching: predicate, after: backwards ? collection.count : -1, backwards: backwards)
+                return [.searchFound(row: row, text: text, wrapped: row != nil)]
+            case .countDelete:
+                if !state.allMarked && !state.marked.isEmpty { return [.countedForDelete(state.marked.count)] }
+                return [.countedForDelete(try context.count(for: try currentRequest(sorted: false)))]
+            case .runDelete(let marked):
+                return [try runDelete(marked)]
+            case .countUpdate(let text, let marked):
+                let request = try updateRequest(text, marked: marked)
+                return [.countedForUpdate(rows: try context.count(forUpdate: request), assignments: text)]
+            case .runUpdate(let text, let marked):
+                return [try runUpdate(text, marked: marked)]
+            case .undo:
+                guard context.canUndo else { return [.failed("nothing to undo")] }
+                let started = Date()
+                let changes = try context.undo()
+                let what = !changes.inserted.isEmpty ? "restored \(group(changes.inserted.count)) deleted rows"
+                    : !changes.updated.isEmpty ? "restored the old values of \(group(changes.updated.count)) rows"
+                    : "removed \(group(changes.deleted.count)) inserted rows"
+                return [try afterEdit("undo: \(what)", started: started)]
+            case .reload:
+                guard collection != nil else {
+                    if let table = state.table { perform(open: table, filter: state.filter, sorts: currentSorts) }
+                    return []
+                }
+                context.refreshAllObjects()
+                let started = Date()
+                let action = try afterEdit("reloaded", started: started)
+                dataVersion = try? context.dataVersion()
+                state.fileChanged = false
+                return [action]
+            case .startEager:
+                guard let collection else { return [] }
+                eagerArray = []
+                eagerArray.reserveCapacity(collection.count)
+                return [.info("copying all \(group(collection.count)) rows into a Swift array, as `Array(results)` would: watch RSS climb (Esc stops)"),
+                        .eagerProgress(loaded: 0, done: collection.isEmpty)]
+            case .stopEager:
+                let n = eagerArray.count
+                eagerArray = []
+                _ = c_malloc_trim(0)
+                sampleMemory()
+                return [.eagerStopped("back to batches: the array of \(group(n)) objects is gone, and so is its memory")]
+            case .sampleMemory:
+                sampleMemory()
+                return []
+            }
+        } catch let error as BatchStoreError {
+            return [.failed(error.message)]
+        } catch {
+            return [.failed("\(error)")]
+        }
+    }
+
+    private func tableEntries() -> [TableEntry] {
+        store.schema.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) }
+    }
+
+    private func currentRequest(sorted: Bool) throws -> FetchRequest {
+        guard let table = state.table else { throw BatchStoreError(.invalidArgument, "no table is open") }
+        let predicate = state.filter.isEmpty ? nil : try FetchPredicate(format: state.filter)
+        var request = FetchRequest(entityName: table, predicate: predicate, fetchBatchSize: options.batchSize)
+        if sorted, let s = state.sort { request.sortDescriptors = [SortDescriptor(key: s.column, ascending: s.ascending)] }
+        return request
+    }
+
+    /// Opens `table` with a progressive fetch: the first batch on screen at once, then the ID
+    /// fetch with a progress line; Esc cancels it and keeps what was shown before.
+    private func perform(open table: String, filter: String, sortText: String?) {
+        do {
+            perform(open: table, filter: filter, sorts: try sortText.map { try SortDescriptor.parse($0) } ?? [])
+        } catch let error as BatchStoreError {
+            dispatch(.failed(error.message))
+        } catch {
+            dispatch(.failed("\(error)"))
+        }
+    }
+
+    private var currentSorts: [SortDescriptor] {
+        state.sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? []
+    }
+
+    private func perform(open table: String, filter: String, sorts: [SortDescriptor]) {
+        let before = state
+        do {
+            let entity = try store.entity(named: table)
+            let predicate = filter.isEmpty ? nil : try FetchPredicate(format: filter)
+            let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sorts, fetchBatchSize: options.batchSize)
+            let columns = entity.attributes.map(\.name)
+            let started = Date()
+            let progressive = try context.beginFetch(request, residentBatches: options.residentBatches)
+            dispatch(.openingFirstRows(table: entity.name, columns: columns, rows: progressive.firstBatch.map(snapshot)))
+            present()
+            var lastDraw = Date()
+            var cancelled = false
+            let opened: BatchFaultingCollection
+            do {
+                opened = try progressive.finish { [self] progress in
+                    if Date().timeIntervalSince(lastDraw) >= 0.1 {
+                        lastDraw = Date()
+                        _ = state.reduce(.loadProgress(fraction: progress.fractionCompleted, rows: progress.rowsScanned))
+                        present()
+                    }
+                    if let key = backend.nextKey(timeoutMilliseconds: 0) {
+                        if key == .escape || key == .ctrl("c") || key == .char("q") { cancelled = true; return .cancel }
+                        if key == .resize { let s = backend.size; _ = state.reduce(.resized(width: s.width, height: s.height)); present() }
+                    }
+                    return .proceed
+                }
+            } catch let error as BatchStoreError where error.code == .cancelled || cancelled {
+                state = before
+                if collection == nil { state.table = table; state.count = 0; state.mode = .grid }
+                dispatch(.info(collection == nil ? "loading cancelled: r loads it again" : "loading cancelled: still showing the previous result"))
+                return
+            }
+            if state.eagerLoaded != nil { eagerArray = []; dispatch(.eagerStopped("the eager array was dropped with the old result")) }
+            collection = opened
+            let seconds = Date().timeIntervalSince(started)
+            let readOnly = options.readOnlyReason ?? (store.isReadOnly ? "the file is read-only" : entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
+            let sort = sorts.first.map { (column: $0.keyPath.joined(separator: "."), ascending: $0.ascending) }
+            dispatch(.opened(table: entity.name, columns: columns, filter: filter, sort: sort, count: opened.count, cursor: 0, readOnly: readOnly,
+                             message: "\(group(opened.count)) rows in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)"))
+            log?("opened \(entity.name) filter=\(filter) sort=\(sorts) rows=\(opened.count) in \(seconds)s")
+        } catch let error as BatchStoreError {
+            state = before
+            dispatch(.failed(error.message))
+        } catch {
+            state = before
+            dispatch(.failed("\(error)"))
+        }
+    }
+
+    private func snapshot(_ object: ManagedObject?) -> RowSnapshot {
+        guard let object, !object.isDeleted else { return RowSnapshot(id: nil, values: [], exists: false) }
+        let n = object.entity.attributes.count
+        var values: [DisplayValue] = []
+        values.reserveCapacity(n)
+        for i in 0..<n { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
+        return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: values, exists: true)
+    }
+
+    private func snapshots(_ range: Range<Int>) throws -> [RowSnapshot] {
+        guard let collection else { return [] }
+        let eager = eagerArray.count
+        return try range.map { row in
+            if row < eager { return snapshot(eagerArray[row]) }
+            return snapshot(try collection.object(at: row))
+        }
+    }
+
+    private func recordFields(_ row: Int) throws -> [(name: String, value: String)] {
+        guard let collection, let object = try collection.object(at: row) else {
+            throw BatchStoreError(.objectNotFound, "row \(row + 1) was deleted since the result was fetched; r reloads")
+        }
+        var fields: [(name: String, value: String)] = [("object ID", object.objectID.uriRepresentation)]
+        for (i, attribute) in object.entity.attributes.enumerated() {
+            let value = try object.value(at: i)
+            let shown: String
+            switch value {
+            case .null: shown = "NULL"
+            case .text(let s):
+                let limit = 2_000
+                shown = s.count > limit ? String(s.prefix(limit)) + "… (\(group(s.count)) characters)" : s
+            case .blob(let b):
+                shown = "blob, \(group(b.count)) bytes: " + b.prefix(32).map { String(format: "%02x", $0) }.joined() + (b.count > 32 ? "…" : "")
+            default: shown = DisplayValue(value).shown
+            }
+            fields.append((attribute.name + (attribute.declaredType.isEmpty ? "" : " " + attribute.declaredType), shown))
+        }
+        return fields
+    }
+
+    private func updateRequest(_ text: String, marked: [ObjectID]?) throws -> BatchUpdateRequest {
+        let base = try currentRequest(sorted: false)
+        var predicate = base.predicate
+        if let marked {
+            let m = try FetchPredicate.matching(marked)
+            predicate = predicate.map { $0 && m } ?? m
+        }
+        return BatchUpdateRequest(entityName: base.entityName, predicate: predicate,
+                                  propertiesToUpdate: try UpdateExpression.parseAssignments(text))
+    }
+
+    /// Up to this many changed IDs come back from a batch and are merged one by one; above it the
+    /// context refreshes every object it holds instead (cheaper than a huge ID array).
+    static let mergeByIDLimit = 200_000
+
+    private func runUpdate(_ text: String, marked: [ObjectID]?) throws -> Action {
+        var request = try updateRequest(text, marked: marked)
+        let started = Date()
+        let rows = try context.count(forUpdate: request)
+        request.resultType = rows <= Self.mergeByIDLimit ? .objectIDs : .count
+        let (result, undoNote) = try executeUndoable { try context.execute(request, undoable: $0) }
+        merge(result, deleted: false)
+        return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
+    }
+
+    private func runDelete(_ marked: [ObjectID]?) throws -> Action {
+        let started = Date()
+        var request: BatchDeleteRequest
+        if let marked {
+            request = BatchDeleteRequest(objectIDs: marked, resultType: .objectIDs)
+        } else {
+            let fetch = try currentRequest(sorted: false)
+            request = BatchDeleteRequest(fetchRequest: fetch, resultType: try context.count(for: fetch) <= Self.mergeByIDLimit ? .objectIDs : .count)
+        }
+        let (result, undoNote) = try executeUndoable { try context.execute(request, undoable: $0) }
+        merge(result, deleted: true)
+        return try afterEdit("deleted \(group(result.count ?? 0)) rows from \(state.table ?? "")\(undoNote)", started: started)
+    }
+
+    /// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
+    /// without and says why.
+    private func executeUndoable(_ body: (Bool) throws -> BatchResult) throws -> (BatchResult, String) {
+        do {
+            return (try body(true), "; u undoes")
+        } catch let error as BatchStoreError where error.code == .invalidArgument && error.message.contains("undo") {
+            return (try body(false), "; no undo: \(error.message)")
+        }
+    }
+
+    private func merge(_ result: BatchResult, deleted: Bool) {
+        if let ids = result.objectIDs {
+            context.mergeChanges(deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
+        } else {
+            context.refreshAllObjects()
+        }
+    }
+
+    /// Re-runs the result's ID fetch keeping the cursor on its row (or the nearest survivor).
+    private func afterEdit(_ what: String, started: Date) throws -> Action {
+        guard let collection else { return .info(what) }
+        let c = state.cursorRow
+        var anchors = [c]
+        for d in 1...50 { anchors += [c + d, c - d] }
+        anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
+        let newCursor = try collection.refresh(keeping: anchors) ?? min(c, max(0, collection.count - 1))
+        dataVersion = try? context.dataVersion()
+        return .edited(count: collection.count, cursor: newCursor, message: "\(what) (\(milliseconds(Date().timeIntervalSince(started))))")
+    }
+
+    private func sampleMemory() {
+        var m = MemorySnapshot()
+        m.rss = ProcessMemory.residentBytes()
+        m.peakRSS = ProcessMemory.peakResidentBytes()
+        m.objectsAlive = context.registeredObjectCount
+        if let stats = collection?.statistics {
+            m.batchesResident = stats.batchesResident
+            m.residentLimit = stats.residentBatchLimit
+            m.batchesFaulted = stats.batchesFaulted
+            m.idStorage = stats.idStorage
+            m.idsHeld = stats.idsHeld
+            m.idsInSwiftMemory = stats.idsInSwiftMemory + eagerArray.count
+            m.lastFaultSeconds = stats.lastFaultSeconds
+        }
+        dispatch(.memorySampled(m))
+    }
+
+    /// Copies the next slice of the result into the eager array.
+    private func eagerStep() {
+        guard let collection, state.eagerActive else { return }
+        let start = eagerArray.count
+        let end = min(collection.count, start + 20_000)
+        for i in start..<end {
+            if let o = collection[i] { eagerArray.append(o) } else { break }
+        }
+        sampleMemory()
+        dispatch(.eagerProgress(loaded: eagerArray.count, done: eagerArray.count >= collection.count || end == start))
+    }
+}
+
+func milliseconds(_ seconds: Double) -> String {
+    seconds < 10 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
+}

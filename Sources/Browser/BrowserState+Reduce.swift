@@ -1,0 +1,366 @@
+import BatchStore
+import TerminalCore
+
+/// Something that happened: a key, or data an effect brought back.
+public enum Action: Sendable {
+    case key(Key)
+    case resized(width: Int, height: Int)
+    case tablesListed([TableEntry])
+    case tableCounted(index: Int, count: Int)
+    /// A result opened (or reloaded): its table, columns, filter, sort and row count.
+    case opened(table: String, columns: [String], filter: String, sort: (column: String, ascending: Bool)?, count: Int, cursor: Int, readOnly: String?, message: String?)
+    /// The first rows of a result whose IDs are still being fetched.
+    case openingFirstRows(table: String, columns: [String], rows: [RowSnapshot])
+    case loadProgress(fraction: Double?, rows: Int)
+    case windowLoaded(start: Int, rows: [RowSnapshot])
+    case recordLoaded([(name: String, value: String)])
+    case searchFound(row: Int?, text: String, wrapped: Bool)
+    case countedForDelete(Int)
+    case countedForUpdate(rows: Int, assignments: String)
+    /// A batch operation or undo finished: the new count, where the cursor goes, what to say.
+    case edited(count: Int, cursor: Int, message: String)
+    case failed(String)
+    case info(String)
+    case memorySampled(MemorySnapshot)
+    case eagerProgress(loaded: Int, done: Bool)
+    case eagerStopped(String)
+    case fileChanged
+}
+
+/// Work for the outside world (SQLite, the clock); its results come back as actions.
+public enum Effect: Sendable, Equatable {
+    case listTables
+    case countTable(index: Int)
+    case open(table: String, filter: String, sort: SortSpec?)
+    case loadWindow(Range<Int>)
+    case loadRecord(row: Int)
+    case search(column: String, text: String, from: Int, backwards: Bool)
+    case countDelete
+    case runDelete(marked: [ObjectID]?)
+    case countUpdate(assignments: String, marked: [ObjectID]?)
+    case runUpdate(assignments: String, marked: [ObjectID]?)
+    case undo
+    case reload
+    case startEager
+    case stopEager
+    case sampleMemory
+
+    public struct SortSpec: Sendable, Equatable {
+        public var column: String
+        public var ascending: Bool
+    }
+}
+
+extension BrowserState {
+    /// Applies `action` and says what must be fetched or run.
+    public mutating func reduce(_ action: Action) -> [Effect] {
+        var effects: [Effect] = []
+        switch action {
+        case .key(let key):
+            effects = handle(key)
+        case .resized(let w, let h):
+            width = max(1, w)
+            height = max(1, h)
+            scrollToCursor()
+        case .tablesListed(let list):
+            tables = list
+            pickerCursor = min(pickerCursor, max(0, list.count - 1))
+            mode = .picker
+            effects = list.indices.first.map { [.countTable(index: $0)] } ?? []
+        case .tableCounted(let index, let n):
+            if index < tables.count { tables[index].count = n }
+            if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
+        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg):
+            readOnlyReason = readOnly
+            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0; marked = []; allMarked = false }
+            table = t
+            columns = cols
+            filter = f
+            sort = s
+            count = n
+            loading = nil
+            if mode == .picker { mode = .grid }
+            cursorRow = min(max(0, cursor), max(0, n - 1))
+            windowValid = false
+            if let msg { say(msg) }
+            scrollToCursor()
+        case .openingFirstRows(let t, let cols, let rows):
+            table = t
+            columns = cols
+            mode = .grid
+            count = rows.count
+            cursorRow = 0
+            topRow = 0
+            cursorColumn = 0
+            leftColumn = 0
+            windowStart = 0
+            window = rows
+            windowValid = true
+            loading = 0
+        case .loadProgress(let fraction, let rows):
+            loading = fraction ?? -1
+            loadingRows = rows
+        case .windowLoaded(let start, let rows):
+            windowStart = start
+            window = rows
+            windowValid = true
+            scrollToCursor()
+        case .recordLoaded(let fields):
+            record = fields
+            mode = .record(scroll: 0)
+        case .searchFound(let row, let text, let wrapped):
+            lastSearch = text
+            if let row {
+                cursorRow = row
+                scrollToCursor()
+                say(wrapped ? "search wrapped: \(text)" : "/\(text)")
+            } else {
+                say("not found: \(text)", error: true)
+            }
+        case .countedForDelete(let n):
+            mode = .confirm(.delete(rows: n, marked: !marked.isEmpty && !allMarked))
+        case .countedForUpdate(let n, let text):
+            mode = .confirm(.update(rows: n, assignments: text, marked: !marked.isEmpty && !allMarked))
+        case .edited(let n, let cursor, let msg):
+            count = n
+            cursorRow = min(max(0, cursor), max(0, n - 1))
+            marked = []
+            allMarked = false
+            windowValid = false
+            mode = .grid
+            say(msg)
+            scrollToCursor()
+        case .failed(let msg):
+            loading = nil
+            if case .confirm = mode { mode = .grid }
+            say(msg, error: true)
+        case .info(let msg):
+            say(msg)
+        case .memorySampled(let m):
+            memory = m
+            rssHistory.append(m.rss)
+            if rssHistory.count > 240 { rssHistory.removeFirst(rssHistory.count - 240) }
+        case .eagerProgress(let n, let done):
+            eagerLoaded = n
+            eagerActive = !done
+            if done { say("all \(n) rows are in a Swift array now: see RSS; M goes back to batches") }
+        case .eagerStopped(let msg):
+            eagerLoaded = nil
+            eagerActive = false
+            say(msg)
+        case .fileChanged:
+            fileChanged = true
+        }
+        if table != nil, loading == nil, mode != .picker {
+            let needed = visibleRows
+            let covered = windowValid && windowStart <= needed.lowerBound && windowStart + window.count >= needed.upperBound
+            if !covered { effects.append(.loadWindow(needed)) }
+        }
+        return effects
+    }
+
+    private mutating func say(_ text: String, error: Bool = false) {
+        message = text
+        messageIsError = error
+    }
+
+    /// Keeps the cursor row on screen and the cursor column within the grid.
+    mutating func scrollToCursor() {
+        cursorRow = min(max(0, cursorRow), max(0, count - 1))
+        if cursorRow < topRow { topRow = cursorRow }
+        if cursorRow >= topRow + gridHeight { topRow = cursorRow - gridHeight + 1 }
+        topRow = max(0, min(topRow, max(0, count - gridHeight)))
+        cursorColumn = min(max(0, cursorColumn), max(0, columns.count - 1))
+        if cursorColumn < leftColumn { leftColumn = cursorColumn }
+        while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
+    }
+
+    private mutating func move(to row: Int) {
+        cursorRow = row
+        scrollToCursor()
+    }
+
+    private mutating func handle(_ key: Key) -> [Effect] {
+        if key == .resize { return [] }
+        switch mode {
+        case .picker: return pickerKey(key)
+        case .grid: return gridKey(key)
+        case .record(let scroll):
+            switch key {
+            case .char("j"), .down: mode = .record(scroll: min(scroll + 1, max(0, record.count - 1)))
+            case .char("k"), .up: mode = .record(scroll: max(0, scroll - 1))
+            case .char("q"), .escape, .enter: mode = .grid
+            default: break
+            }
+            return []
+        case .help(let scroll):
+            switch key {
+            case .char("j"), .down: mode = .help(scroll: min(scroll + 1, max(0, helpLines.count - 1)))
+            case .char("k"), .up: mode = .help(scroll: max(0, scroll - 1))
+            default: mode = .grid
+            }
+            return []
+        case .prompt(let kind, let text):
+            return promptKey(key, kind: kind, text: text)
+        case .confirm(let what):
+            guard key == .char("y") || key == .char("Y") else {
+                mode = .grid
+                say("cancelled: nothing was changed")
+                return []
+            }
+            mode = .grid
+            let ids = markedIDs
+            switch what {
+            case .delete: say("deleting…"); return [.runDelete(marked: ids)]
+            case .update(_, let text, _): say("updating…"); return [.runUpdate(assignments: text, marked: ids)]
+            }
+        }
+    }
+
+    /// The marked rows' IDs when some are marked one by one; nil for "the whole result".
+    private var markedIDs: [ObjectID]? {
+        allMarked || marked.isEmpty ? nil : marked.sorted { $0.description < $1.description }
+    }
+
+    private mutating func pickerKey(_ key: Key) -> [Effect] {
+        switch key {
+        case .char("j"), .down: pickerCursor = min(pickerCursor + 1, max(0, tables.count - 1))
+        case .char("k"), .up: pickerCursor = max(0, pickerCursor - 1)
+        case .char("g"), .home: pickerCursor = 0
+        case .char("G"), .end: pickerCursor = max(0, tables.count - 1)
+        case .enter, .char("l"), .right:
+            guard pickerCursor < tables.count else { return [] }
+            filter = ""
+            sort = nil
+            return [.open(table: tables[pickerCursor].name, filter: "", sort: nil)]
+        case .char("q"), .ctrl("c"): quit = true
+        case .char("?"): mode = .help(scroll: 0)
+        default: break
+        }
+        return []
+    }
+
+    private mutating func gridKey(_ key: Key) -> [Effect] {
+        let page = gridHeight
+        if eagerActive, key == .escape || key == .char("M") { return [.stopEager] }
+        message = nil
+        switch key {
+        case .char("j"), .down: move(to: cursorRow + 1)
+        case .char("k"), .up: move(to: cursorRow - 1)
+        case .char("h"), .left: cursorColumn -= 1; scrollToCursor()
+        case .char("l"), .right: cursorColumn += 1; scrollToCursor()
+        case .pageDown, .char(" "), .ctrl("f"):
+            topRow = min(topRow + page, max(0, count - page))
+            cursorRow = min(cursorRow + page, max(0, count - 1))
+            scrollToCursor()
+        case .pageUp, .char("b"), .ctrl("b"):
+            topRow = max(0, topRow - page)
+            cursorRow = max(0, cursorRow - page)
+            scrollToCursor()
+        case .ctrl("d"): topRow = min(topRow + page / 2, max(0, count - page)); move(to: cursorRow + page / 2)
+        case .ctrl("u"): topRow = max(0, topRow - page / 2); move(to: cursorRow - page / 2)
+        case .char("g"), .home: move(to: 0)
+        case .char("G"), .end: move(to: count - 1)
+        case .char(":"): mode = .prompt(.goToRow, text: "")
+        case .char("/"): mode = .prompt(.search, text: "")
+        case .char("n"), .char("N"):
+            guard let text = lastSearch, let column = currentColumnName else { say("no search yet: / searches the current column", error: true); return [] }
+            return [.search(column: column, text: text, from: cursorRow, backwards: key == .char("N"))]
+        case .char("f"): mode = .prompt(.filter, text: filter)
+        case .char("s"), .char("S"):
+            guard let column = currentColumnName, let table else { return [] }
+            let spec = Effect.SortSpec(column: column, ascending: key == .char("s"))
+            return [.open(table: table, filter: filter, sort: spec)]
+        case .enter:
+            guard count > 0 else { return [] }
+            return [.loadRecord(row: cursorRow)]
+        case .char("r"): return [.reload]
+        case .char("q"), .ctrl("c"): quit = true
+        case .escape:
+            if !tables.isEmpty { mode = .picker; return [.listTables] }
+        case .char("?"): mode = .help(scroll: 0)
+        case .char("m"):
+            memoryPanel.toggle()
+            scrollToCursor()
+            return memoryPanel ? [.sampleMemory] : []
+        case .char("M"):
+            if eagerLoaded != nil { return [.stopEager] }
+            return [.startEager]
+        case .char("v"):
+            guard let id = snapshot(cursorRow)?.id else { return [] }
+            if allMarked {
+                say("every row is marked; V unmarks them")
+                return []
+            }
+            if marked.contains(id) { marked.remove(id) } else { marked.insert(id) }
+            move(to: cursorRow + 1)
+        case .char("V"):
+            allMarked.toggle()
+            marked = []
+            say(allMarked ? "marked all \(count) rows of this result" : "unmarked every row")
+        case .char("D"):
+            if let why = readOnlyReason { say("D does nothing: \(why)", error: true); return [] }
+            guard count > 0 else { say("nothing to delete"); return [] }
+            return [.countDelete]
+        case .char("U"):
+            if let why = readOnlyReason { say("U does nothing: \(why)", error: true); return [] }
+            guard count > 0 else { say("nothing to update"); return [] }
+            mode = .prompt(.assignments, text: "")
+        case .char("u"):
+            if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
+            return [.undo]
+        default: break
+        }
+        return []
+    }
+
+    private mutating func promptKey(_ key: Key, kind: PromptKind, text: String) -> [Effect] {
+        switch key {
+        case .escape, .ctrl("c"):
+            mode = .grid
+            return []
+        case .backspace:
+            mode = .prompt(kind, text: String(text.dropLast()))
+            return []
+        case .ctrl("u"):
+            mode = .prompt(kind, text: "")
+            return []
+        case .char(let c):
+            mode = .prompt(kind, text: text + String(c))
+            return []
+        case .enter:
+            mode = .grid
+            switch kind {
+            case .goToRow:
+                guard let n = Int(text.trimmingCharacters(in: " ")), n >= 1 else {
+                    if !text.isEmpty { say("not a row number: \(text)", error: true) }
+                    return []
+                }
+                move(to: min(n, count) - 1)
+            case .search:
+                guard let column = currentColumnName, !text.isEmpty else { return [] }
+                return [.search(column: column, text: text, from: cursorRow, backwards: false)]
+            case .filter:
+                guard let table else { return [] }
+                return [.open(table: table, filter: text, sort: sort.map { Effect.SortSpec(column: $0.column, ascending: $0.ascending) })]
+            case .assignments:
+                guard !text.trimmingCharacters(in: " ").isEmpty else { return [] }
+                return [.countUpdate(assignments: text, marked: markedIDs)]
+            }
+            return []
+        default:
+            return []
+        }
+    }
+
+    var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
+}
+
+extension String {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = Substring(self)
+        while s.first == set { s.removeFirst() }
+        while s.last == set { s.removeLast() }
+        return String(s)
+    }
+}

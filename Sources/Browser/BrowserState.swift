@@ -1,0 +1,182 @@
+import BatchStore
+import TerminalCore
+
+/// One value as the grid shows it: NULL apart from text, text already cut to a display length.
+public enum DisplayValue: Sendable, Equatable {
+    case null
+    case text(String)
+    /// A blob, shown by its size.
+    case blob(Int)
+
+    /// Longest text kept per value for the grid (the record view reads the full value).
+    static let gridLimit = 256
+
+    init(_ value: SQLValue, limit: Int = DisplayValue.gridLimit) {
+        switch value {
+        case .null: self = .null
+        case .integer(let i): self = .text(String(i))
+        case .real(let d): self = .text(String(d))
+        case .text(let s): self = .text(s.count > limit ? String(s.prefix(limit)) + "…" : s)
+        case .blob(let b): self = .blob(b.count)
+        }
+    }
+
+    /// The text drawn in the grid.
+    var shown: String {
+        switch self {
+        case .null: return "NULL"
+        case .text(let s): return s
+        case .blob(let n): return "<blob \(n) B>"
+        }
+    }
+}
+
+/// A row on screen: its object ID (nil for a view row or a row deleted since the fetch) and values.
+public struct RowSnapshot: Sendable, Equatable {
+    public var id: ObjectID?
+    public var values: [DisplayValue]
+    /// False when the row was deleted after the result was fetched.
+    public var exists: Bool
+}
+
+/// A table or view in the picker.
+public struct TableEntry: Sendable, Equatable {
+    public var name: String
+    public var isView: Bool
+    public var count: Int?
+}
+
+/// Memory figures for the panel.
+public struct MemorySnapshot: Sendable, Equatable {
+    public var rss = 0
+    public var peakRSS = 0
+    public var objectsAlive = 0
+    public var batchesResident = 0
+    public var residentLimit = 0
+    public var batchesFaulted = 0
+    public var idStorage = ""
+    public var idsHeld = 0
+    public var idsInSwiftMemory = 0
+    public var lastFaultSeconds: Double?
+    public init() {}
+}
+
+/// What the bottom line is asking for.
+public enum PromptKind: Sendable, Equatable {
+    case goToRow, search, filter, assignments
+    var label: String {
+        switch self {
+        case .goToRow: return ":"
+        case .search: return "/"
+        case .filter: return "filter: "
+        case .assignments: return "update: "
+        }
+    }
+}
+
+/// A confirmation waiting for y/n.
+public enum Confirmation: Sendable, Equatable {
+    case delete(rows: Int, marked: Bool)
+    case update(rows: Int, assignments: String, marked: Bool)
+}
+
+/// What the screen shows.
+public enum Mode: Sendable, Equatable {
+    case picker
+    case grid
+    case record(scroll: Int)
+    case help(scroll: Int)
+    case prompt(PromptKind, text: String)
+    case confirm(Confirmation)
+}
+
+/// Everything the screen is drawn from. Pure data: ``BrowserState/reduce(_:)`` changes it,
+/// ``render(_:colors:)`` draws it, and effects (run by ``Browser``) bring data back as actions.
+public struct BrowserState: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    public var mode: Mode = .grid
+    public var databaseName = ""
+    public var readOnlyReason: String?
+
+    // Picker
+    public var tables: [TableEntry] = []
+    public var pickerCursor = 0
+
+    // Result
+    public var table: String?
+    public var columns: [String] = []
+    public var filter = ""
+    public var sort: (column: String, ascending: Bool)?
+    public var count = 0
+    public var cursorRow = 0
+    public var cursorColumn = 0
+    public var topRow = 0
+    public var leftColumn = 0
+    /// Rows `windowStart ..< windowStart + window.count`, loaded by the `.loadWindow` effect.
+    public var windowStart = 0
+    public var window: [RowSnapshot] = []
+    public var windowValid = false
+    public var marked: Set<ObjectID> = []
+    public var allMarked = false
+    public var lastSearch: String?
+    public var record: [(name: String, value: String)] = []
+
+    // Messages and progress
+    public var message: String?
+    public var messageIsError = false
+    /// Fraction of the ID fetch done while a result opens (nil: not loading).
+    public var loading: Double?
+    public var loadingRows = 0
+    public var fileChanged = false
+
+    // Memory
+    public var memoryPanel = false
+    public var memory = MemorySnapshot()
+    public var rssHistory: [Int] = []
+    /// Rows copied into the eager Swift array (nil: batched).
+    public var eagerLoaded: Int?
+    public var eagerActive = false
+
+    public var quit = false
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public static func == (a: BrowserState, b: BrowserState) -> Bool {
+        a.width == b.width && a.height == b.height && a.mode == b.mode && a.table == b.table && a.columns == b.columns
+            && a.filter == b.filter && a.sort?.column == b.sort?.column && a.sort?.ascending == b.sort?.ascending
+            && a.count == b.count && a.cursorRow == b.cursorRow && a.cursorColumn == b.cursorColumn && a.topRow == b.topRow
+            && a.leftColumn == b.leftColumn && a.windowStart == b.windowStart && a.window == b.window && a.marked == b.marked
+            && a.allMarked == b.allMarked && a.message == b.message && a.loading == b.loading && a.memoryPanel == b.memoryPanel
+            && a.memory == b.memory && a.eagerLoaded == b.eagerLoaded && a.tables == b.tables && a.pickerCursor == b.pickerCursor
+            && a.quit == b.quit && a.fileChanged == b.fileChanged
+    }
+
+    /// Rows of the grid (screen minus header, status and message lines).
+    public var gridHeight: Int { max(1, height - 3) }
+    /// The rows the grid shows now.
+    public var visibleRows: Range<Int> { topRow..<min(count, topRow + gridHeight) }
+    /// Width of the memory panel when shown (0 when hidden or the screen is too narrow).
+    public var panelWidth: Int { memoryPanel ? (width >= 70 ? min(34, width / 2) : 0) : 0 }
+    /// True when the panel takes the grid's place (narrow screens).
+    public var panelReplacesGrid: Bool { memoryPanel && panelWidth == 0 }
+    public var gridWidth: Int { width - panelWidth }
+
+    /// The loaded snapshot of `row`, if it is in the window.
+    public func snapshot(_ row: Int) -> RowSnapshot? {
+        let i = row - windowStart
+        return i >= 0 && i < window.count ? window[i] : nil
+    }
+
+    public func isMarked(_ row: Int) -> Bool {
+        if allMarked { return true }
+        guard !marked.isEmpty, let id = snapshot(row)?.id else { return false }
+        return marked.contains(id)
+    }
+
+    /// How many rows an edit key acts on: the marked ones, or the whole result.
+    public var targetRowCount: Int { allMarked || marked.isEmpty ? count : marked.count }
+}

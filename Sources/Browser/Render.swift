@@ -1,0 +1,289 @@
+import TerminalCore
+
+/// The key list `?` shows.
+let helpLines: [String] = [
+    "Moving",
+    "  j k ↓ ↑        next / previous row",
+    "  h l ← →        previous / next column",
+    "  Space PgDn     page down        b PgUp    page up",
+    "  Ctrl-D Ctrl-U  half page down / up",
+    "  g Home         first row        G End     last row",
+    "  :N             go to row N",
+    "Finding",
+    "  /text          search the current column (SQLite does it)",
+    "  n N            next / previous match",
+    "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"war\"",
+    "                 (an empty filter shows every row)",
+    "  s S            sort by the current column, ascending / descending",
+    "  Enter          the current record, every column",
+    "  r              reload (re-runs the fetch, keeps your row)",
+    "Editing (one transaction each)",
+    "  v              mark / unmark the current row   V  mark / unmark every row",
+    "  D              batch-delete the marked rows, or the whole result",
+    "  U              batch-update: votes = votes + 1, rating = round(rating * 1.1, 1)",
+    "  u              undo the last batch operation",
+    "Memory",
+    "  m              the live memory panel",
+    "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
+    "Other",
+    "  Esc            back to the table list (when opened from it)",
+    "  ?              this help        q         quit",
+    "",
+    "∅ is NULL; (gone) is a row deleted since the result was fetched.",
+]
+
+/// Draws the whole screen from the state. Pure: the same state gives the same screen.
+public func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer {
+    var screen = ScreenBuffer(width: state.width, height: state.height)
+    let palette = Palette(colors: colors)
+    guard state.width > 0, state.height > 0 else { return screen }
+    switch state.mode {
+    case .picker:
+        drawPicker(state, into: &screen, palette)
+    case .help(let scroll):
+        drawLines("Keys (any key closes, j/k scroll)", helpLines, scroll: scroll, into: &screen, palette)
+    case .record(let scroll):
+        let nameWidth = min(24, state.record.map { TerminalText.width(of: $0.name) }.max() ?? 0)
+        let lines = state.record.map { TerminalText.truncate($0.name, toWidth: nameWidth).padded(to: nameWidth) + " │ " + $0.value }
+        drawLines("Row \(group(state.cursorRow + 1)) of \(group(state.count)) in \(state.table ?? "") (Esc closes, j/k scroll)", lines, scroll: scroll, into: &screen, palette)
+    default:
+        if state.panelReplacesGrid {
+            drawPanel(state, in: Rect(x: 0, y: 0, width: state.width, height: state.height - 2), into: &screen, palette)
+        } else {
+            drawGrid(state, into: &screen, palette)
+            if state.panelWidth > 0 {
+                drawPanel(state, in: Rect(x: state.gridWidth, y: 0, width: state.panelWidth, height: state.height - 2), into: &screen, palette)
+            }
+        }
+    }
+    drawStatus(state, into: &screen, palette)
+    drawMessage(state, into: &screen, palette)
+    return screen
+}
+
+struct Palette {
+    let header: Style
+    let headerCurrent: Style
+    let gutter: Style
+    let marked: Style
+    let cursorRow: Style
+    let cursorCell: Style
+    let null: Style
+    let status: Style
+    let error: Style
+    let info: Style
+    let title: Style
+    let dim: Style
+
+    init(colors: Bool) {
+        func c(_ s: Style) -> Style { colors ? s : s.withoutColor }
+        header = c(Style(foreground: .cyan, bold: true, underline: true))
+        headerCurrent = c(Style(foreground: .cyan, bold: true, reverse: true))
+        gutter = c(Style(foreground: .yellow, dim: true))
+        marked = c(Style(foreground: .black, background: .yellow, bold: true))
+        cursorRow = colors ? Style(background: .blue) : Style(underline: true)
+        cursorCell = Style(bold: true, reverse: true)
+        null = c(Style(foreground: .magenta, dim: true))
+        status = Style(reverse: true)
+        error = c(Style(foreground: .red, bold: true))
+        info = c(Style(foreground: .green))
+        title = Style(bold: true, underline: true)
+        dim = Style(dim: true)
+    }
+}
+
+private func drawGrid(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
+    let layout = GridLayout(state)
+    let width = state.gridWidth
+    // Header.
+    screen.put("#".padded(to: layout.gutter - 2, left: true), x: 0, y: 0, style: p.header)
+    for col in layout.columns {
+        let name = TerminalText.truncate(state.columns[col.index], toWidth: col.width)
+        let style = col.index == state.cursorColumn ? p.headerCurrent : p.header
+        screen.put(name.padded(to: col.width), x: col.x, y: 0, style: style, maxWidth: width - col.x)
+    }
+    if state.count == 0 && state.loading == nil {
+        screen.put(state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)", x: layout.gutter, y: 1, style: p.dim, maxWidth: width - layout.gutter)
+    }
+    for (i, row) in state.visibleRows.enumerated() {
+        let y = 1 + i
+        let isCursor = row == state.cursorRow
+        let rowStyle = isCursor ? p.cursorRow : Style.plain
+        if isCursor { screen.fill(Rect(x: 0, y: y, width: width, height: 1), style: rowStyle) }
+        let marked = state.isMarked(row)
+        screen.put(group(row + 1).padded(to: layout.gutter - 2, left: true), x: 0, y: y, style: isCursor ? rowStyle : p.gutter)
+        screen.put(marked ? "*" : " ", x: layout.gutter - 2, y: y, style: marked ? p.marked : rowStyle)
+        guard let snap = state.snapshot(row) else {
+            screen.put("…", x: layout.gutter, y: y, style: p.dim)
+            continue
+        }
+        if !snap.exists {
+            screen.put("(gone: deleted since the fetch; r reloads)", x: layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
+            continue
+        }
+        for col in layout.columns where col.index < snap.values.count {
+            let value = snap.values[col.index]
+            var style = rowStyle
+            if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
+            if isCursor && col.index == state.cursorColumn { style = p.cursorCell }
+            let text: String
+            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: col.width) }
+            screen.put(text.padded(to: col.width), x: col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
+        }
+    }
+}
+
+private func drawStatus(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
+    let y = state.height - 2
+    guard y >= 0 else { return }
+    screen.fill(Rect(x: 0, y: y, width: state.width, height: 1), style: p.status)
+    var parts: [String] = []
+    if state.mode == .picker {
+        parts.append(state.databaseName)
+        parts.append("\(state.tables.count) tables and views")
+    } else {
+        parts.append(state.table ?? "")
+        if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
+        if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
+        if let fraction = state.loading {
+            let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
+            parts.append("loading IDs\(percent), \(group(state.loadingRows)) rows so far (Esc cancels)")
+        } else {
+            parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
+        }
+        if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
+        if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(group(n)) rows") }
+        if state.readOnlyReason != nil { parts.append("read-only") }
+        if state.fileChanged { parts.append("file changed: r reloads") }
+    }
+    let right = " ? help "
+    let left = " " + parts.joined(separator: " │ ")
+    screen.put(left, x: 0, y: y, style: p.status, maxWidth: max(0, state.width - right.count))
+    if state.width > TerminalText.width(of: left) + right.count { screen.put(right, x: state.width - right.count, y: y, style: p.status) }
+}
+
+private func drawMessage(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
+    let y = state.height - 1
+    guard y >= 0 else { return }
+    switch state.mode {
+    case .prompt(let kind, let text):
+        let label = kind.label
+        let shown = TerminalText.escapingControlCharacters(text)
+        // Keep the end of a long entry visible.
+        let room = max(1, state.width - label.count - 1)
+        var visible = shown
+        while TerminalText.width(of: visible) > room { visible.removeFirst() }
+        let w = screen.put(label + visible, x: 0, y: y)
+        screen.cursor = (min(w, state.width - 1), y)
+    case .confirm(let c):
+        let text: String
+        switch c {
+        case .delete(let n, let marked):
+            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") from \(state.table ?? "")? y/n"
+        case .update(let n, let a, let marked):
+            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") of \(state.table ?? ""): \(a)? y/n"
+        }
+        screen.put(text, x: 0, y: y, style: p.error)
+    default:
+        if let m = state.message {
+            screen.put(TerminalText.truncate(m, toWidth: state.width), x: 0, y: y, style: state.messageIsError ? p.error : p.info)
+        }
+    }
+}
+
+private func drawPicker(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put("Tables and views: Enter opens, q quits", x: 0, y: 0, style: p.title)
+    let rows = max(1, state.height - 3)
+    let top = max(0, state.pickerCursor - rows + 1)
+    let nameWidth = min(max(10, state.tables.map { TerminalText.width(of: $0.name) }.max() ?? 0), max(10, state.width - 24))
+    for (i, entry) in state.tables.enumerated().dropFirst(top).prefix(rows) {
+        let y = 1 + i - top
+        let style = i == state.pickerCursor ? p.cursorCell : Style.plain
+        let count = entry.count.map { group($0) + " rows" } ?? "counting…"
+        let line = TerminalText.truncate(entry.name, toWidth: nameWidth).padded(to: nameWidth) + "  " + (entry.isView ? "view " : "table") + "  " + count
+        screen.put(line.padded(to: min(state.width, TerminalText.width(of: line))), x: 1, y: y, style: style, maxWidth: state.width - 1)
+    }
+}
+
+private func drawLines(_ title: String, _ lines: [String], scroll: Int, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put(title, x: 0, y: 0, style: p.title)
+    let rows = max(0, screen.height - 3)
+    for (i, line) in lines.dropFirst(scroll).prefix(rows).enumerated() {
+        screen.put(TerminalText.truncate(line, toWidth: screen.width - 1), x: 1, y: 1 + i)
+    }
+}
+
+private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    guard rect.width >= 12, rect.height >= 2 else { return }
+    screen.fill(rect)
+    for y in rect.y..<rect.maxY { screen.put("│", x: rect.x, y: y, style: p.dim) }
+    let m = state.memory
+    let x = rect.x + 2
+    let w = rect.width - 3
+    var lines: [(String, Style)] = [("Memory (m hides)", p.title)]
+    lines.append(("RSS      \(megabytes(m.rss))", .plain))
+    lines.append(("peak     \(megabytes(m.peakRSS))", .plain))
+    lines.append(("objects  \(group(m.objectsAlive)) alive", .plain))
+    lines.append(("batches  \(m.batchesResident)/\(m.residentLimit) resident", .plain))
+    lines.append(("faulted  \(group(m.batchesFaulted)) batches", .plain))
+    lines.append(("row IDs  \(group(m.idsHeld))", .plain))
+    lines.append(("  in SQLite \(group(m.idsHeld - m.idsInSwiftMemory))", .plain))
+    lines.append(("  in Swift  \(group(m.idsInSwiftMemory))", .plain))
+    lines.append(("last fault \(m.lastFaultSeconds.map { String(format2: $0 * 1000) + " ms" } ?? "–")", .plain))
+    if let n = state.eagerLoaded { lines.append(("eager array \(group(n)) rows", p.error)) }
+    var y = rect.y
+    for (text, style) in lines where y < rect.maxY {
+        screen.put(text, x: x, y: y, style: style, maxWidth: w)
+        y += 1
+    }
+    // RSS over time: one column per sample, the newest on the right.
+    let graphHeight = min(6, rect.maxY - y - 2)
+    guard graphHeight >= 1, !state.rssHistory.isEmpty else { return }
+    let samples = Array(state.rssHistory.suffix(w))
+    // The scale starts at 0 and at least 128 MB, so flat memory looks flat and low.
+    let top = max(samples.max() ?? 1, 128 << 20)
+    y += 1
+    screen.put("RSS over time, 0–\(megabytes(top))", x: x, y: y, style: p.dim, maxWidth: w)
+    y += 1
+    let blocks: [Character] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+    for (i, v) in samples.enumerated() {
+        let eighths = v * graphHeight * 8 / top
+        for row in 0..<graphHeight {
+            let fromBottom = graphHeight - 1 - row
+            let level = max(0, min(8, eighths - fromBottom * 8))
+            screen.put(String(blocks[level]), x: x + i, y: y + row, style: p.info)
+        }
+    }
+}
+
+func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }
+
+/// `1234567` as `1,234,567`.
+public func group(_ n: Int) -> String {
+    let s = String(abs(n))
+    var out = ""
+    for (i, c) in s.enumerated() {
+        if i > 0 && (s.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
+}
+
+extension String {
+    /// Padded with spaces to `width` display columns (on the left when `left`).
+    func padded(to width: Int, left: Bool = false) -> String {
+        let pad = max(0, width - TerminalText.width(of: self))
+        return left ? String(repeating: " ", count: pad) + self : self + String(repeating: " ", count: pad)
+    }
+
+    init(format1 d: Double) {
+        let tenths = Int((d * 10).rounded())
+        self = "\(tenths / 10).\(abs(tenths % 10))"
+    }
+
+    init(format2 d: Double) {
+        let hundredths = Int((d * 100).rounded())
+        let frac = abs(hundredths % 100)
+        self = "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import BatchStore
+import Browser
+import Foundation
+import TerminalCore
+import TerminalCurses
+
+/// `faultline [browse] [DB] …`: the terminal browser (the default command).
+struct Browse: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Browse a table of a SQLite file in the terminal (the default command; no DB opens the demo).")
+
+    @Argument(help: "The SQLite file (it must exist). Without it, the demo database (1M movies), created in the cache directory on first run.")
+    var database: String?
+
+    @Option(help: "The table or view to open (without it, a list to pick from).")
+    var table: String?
+
+    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990'.")
+    var predicate: String?
+
+    @Option(help: "Sort keys: 'rating desc, title'.")
+    var sort: String?
+
+    @Option(help: "Rows faulted per batch.")
+    var batchSize: Int = 100
+
+    @Flag(help: "Open the file read-only: the edit keys do nothing.")
+    var readOnly = false
+
+    @Option(help: "Append a log of what the browser does to this file (never to the screen).")
+    var log: String?
+
+    @Option(help: "Movies in the demo database when it is created.")
+    var demoRows: Int = 1_000_000
+
+    func validate() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+        guard demoRows > 0 else { throw ValidationError("--demo-rows must be at least 1") }
+    }
+
+    func run() throws {
+        let path = try database ?? DemoDatabase.ensureInCache(rows: demoRows)
+        let store = try PersistentStore(path: path, options: .init(readOnly: readOnly))
+        if let table { _ = try store.entity(named: table) }
+        if let predicate { _ = try FetchPredicate(format: predicate) }
+        if let sort { _ = try SortDescriptor.parse(sort) }
+        let logger = try log.map { try LogFile(path: $0) }
+        let terminal: CursesTerminal
+        do {
+            terminal = try CursesTerminal(environment: ProcessInfo.processInfo.environment)
+        } catch let error as CursesTerminal.Unavailable {
+            throw BatchStoreError(.invalidArgument, error.description)
+        }
+        defer { terminal.close() }
+        let options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
+                                     readOnlyReason: readOnly ? "opened with --read-only" : nil)
+        let browser = try Browser(store: store, options: options, backend: terminal)
+        browser.log = logger.map { l in { l.write($0) } }
+        browser.start()
+        browser.run()
+    }
+}
+
+/// The `--log` file: one timestamped line per event, appended.
+final class LogFile {
+    let handle: FileHandle
+    init(path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw BatchStoreError(.invalidArgument, "cannot create the log file \(path)")
+            }
+        }
+        guard let h = FileHandle(forWritingAtPath: path) else { throw BatchStoreError(.invalidArgument, "cannot write the log file \(path)") }
+        h.seekToEndOfFile()
+        handle = h
+    }
+    func write(_ line: String) {
+        handle.write(Data("\(ISO8601DateFormatter().string(from: Date())) \(TerminalText.escapingControlCharacters(line))\n".utf8))
+    }
+}
+
+extension DemoDatabase {
+    /// The demo database in the user's cache directory (`$XDG_CACHE_HOME/faultline` or
+    /// `~/.cache/faultline`), created with a progress bar on first use.
+    static func ensureInCache(rows: Int) throws -> String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
+        let path = base + "/faultline/demo.sqlite"
+        guard !FileManager.default.fileExists(atPath: path) else { return path }
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        printError("first run: creating the demo database at \(path)")
+        let partial = path + ".partial"
+        try? FileManager.default.removeItem(atPath: partial)
+        let bar = ProgressBar("creating \(Benchmark.formatCount(rows)) movies")
+        try DemoDatabase.create(at: partial, rows: rows) { bar.update($0) }
+        try FileManager.default.moveItem(atPath: partial, toPath: path)
+        bar.finish("created \(path)")
+        return path
+    }
+}
