@@ -414,6 +414,9 @@ public final class Browser {
         dispatch(.memorySampled(m))
     }
 
+    /// One step of the eager copy, as ``run()`` does between keys (for tests).
+    public func runEagerStepForTesting() { eagerStep() }
+
     /// Copies the next slice of the result into the eager array.
     private func eagerStep() {
         guard let collection, state.eagerActive else { return }

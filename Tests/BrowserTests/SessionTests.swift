@@ -1,0 +1,223 @@
+import BatchStore
+import Browser
+import Foundation
+import GRDB
+import Testing
+import TerminalCore
+
+@Suite("Browser sessions on real files")
+struct SessionTests {
+    @Test("moving: j k, pages, g G, :N, and the status line follows")
+    func moving() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 1000)
+        let (b, term) = try makeBrowser(path, height: 12)  // 9 grid rows
+        #expect(b.state.count == 1000)
+        b.send(keys("jjj"))
+        #expect(b.state.cursorRow == 3)
+        b.send(.pageDown)
+        #expect(b.state.cursorRow == 12 && b.state.topRow == 9)
+        b.send(.char("G"))
+        #expect(b.state.cursorRow == 999 && b.state.topRow == 991)
+        #expect(term.text[10].contains("row 1,000 of 1,000"))
+        #expect(term.text[9].hasPrefix("1,000  1000 10000 row 1000"))
+        b.send(keys(":500") + [.enter])
+        #expect(b.state.cursorRow == 499)
+        #expect(term.text.contains { $0.hasPrefix("  500  500 5000 row 500") }, "\(term.text)")
+        b.send(.char("g"))
+        #expect(b.state.cursorRow == 0 && b.state.topRow == 0)
+        b.send(.ctrl("d"))
+        #expect(b.state.cursorRow == 4)
+        b.send(.char("k"))
+        b.send(keys("ll"))
+        #expect(b.state.cursorColumn == 2)
+        b.send(keys("llll"))
+        #expect(b.state.cursorColumn == 2)
+    }
+
+    @Test("filter and sort run in SQLite; an empty filter clears; a bad one says why and keeps the result")
+    func filterAndSort() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 1000)
+        let (b, term) = try makeBrowser(path)
+        b.send([.char("f")] + keys("v > 9000 AND name ENDSWITH \"5\"") + [.enter])
+        #expect(b.state.count == 10)
+        #expect(term.text[1].contains("905"))
+        b.send(.char("l"))   // column v
+        b.send(.char("S"))
+        #expect(b.state.sort?.column == "v" && b.state.sort?.ascending == false)
+        #expect(term.text[1].contains("9950") && term.text[2].contains("9850"))
+        #expect(term.text[10].contains("filter: v > 9000") && term.text[10].contains("sort: v desc"))
+        b.send([.char("f")] + [.ctrl("u")] + keys("v >>> 3") + [.enter])
+        #expect(b.state.messageIsError && b.state.message?.contains("predicate") == true)
+        #expect(b.state.count == 10)
+        b.send([.char("f"), .ctrl("u"), .enter])
+        #expect(b.state.count == 1000 && b.state.filter.isEmpty)
+    }
+
+    @Test("/ searches the current column in SQLite, n and N repeat, and it wraps")
+    func search() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 300)
+        let (b, _) = try makeBrowser(path)
+        b.send(keys("ll/row 25") + [.enter])
+        #expect(b.state.cursorRow == 24)
+        b.send(.char("n"))
+        #expect(b.state.cursorRow == 249)   // row 250
+        b.send(.char("n"))
+        #expect(b.state.cursorRow == 250)   // row 251
+        b.send(.char("N"))
+        #expect(b.state.cursorRow == 249)
+        b.send(.char("G"))
+        b.send(.char("n"))
+        #expect(b.state.cursorRow == 24 && b.state.message?.contains("wrapped") == true)
+        b.send(keys("/nothing like this") + [.enter])
+        #expect(b.state.messageIsError && b.state.cursorRow == 24)
+    }
+
+    @Test("D deletes the marked rows after a confirmation with the exact count; u brings them back")
+    func deleteMarkedAndUndo() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 100)
+        let (b, term) = try makeBrowser(path)
+        b.send(keys("jvvv"))   // marks rows 2, 3, 4
+        #expect(b.state.marked.count == 3)
+        #expect(term.text[2].contains("*"))
+        b.send(.char("D"))
+        #expect(term.text[11] == "Delete 3 rows (marked) from n? y/n")
+        b.send(.char("n"))
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 100)
+        b.send(.char("D"))
+        b.send(.char("y"))
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM n WHERE id < 6") } == [1, 5])
+        #expect(b.state.count == 97)
+        #expect(b.state.message?.hasPrefix("deleted 3 rows from n; u undoes") == true)
+        #expect(term.text[2].contains("  5  50  row 5"))
+        b.send(.char("u"))
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 100)
+        #expect(b.state.count == 100)
+        #expect(term.text[2].hasSuffix("  2  2  20 row 2"))
+    }
+
+    @Test("D with nothing marked deletes the whole filtered result; the cursor goes to the nearest survivor")
+    func deleteResult() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 100)
+        let (b, term) = try makeBrowser(path)
+        b.send([.char("f")] + keys("id >= 50 AND id < 55") + [.enter, .char("D")])
+        #expect(term.text[11] == "Delete 5 rows from n? y/n")
+        b.send(.char("y"))
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 95)
+        #expect(b.state.count == 0 && term.text[1].contains("(no rows match the filter"))
+        b.send([.char("f"), .ctrl("u"), .enter])
+        b.send(keys(":60") + [.enter] + keys("vvkk"))   // marks rows 60 and 61, back on row 60
+        b.send(keys("Dy"))
+        #expect(b.state.count == 93)
+        // Rows 60 and 61 held ids 65 and 66; the nearest survivor of the cursor's row is id 64.
+        #expect(b.state.snapshot(b.state.cursorRow)?.values[0] == .text("64"))
+        #expect(b.state.message?.hasPrefix("deleted 2 rows from n; u undoes") == true)
+    }
+
+    @Test("U shows how many rows the assignments change, then runs one batch update; u undoes it")
+    func update() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 200)
+        let (b, term) = try makeBrowser(path)
+        b.send([.char("f")] + keys("id <= 10") + [.enter])
+        b.send([.char("U")] + keys("v = v + 1, name = uppercase(name)") + [.enter])
+        #expect(term.text[11] == "Update 10 rows of n: v = v + 1, name = uppercase(name)? y/n")
+        b.send(.char("y"))
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT name || ':' || v FROM n WHERE id = 3") } == "ROW 3:31")
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT name || ':' || v FROM n WHERE id = 11") } == "row 11:110")
+        #expect(term.text[3].contains("31") && term.text[3].contains("ROW 3"))
+        b.send(.char("u"))
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT name || ':' || v FROM n WHERE id = 3") } == "row 3:30")
+        #expect(term.text[3].contains("row 3"))
+        b.send([.char("U")] + keys("nope = 1") + [.enter])
+        #expect(b.state.messageIsError && b.state.message?.contains("nope") == true)
+    }
+
+    @Test("a read-only file or --read-only: the edit keys say why and do nothing")
+    func readOnly() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 20)
+        let (b, _) = try makeBrowser(path, options: BrowserOptions(readOnlyReason: "opened with --read-only"), readOnly: true)
+        for key in ["D", "U", "u"] {
+            b.send(.char(Character(key)))
+            #expect(b.state.message == "\(key) does nothing: opened with --read-only")
+        }
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 20)
+    }
+
+    @Test("rows deleted by another writer show as gone; the status line notices; r reloads")
+    func otherWriter() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 50)
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(batchSize: 5))
+        try direct(path) { db in try db.execute(sql: "DELETE FROM n WHERE id IN (12, 13); UPDATE n SET name = 'changed' WHERE id = 14") }
+        b.send(.pageDown)   // rows 10…18 are faulted now, after the delete
+        #expect(term.text.contains { $0.contains("(gone: deleted since the fetch") })
+        b.tick()
+        b.send(.char("j"))
+        #expect(b.state.fileChanged)
+        #expect(term.text[10].contains("file changed: r reloads"))
+        b.send(.char("r"))
+        #expect(b.state.count == 48 && !b.state.fileChanged)
+        #expect(term.text.contains { $0.contains("changed") })
+        #expect(!term.text.contains { $0.contains("(gone") })
+    }
+
+    @Test("Enter shows every column of the current row, in full")
+    func record() throws {
+        let dir = TempDir()
+        let big = String(repeating: "x", count: 5000)
+        let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, data BLOB)")
+        try direct(path) { db in try db.execute(sql: "INSERT INTO t VALUES (1, ?, x'00ff10')", arguments: [big]) }
+        let (b, term) = try makeBrowser(path, width: 60, height: 10)
+        b.send(.enter)
+        #expect(term.text[0].hasPrefix("Row 1 of 1 in t"))
+        #expect(term.text.contains { $0.contains("object ID") && $0.contains("x-batchstore://") })
+        #expect(term.text.contains { $0.contains("data BLOB") && $0.contains("blob, 3 bytes: 00ff10") })
+        b.send(.escape)
+        #expect(b.state.mode == .grid)
+    }
+
+    @Test("the table list counts rows lazily and opens a table; Esc goes back")
+    func picker() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE a(id INTEGER PRIMARY KEY); CREATE TABLE b(x TEXT);
+            INSERT INTO a VALUES (1), (2); INSERT INTO b VALUES ('q');
+            CREATE VIEW c AS SELECT id * 2 AS d FROM a;
+            """)
+        let (b, term) = try makeBrowser(path, width: 50, height: 8)
+        #expect(term.text[1].contains("a") && term.text[1].contains("2 rows"))
+        #expect(term.text[3].contains("c") && term.text[3].contains("view") && term.text[3].contains("2 rows"))
+        b.send([.char("j"), .char("j"), .enter])
+        #expect(b.state.table == "c" && b.state.count == 2)
+        #expect(term.text[1].contains("2") && term.text[2].contains("4"))
+        b.send(.char("D"))
+        #expect(b.state.message?.contains("view") == true)
+        b.send(.escape)
+        #expect(b.state.mode == .picker)
+    }
+
+    @Test("the memory panel shows live figures; M copies the result into an array and back")
+    func memoryPanel() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 3000)
+        let (b, term) = try makeBrowser(path, width: 100, height: 20)
+        b.send(.char("m"))
+        #expect(term.text.contains { $0.contains("Memory (m hides)") })
+        #expect(term.text.contains { $0.contains("row IDs  3,000") })
+        #expect(term.text.contains { $0.contains("in Swift  0") })
+        b.send(.char("M"))
+        #expect(b.state.eagerActive)
+        while b.state.eagerActive { b.tick(); b.send(.char("j")); b.runEagerStepForTesting() }
+        #expect(b.state.eagerLoaded == 3000)
+        #expect(b.context.registeredObjectCount >= 3000)
+        b.send(.char("M"))
+        #expect(b.state.eagerLoaded == nil)
+        #expect(b.context.registeredObjectCount < 3000)
+    }
+}
