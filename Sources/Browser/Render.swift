@@ -142,9 +142,8 @@ private func drawStatus(_ state: BrowserState, into screen: inout ScreenBuffer, 
         parts.append(state.databaseName)
         parts.append("\(state.tables.count) tables and views")
     } else {
+        // What matters most comes first, so a narrow screen cuts the filter, not the position.
         parts.append(state.table ?? "")
-        if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
-        if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
             parts.append("loading IDs\(percent), \(group(state.loadingRows)) rows so far (Esc cancels)")
@@ -152,6 +151,8 @@ private func drawStatus(_ state: BrowserState, into screen: inout ScreenBuffer, 
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }
         if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
+        if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
+        if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(group(n)) rows") }
         if state.readOnlyReason != nil { parts.append("read-only") }
         if state.fileChanged { parts.append("file changed: r reloads") }

@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import Testing
+
+/// The real binary in a real terminal: tmux, on its own socket, with a fixed size.
+final class Tmux {
+    let socket = "faultline-test-\(UUID().uuidString.prefix(8))"
+    let session = "t"
+
+    init(command: String, width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
+        let env = (["LANG": "C.UTF-8", "TERM": "xterm-256color"].merging(environment) { $1 })
+            .map { "\($0.key)=\(shellQuote($0.value))" }.sorted().joined(separator: " ")
+        // The shell stays to print the exit status (128 + N for signal N) after the program ends.
+        try run(["new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), "env \(env) \(command); echo \"[exit $?]\"; sleep 600"])
+    }
+
+    deinit { _ = try? run(["kill-server"]) }
+
+    /// Runs tmux with `args` and returns its stdout. Uses posix_spawn and waitpid directly:
+    /// Foundation's Process never reaps the client when the server it starts lives on.
+    @discardableResult
+    func run(_ args: [String]) throws -> String {
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-out-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        let argv = ["tmux", "-L", socket, "-f", "/dev/null"] + args
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var cArgs = argv.map { strdup($0) } + [nil]
+        defer { for a in cArgs { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, "tmux", &actions, nil, &cArgs, environ)
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    }
+
+    func screen() throws -> [String] { try run(["capture-pane", "-p", "-t", session]).components(separatedBy: "\n") }
+
+    func send(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
+
+    /// Types `text` literally.
+    func type(_ text: String) throws { try run(["send-keys", "-t", session, "-l", text]) }
+
+    func value(_ format: String) throws -> String {
+        try run(["display-message", "-p", "-t", session, format]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits (up to `timeout` seconds) until some line satisfies `predicate`; returns the screen.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Double = 20, _ predicate: (String) -> Bool) throws -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [String] = []
+        while Date() < deadline {
+            last = try screen()
+            if last.contains(where: predicate) { return last }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("timed out waiting for \(what); screen:\n\(last.joined(separator: "\n"))")
+        return last
+    }
+
+    @discardableResult
+    func waitFor(_ text: String, timeout: Double = 20) throws -> [String] {
+        try waitFor(text, timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits until the program exits; returns its exit status (128 + N for signal N) and whether
+    /// the terminal is still on the alternate screen.
+    func waitForExit(timeout: Double = 10) throws -> (status: Int?, alternate: String) {
+        let screen = try waitFor("[exit", timeout: timeout)
+        let line = screen.first { $0.contains("[exit ") } ?? ""
+        let status = line.split(separator: " ").last.flatMap { Int($0.dropLast()) }
+        return (status, try value("#{alternate_on}"))
+    }
+
+    /// The pid of the program (the child of the pane's shell).
+    func programPID() throws -> pid_t? {
+        let shell = try value("#{pane_pid}")
+        let children = (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").first.flatMap { pid_t($0) }
+    }
+}
+
+func shellQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+@Suite("The browser end to end, in tmux", .serialized)
+struct BrowserEndToEndTests {
+    static let rows = 300_000
+
+    func sqlite<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
+        try DatabaseQueue(path: path).read { try body($0) }
+    }
+
+    @Test("open, scroll, jump to the end, filter, sort, batch update, undo, batch delete, resize, quit; the file checked after each edit")
+    func session() throws {
+        let scratch = Scratch()
+        let db = scratch.path("movies.sqlite")
+        let made = try CLI.run(["demo", "--rows", String(Self.rows), "--output", db])
+        #expect(made.status == 0, "\(made.stderr)")
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie")
+        try t.waitFor("row 1 of 300,000")
+        #expect(try t.value("#{alternate_on}") == "1")
+
+        try t.type("jjj")
+        try t.waitFor("row 4 of 300,000")
+        try t.send("NPage")
+        try t.waitFor("row 31 of 300,000")
+        try t.type("G")
+        var screen = try t.waitFor("row 300,000 of 300,000")
+        #expect(screen.contains { $0.hasPrefix("300,000") && $0.contains(" 300000 ") })
+
+        // Filter: a predicate, counted by SQLite.
+        try t.type("f")
+        try t.type("year == 1999 AND genre == \"Noir\"")
+        try t.send("Enter")
+        let matching = try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE year = 1999 AND genre = 'Noir'") } ?? 0
+        #expect(matching > 10)
+        try t.waitFor("the filtered count") { $0.contains("row 1 of \(group(matching))") && $0.contains("filter: year == 1999") }
+
+        // Sort by title (the second column), ascending.
+        try t.type("l")
+        try t.type("s")
+        screen = try t.waitFor("sort: title asc")
+        let firstTitle = try sqlite(db) { try String.fetchOne($0, sql: "SELECT title FROM movie WHERE year = 1999 AND genre = 'Noir' ORDER BY title, id LIMIT 1") } ?? "?"
+        #expect(screen[1].contains(String(firstTitle.prefix(12))), "\(screen[1]) vs \(firstTitle)")
+
+        // Batch update of the whole filtered result, with the count up front.
+        let votesBefore = try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } ?? 0
+        try t.type("U")
+        try t.type("votes = votes + 1")
+        try t.send("Enter")
+        try t.waitFor("Update \(group(matching)) rows of movie: votes = votes + 1? y/n")
+        try t.type("y")
+        try t.waitFor("updated \(group(matching)) rows of movie; u undoes")
+        #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } == votesBefore + matching)
+
+        // Undo puts the old values back.
+        try t.type("u")
+        try t.waitFor("undo: restored the old values of \(group(matching)) rows")
+        #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } == votesBefore)
+
+        // Mark two rows and batch-delete them.
+        let ids = try sqlite(db) { try Int64.fetchAll($0, sql: "SELECT id FROM movie WHERE year = 1999 AND genre = 'Noir' ORDER BY title, id LIMIT 2") }
+        try t.type("g")
+        try t.type("vv")
+        try t.waitFor("2 marked")
+        try t.type("D")
+        try t.waitFor("Delete 2 rows (marked) from movie? y/n")
+        try t.type("y")
+        try t.waitFor("deleted 2 rows from movie")
+        #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE id IN (\(ids[0]), \(ids[1]))") } == 0)
+        #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie") } == Self.rows - 2)
+        try t.waitFor("row 1 of \(group(matching - 2))")
+
+        // Resize: the screen is redrawn at the new size.
+        try t.run(["resize-window", "-t", t.session, "-x", "50", "-y", "12"])
+        screen = try t.waitFor("status line at 50x12") { $0.hasPrefix(" movie │") && $0.count <= 50 }
+        #expect(screen.count >= 12)
+
+        try t.type("q")
+        let end = try t.waitForExit()
+        #expect(end.status == 0 && end.alternate == "0")
+        #expect(try sqlite(db) { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
+    }
+
+    @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
+    func restore() throws {
+        let scratch = Scratch()
+        let db = scratch.path("n.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'one')") }
+        let t1 = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t1.waitFor("row 1 of 1")
+        try t1.send("C-c")
+        let e1 = try t1.waitForExit()
+        #expect(e1.status == 0 && e1.alternate == "0")
+
+        let t2 = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t2.waitFor("row 1 of 1")
+        #expect(try t2.value("#{alternate_on}") == "1")
+        let pid = try #require(try t2.programPID())
+        kill(pid, SIGSEGV)
+        let e2 = try t2.waitForExit()
+        #expect(e2.status == 128 + Int(SIGSEGV) && e2.alternate == "0")
+    }
+
+    @Test("with no database it creates the demo in the cache directory with a progress bar, then lists its tables")
+    func demoOnFirstRun() throws {
+        let scratch = Scratch()
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) --demo-rows 20000", environment: ["XDG_CACHE_HOME": scratch.path("cache")])
+        try t.waitFor("movie") { $0.contains("movie") && $0.contains("20,000 rows") }
+        #expect(FileManager.default.fileExists(atPath: scratch.path("cache/faultline/demo.sqlite")))
+        try t.type("jj")
+        try t.send("Enter")
+        try t.waitFor("row 1 of 20,000")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
+    @Test("read-only: --read-only and a read-only file refuse edit keys with the reason")
+    func readOnly() throws {
+        let scratch = Scratch()
+        let db = scratch.path("n.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY); INSERT INTO n VALUES (1), (2)") }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --read-only")
+        try t.waitFor("row 1 of 2")
+        try t.type("D")
+        try t.waitFor("D does nothing: opened with --read-only")
+        try t.type("q")
+        _ = try t.waitForExit()
+        #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 2)
+    }
+
+    @Test("without a terminal, the browser says so in one line and exits non-zero")
+    func noTerminal() throws {
+        let scratch = Scratch()
+        let db = scratch.path("n.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY)") }
+        let r = try CLI.run([db])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("needs a terminal") && r.stderr.split(separator: "\n").count == 1)
+        let missing = try CLI.run([scratch.path("nope.sqlite")])
+        #expect(missing.status != 0 && !FileManager.default.fileExists(atPath: scratch.path("nope.sqlite")))
+    }
+}
+
+/// `1234567` as `1,234,567`.
+func group(_ n: Int) -> String {
+    let s = String(abs(n))
+    var out = ""
+    for (i, c) in s.enumerated() {
+        if i > 0 && (s.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
+}
