@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 
-.PHONY: run test build release deps bench clean
+.PHONY: run test build release deps bench fuzz clean
 
 # Installs the system packages Faultline needs, where they are missing and we may install.
 deps:
@@ -35,6 +35,11 @@ test: deps
 # The README's benchmark table and plot come from here.
 bench: release
 	.build/release/faultline bench --rows 1000000 --plot Assets/memory-1M.svg
+
+# A longer deterministic random-key run of the browser (make test runs 4,000 keys).
+fuzz: deps
+	$(SWIFT) build --build-tests
+	FAULTLINE_FUZZ_KEYS=200000 $(SWIFT) test --skip-build --filter RandomKeyTests
 
 clean:
 	rm -rf .build

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import Browser
 import Foundation
 
 struct Bench: ParsableCommand {
@@ -25,6 +26,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Skip the eager-array memory sweep (it needs memory proportional to --rows).")
     var skipEager = false
 
+    @Flag(help: "Measure only the browser's scroll keys (key to finished frame).")
+    var browserOnly = false
+
     func validate() throws {
         guard rows > 0 else { throw ValidationError("--rows must be at least 1") }
         guard repeats > 0 else { throw ValidationError("--repeats must be at least 1") }
@@ -49,6 +53,18 @@ struct Bench: ParsableCommand {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let actualRows = try ManagedObjectContext(store: store).count(for: FetchRequest(entityName: "movie"))
 
+        if !json { printError("measuring the browser: scroll keys to finished frames…") }
+        let scroll = try BrowserBenchmark.scroll(path: path)
+        if browserOnly {
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(scroll), as: UTF8.self))
+            } else {
+                printScroll(scroll)
+            }
+            return
+        }
         var comparisons: [Benchmark.Comparison] = []
         func step(_ name: String, _ body: () throws -> Benchmark.Comparison) rethrows {
             if !json { printError("measuring \(name)…") }
@@ -94,6 +110,7 @@ struct Bench: ParsableCommand {
                 var merge: Merge
                 var batch: [Batch]
                 var updateMemory: [UpdateMemory]
+                var browserScroll: BrowserBenchmark.Figures
                 struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var baseline: String }
                 struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var peakRSS: Int }
                 struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var targetSeconds: Double }
@@ -106,7 +123,8 @@ struct Bench: ParsableCommand {
                       baseline: c.baseline, meetsTarget: c.target.map { t in comparisonsMeets(c, t) })
             }, memory: sweeps, merge: .init(updatedIDs: merge.ids, objectsHeld: merge.held, seconds: merge.seconds, targetSeconds: 0.05),
                batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, baseline: b.baseline) },
-               updateMemory: [.init(path: "batch", startRSS: updateMemory[0].start, peakRSS: updateMemory[0].peak), .init(path: "object by object", startRSS: updateMemory[1].start, peakRSS: updateMemory[1].peak)])
+               updateMemory: [.init(path: "batch", startRSS: updateMemory[0].start, peakRSS: updateMemory[0].peak), .init(path: "object by object", startRSS: updateMemory[1].start, peakRSS: updateMemory[1].peak)],
+               browserScroll: scroll)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -137,9 +155,19 @@ struct Bench: ParsableCommand {
                 print(pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB")
             }
             print("")
+            printScroll(scroll)
+            print("")
             print("baselines: " + comparisons.map { "\($0.name): \($0.baseline)" }.joined(separator: "; "))
             if let plot { print("plot written to \(plot)") }
         }
+    }
+
+    func printScroll(_ f: BrowserBenchmark.Figures) {
+        print("browser, \(Benchmark.formatCount(f.rows)) rows on a \(f.width)x\(f.height) in-memory screen, \(f.keys) scroll keys (key to finished frame)")
+        print(pad("  p50 / p99 / max", 44) + String(format: "%.2f / %.2f / %.2f ms", f.p50Milliseconds, f.p99Milliseconds, f.maxMilliseconds)
+              + (f.p99Milliseconds <= 5 ? "   (p99 ≤ 5 ms ok)" : "   (p99 ≤ 5 ms MISSED)"))
+        print(pad("  cells sent per one-row move", 44) + String(format: "%.0f of %d on screen", f.cellsPerRowStep, f.screenCells))
+        print(pad("  open (first frame)", 44) + String(format: "%.2f s", f.openSeconds) + ", peak RSS \(f.peakRSS / 1_048_576) MB")
     }
 
     func comparisonsMeets(_ c: Benchmark.Comparison, _ target: Double) -> Bool { c.ratio <= target }

@@ -1,0 +1,67 @@
+import BatchStore
+import Foundation
+import TerminalCore
+
+/// Times scroll keys in the real browser against the in-memory screen: from the key to a finished
+/// frame (reduce, faults, render, diff). Used by `faultline bench`.
+public enum BrowserBenchmark {
+    public struct Figures: Sendable, Codable {
+        public var rows: Int
+        public var keys: Int
+        public var width: Int
+        public var height: Int
+        public var openSeconds: Double
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+        public var maxMilliseconds: Double
+        /// Average cells sent for a one-row move (`j`), against the cells of the whole screen.
+        public var cellsPerRowStep: Double
+        public var screenCells: Int
+        public var peakRSS: Int
+    }
+
+    /// Opens `table` of `path` on a `width`×`height` in-memory terminal and sends `keys` scroll keys
+    /// drawn from a fixed-seed mix (j, k, pages, half pages, g, G, h, l, and `:N` jumps anywhere).
+    public static func scroll(path: String, table: String = "movie", keys count: Int = 3000, width: Int = 200, height: Int = 50) throws -> Figures {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let terminal = MemoryTerminal(width: width, height: height)
+        let started = Date()
+        let browser = try Browser(store: store, options: BrowserOptions(table: table), backend: terminal)
+        browser.start()
+        let openSeconds = Date().timeIntervalSince(started)
+        let rows = browser.state.count
+        var rng = SplitMix64(seed: 7)
+        var times: [Double] = []
+        var stepCells: [Int] = []
+        times.reserveCapacity(count)
+        for _ in 0..<count {
+            let r = rng.below(100)
+            let key: Key
+            switch r {
+            case 0..<40: key = .char("j")
+            case 40..<55: key = .char("k")
+            case 55..<70: key = .pageDown
+            case 70..<80: key = .pageUp
+            case 80..<83: key = .char("G")
+            case 83..<86: key = .char("g")
+            case 86..<89: key = .char("l")
+            case 89..<92: key = .char("h")
+            case 92..<96: key = .ctrl("d")
+            default:
+                // A jump anywhere: type ":N" (untimed), time the Enter that moves.
+                browser.send(.char(":"))
+                for c in String(1 + rng.below(max(1, rows))) { browser.send(.char(c)) }
+                key = .enter
+            }
+            let seconds = browser.send(key)
+            times.append(seconds)
+            if key == .char("j") { stepCells.append(terminal.lastCellsSent) }
+        }
+        times.sort()
+        func percentile(_ p: Double) -> Double { times[min(times.count - 1, Int(Double(times.count) * p))] * 1000 }
+        return Figures(rows: rows, keys: count, width: width, height: height, openSeconds: openSeconds,
+                       p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99), maxMilliseconds: (times.last ?? 0) * 1000,
+                       cellsPerRowStep: stepCells.isEmpty ? 0 : Double(stepCells.reduce(0, +)) / Double(stepCells.count),
+                       screenCells: width * height, peakRSS: ProcessMemory.peakResidentBytes())
+    }
+}
