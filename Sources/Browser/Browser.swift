@@ -318,7 +318,8 @@ public final class Browser {
             case .null: shown = "NULL"
             case .text(let s):
                 let limit = 2_000
-                shown = s.count > limit ? String(s.prefix(limit)) + "… (\(group(s.count)) characters)" : s
+                let head = s.prefix(limit + 1)
+                shown = head.count > limit ? String(head.dropLast()) + "… (\(group(s.utf8.count)) bytes in all)" : s
             case .blob(let b):
                 shown = "blob, \(group(b.count)) bytes: " + b.prefix(32).map { String(format: "%02x", $0) }.joined() + (b.count > 32 ? "…" : "")
             default: shown = DisplayValue(value).shown

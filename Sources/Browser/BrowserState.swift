@@ -16,7 +16,11 @@ public enum DisplayValue: Sendable, Equatable {
         case .null: self = .null
         case .integer(let i): self = .text(String(i))
         case .real(let d): self = .text(String(d))
-        case .text(let s): self = .text(s.count > limit ? String(s.prefix(limit)) + "…" : s)
+        case .text(let s):
+            // O(limit), not O(length): a 10 MB value costs no more than a short one.
+            if s.utf8.count <= limit { self = .text(s); break }
+            let head = s.prefix(limit + 1)
+            self = .text(head.count > limit ? String(head.dropLast()) + "…" : s)
         case .blob(let b): self = .blob(b.count)
         }
     }

@@ -132,7 +132,7 @@ func tsv(_ value: DatabaseValue) -> String {
             (["export", db, "--table", "movie", "--format", "xml"], 2, "xml"),
             (["export", db], 2, "--table"),
             (["demo", "--rows", "5", "--output", db], 2, "already exists"),
-            (["nonsense"], 2, "nonsense"),
+            (["nonsense"], 1, "nonsense: no such file"),   // the default command is the browser: a missing database
         ]
         for (args, status, fragment) in cases {
             let r = try CLI.run(args)
