@@ -251,6 +251,7 @@ public final class Browser {
             present()
             var lastDraw = Date()
             var cancelled = false
+            var quitAfterCancel = false
             let opened: BatchFaultingCollection
             do {
                 opened = try progressive.finish { [self] progress in
@@ -260,15 +261,28 @@ public final class Browser {
                         present()
                     }
                     if let key = backend.nextKey(timeoutMilliseconds: 0) {
-                        if key == .escape || key == .ctrl("c") || key == .char("q") { cancelled = true; return .cancel }
+                        if key == .escape || key == .ctrl("c") || key == .char("q") {
+                            cancelled = true
+                            quitAfterCancel = key != .escape
+                            return .cancel
+                        }
                         if key == .resize { let s = backend.size; _ = state.reduce(.resized(width: s.width, height: s.height)); present() }
                     }
                     return .proceed
                 }
             } catch let error as BatchStoreError where error.code == .cancelled || cancelled {
                 state = before
-                if collection == nil { state.table = table; state.count = 0; state.mode = .grid }
+                if collection == nil {
+                    // Nothing to go back to: keep what was asked for, so `r` asks again.
+                    state.table = entity.name
+                    state.columns = columns
+                    state.filter = filter
+                    state.sort = sorts.first.map { (column: $0.keyPath.joined(separator: "."), ascending: $0.ascending) }
+                    state.count = 0
+                    state.mode = .grid
+                }
                 dispatch(.info(collection == nil ? "loading cancelled: r loads it again" : "loading cancelled: still showing the previous result"))
+                if quitAfterCancel { state.quit = true }
                 return
             }
             if state.eagerLoaded != nil { eagerArray = []; dispatch(.eagerStopped("the eager array was dropped with the old result")) }

@@ -220,4 +220,25 @@ struct SessionTests {
         #expect(b.state.eagerLoaded == nil)
         #expect(b.context.registeredObjectCount < 3000)
     }
+
+    @Test("a big sorted result shows its first rows while its IDs load; Esc cancels and r asks again")
+    func progressiveOpenAndCancel() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
+            INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
+            """)
+        let store = try PersistentStore(path: path)
+        let term = MemoryTerminal(width: 80, height: 12)
+        term.keys = [.escape]   // pressed while the IDs load
+        let b = try Browser(store: store, options: BrowserOptions(table: "n", sort: "name desc"), backend: term)
+        b.start()
+        #expect(term.framesPresented >= 2)   // the first rows, then progress, before the cancel
+        #expect(b.state.message == "loading cancelled: r loads it again")
+        #expect(b.state.count == 0 && b.state.sort?.column == "name" && b.state.sort?.ascending == false)
+        b.send(.char("r"))
+        #expect(b.state.count == 1_000_000)
+        #expect(term.text[1].contains("row 999999"))
+    }
 }
