@@ -71,18 +71,42 @@ public final class Browser {
     /// Runs until `q`: waits for keys, samples memory and watches the file between them.
     public func run() {
         while !state.quit {
-            let timeout = state.eagerActive ? 0 : (state.memoryPanel ? 250 : 1000)
+            let timeout = hasIdleWork ? 0 : (state.memoryPanel ? 250 : 1000)
             if let key = backend.nextKey(timeoutMilliseconds: timeout) {
                 send(key)
             } else {
                 tick()
                 present()
             }
-            if state.eagerActive {
-                eagerStep()
-                present()
-            }
+            if idle() { present() }
         }
+    }
+
+    /// Work done between keys, one piece at a time so keys stay responsive: table counts for the
+    /// picker, steps of the eager copy.
+    private var pendingCounts: [Int] = []
+    private var hasIdleWork: Bool { state.eagerActive || !pendingCounts.isEmpty }
+
+    /// Does one piece of background work; false when there was none.
+    @discardableResult
+    public func idle() -> Bool {
+        if !pendingCounts.isEmpty {
+            let index = pendingCounts.removeFirst()
+            let entries = store.schema.entities
+            guard index < entries.count else { return true }
+            do {
+                let n = try context.count(for: FetchRequest(entityName: entries[index].name))
+                dispatch(.tableCounted(index: index, count: n))
+            } catch {
+                log?("counting \(entries[index].name) failed: \(error)")
+            }
+            return true
+        }
+        if state.eagerActive {
+            eagerStep()
+            return true
+        }
+        return false
     }
 
     /// Handles one key completely: reduce, effects, frame. Returns the frame time.
@@ -139,10 +163,8 @@ public final class Browser {
             case .listTables:
                 return [.tablesListed(tableEntries())]
             case .countTable(let index):
-                let entries = store.schema.entities
-                guard index < entries.count else { return [] }
-                let n = try context.count(for: FetchRequest(entityName: entries[index].name))
-                return [.tableCounted(index: index, count: n)]
+                pendingCounts.append(index)
+                return []
             case .open(let table, let filter, let sort):
                 perform(open: table, filter: filter, sorts: sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? [])
                 return []
@@ -428,9 +450,6 @@ public final class Browser {
         }
         dispatch(.memorySampled(m))
     }
-
-    /// One step of the eager copy, as ``run()`` does between keys (for tests).
-    public func runEagerStepForTesting() { eagerStep() }
 
     /// Copies the next slice of the result into the eager array.
     private func eagerStep() {

@@ -48,6 +48,10 @@ public enum Effect: Sendable, Equatable {
     public struct SortSpec: Sendable, Equatable {
         public var column: String
         public var ascending: Bool
+        public init(column: String, ascending: Bool) {
+            self.column = column
+            self.ascending = ascending
+        }
     }
 }
 
@@ -63,7 +67,10 @@ extension BrowserState {
             height = max(1, h)
             scrollToCursor()
         case .tablesListed(let list):
-            tables = list
+            // Known counts stay on screen while they are counted again.
+            var known: [String: Int] = [:]
+            for t in tables { if let n = t.count { known[t.name] = n } }
+            tables = list.map { entry in var e = entry; e.count = e.count ?? known[e.name]; return e }
             pickerCursor = min(pickerCursor, max(0, list.count - 1))
             mode = .picker
             effects = list.indices.first.map { [.countTable(index: $0)] } ?? []

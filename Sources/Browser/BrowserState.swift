@@ -41,6 +41,12 @@ public struct RowSnapshot: Sendable, Equatable {
     public var values: [DisplayValue]
     /// False when the row was deleted after the result was fetched.
     public var exists: Bool
+
+    public init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
+        self.id = id
+        self.values = values
+        self.exists = exists
+    }
 }
 
 /// A table or view in the picker.

@@ -191,6 +191,9 @@ struct SessionTests {
             CREATE VIEW c AS SELECT id * 2 AS d FROM a;
             """)
         let (b, term) = try makeBrowser(path, width: 50, height: 8)
+        #expect(term.text[1].contains("a") && term.text[1].contains("counting…"))
+        while b.idle() {}
+        b.send(.char("k"))
         #expect(term.text[1].contains("a") && term.text[1].contains("2 rows"))
         #expect(term.text[3].contains("c") && term.text[3].contains("view") && term.text[3].contains("2 rows"))
         b.send([.char("j"), .char("j"), .enter])
@@ -213,7 +216,7 @@ struct SessionTests {
         #expect(term.text.contains { $0.contains("in Swift  0") })
         b.send(.char("M"))
         #expect(b.state.eagerActive)
-        while b.state.eagerActive { b.tick(); b.send(.char("j")); b.runEagerStepForTesting() }
+        while b.state.eagerActive { b.tick(); b.send(.char("j")); b.idle() }
         #expect(b.state.eagerLoaded == 3000)
         #expect(b.context.registeredObjectCount >= 3000)
         b.send(.char("M"))
