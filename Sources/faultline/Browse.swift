@@ -41,7 +41,7 @@ struct Browse: ParsableCommand {
 
     func run() throws {
         let path = try database ?? DemoDatabase.ensureInCache(rows: demoRows)
-        let store = try PersistentStore(path: path, options: .init(readOnly: readOnly))
+        let store = try PersistentStore(path: path, options: .init(readOnly: readOnly, useWAL: !readOnly))
         if let table { _ = try store.entity(named: table) }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }

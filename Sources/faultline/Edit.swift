@@ -48,7 +48,7 @@ struct EditOptions: ParsableArguments {
     /// Opens the store and entity, then either counts (dry run) or executes, and reports.
     func perform(verb: String, dryRunCount: (ManagedObjectContext, Entity) throws -> Int,
                  execute: (ManagedObjectContext, Entity) throws -> BatchResult) throws {
-        let store = try PersistentStore(path: source.database)
+        let store = try PersistentStore(path: source.database, options: .init(useWAL: true))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: source.table)
         if dryRun {

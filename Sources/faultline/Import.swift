@@ -44,7 +44,7 @@ struct Import: ParsableCommand {
             }
             handle = h
         }
-        let store = try PersistentStore(path: database)
+        let store = try PersistentStore(path: database, options: .init(useWAL: true))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: table)
         let reader = try RowReader(handle: handle, format: format)

@@ -168,6 +168,40 @@ struct BrowserEndToEndTests {
         #expect(try sqlite(db) { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
     }
 
+    @Test("undo killed with SIGKILL mid-write: the update is either still there or undone whole, file sound")
+    func undoKilled() throws {
+        let scratch = Scratch()
+        let db = scratch.path("movies.sqlite")
+        #expect(try CLI.run(["demo", "--rows", "400000", "--output", db]).status == 0)
+        let before = try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } ?? 0
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie")
+        try t.waitFor("row 1 of 400,000")
+        try t.type("U")
+        try t.type("votes = votes + 1, title = title || ' (edited)'")
+        try t.send("Enter")
+        try t.waitFor("Update 400,000 rows")
+        try t.type("y")
+        try t.waitFor("updated 400,000 rows", timeout: 60)
+        let wal = db + "-wal"
+        func stamp() -> Date? { (try? FileManager.default.attributesOfItem(atPath: wal))?[.modificationDate] as? Date }
+        let quiet = stamp()
+        try t.type("u")
+        let deadline = Date().addingTimeInterval(30)
+        while stamp() == quiet && Date() < deadline { usleep(2_000) }
+        usleep(100_000)
+        let pid = try #require(try t.programPID())
+        kill(pid, SIGKILL)
+        let end = try t.waitForExit()
+        #expect(end.status == 128 + Int(SIGKILL))
+        let (integrity, votes, edited) = try sqlite(db) { db in
+            (try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "",
+             try Int.fetchOne(db, sql: "SELECT sum(votes) FROM movie") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM movie WHERE title LIKE '% (edited)'") ?? 0)
+        }
+        #expect(integrity == "ok")
+        #expect((votes == before && edited == 0) || (votes == before + 400_000 && edited == 400_000), "half an undo: votes +\(votes - before), \(edited) titles")
+    }
+
     @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
     func restore() throws {
         let scratch = Scratch()

@@ -65,8 +65,9 @@ public final class PersistentStore: Sendable {
         do {
             let queue = try Self.openQueue(path: path, options: options)
             let (schema, readOnly) = try queue.inDatabase { db -> (Schema, Bool) in
-                if options.useWAL && !options.readOnly {
-                    _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                if options.useWAL && !options.readOnly && sqlite3_db_readonly(db.sqliteConnection, "main") != 1 {
+                    // Where the file allows it: a read-only directory or a locked file keeps its mode.
+                    _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 }
                 let schema = try Self.readSchema(db, storeName: storeName)
                 let readOnly = options.readOnly || sqlite3_db_readonly(db.sqliteConnection, "main") == 1
