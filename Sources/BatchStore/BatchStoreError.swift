@@ -66,6 +66,10 @@ extension BatchStoreError {
                 return BatchStoreError(.cancelled, "\(prefix)cancelled")
             case .SQLITE_CONSTRAINT:
                 return BatchStoreError(.constraint, "\(prefix)constraint failed: \(text)")
+            case .SQLITE_FULL:
+                return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)the disk is full or the database reached its size limit; the change was rolled back (\(text))")
+            case .SQLITE_IOERR:
+                return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)an I/O error; the change was rolled back (\(text))")
             case .SQLITE_CANTOPEN:
                 return BatchStoreError(.notADatabase, "\(prefix)cannot open the database (\(text))")
             default:

@@ -88,6 +88,9 @@ public final class PersistentStore: Sendable {
     /// The entity named `name`, or a `.noSuchEntity` error that lists what exists.
     public func entity(named name: String) throws -> Entity {
         if let e = schema.entity(named: name) { return e }
+        if let reason = schema.unreadableViews.first(where: { $0.key.caseInsensitiveCompare(name) == .orderedSame })?.value {
+            throw BatchStoreError(.invalidQuery, "the view \(name.debugDescription) cannot be read: \(reason)")
+        }
         let names = schema.entities.map(\.name)
         let known = names.isEmpty ? "the database has no tables" : "tables and views: " + names.prefix(12).joined(separator: ", ")
         throw BatchStoreError(.noSuchEntity, "no table or view named \(name.debugDescription) (\(known))")
@@ -132,14 +135,20 @@ public final class PersistentStore: Sendable {
             ORDER BY type = 'view', name
             """)
         var entities: [Entity] = []
+        var unreadable: [String: String] = [:]
         for row in rows {
             let name: String = row["name"]
             let type: String = row["type"]
             let withoutRowid: Bool = row["wr"]
             let kind: Entity.Kind = type == "view" ? .view : (withoutRowid ? .withoutRowidTable : .table)
-            entities.append(try readEntity(db, name: name, kind: kind, storeName: storeName))
+            do {
+                entities.append(try readEntity(db, name: name, kind: kind, storeName: storeName))
+            } catch let error as DatabaseError where kind == .view {
+                // One bad view must not make the whole file unreadable.
+                unreadable[name] = error.message ?? "\(error.resultCode)"
+            }
         }
-        return Schema(entities: entities)
+        return Schema(entities: entities, unreadableViews: unreadable)
     }
 
     static func readEntity(_ db: Database, name: String, kind: Entity.Kind, storeName: String) throws -> Entity {

@@ -173,6 +173,14 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
 public struct Schema: Sendable {
     /// Tables first, then views, each in name order.
     public let entities: [Entity]
+    /// Views SQLite refuses to compile on this connection (for example one that calls a function
+    /// a file may not use with `trusted_schema` off), with SQLite's reason. They are not entities.
+    public var unreadableViews: [String: String] = [:]
+
+    init(entities: [Entity], unreadableViews: [String: String] = [:]) {
+        self.entities = entities
+        self.unreadableViews = unreadableViews
+    }
 
     /// The entity with this name (exact, then case-insensitive as SQLite resolves names).
     public func entity(named name: String) -> Entity? {
