@@ -355,7 +355,8 @@ public final class Browser {
             case .text(let s):
                 let limit = 2_000
                 let head = s.prefix(limit + 1)
-                shown = head.count > limit ? String(head.dropLast()) + "… (\(group(s.utf8.count)) bytes in all)" : s
+                // The size first: a long value runs off the screen's edge.
+                shown = head.count > limit ? "(\(group(s.utf8.count)) bytes in all; the first \(group(limit)) characters) " + String(head.dropLast()) + "…" : s
             case .blob(let b):
                 shown = "blob, \(group(b.count)) bytes: " + b.prefix(32).map { String(format: "%02x", $0) }.joined() + (b.count > 32 ? "…" : "")
             default: shown = DisplayValue(value).shown

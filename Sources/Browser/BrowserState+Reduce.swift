@@ -360,7 +360,7 @@ extension BrowserState {
         }
     }
 
-    var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
+    public var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
 }
 
 extension String {
