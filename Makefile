@@ -36,10 +36,11 @@ test: deps
 bench: release
 	.build/release/faultline bench --rows 1000000 --plot Assets/memory-1M.svg
 
-# A longer deterministic random-key run of the browser (make test runs 4,000 keys).
+# Longer deterministic random runs: browser keys and the predicate and expression parsers
+# (make test runs 4,000 of each).
 fuzz: deps
 	$(SWIFT) build --build-tests
-	FAULTLINE_FUZZ_KEYS=200000 $(SWIFT) test --skip-build --filter RandomKeyTests
+	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|random'
 
 clean:
 	rm -rf .build

@@ -202,6 +202,68 @@ struct BrowserEndToEndTests {
         #expect((votes == before && edited == 0) || (votes == before + 400_000 && edited == 400_000), "half an undo: votes +\(votes - before), \(edited) titles")
     }
 
+    @Test("escape sequences in values and names never reach the terminal: the title stays, the raw bytes hold none")
+    func hostileValues() throws {
+        let scratch = Scratch()
+        let db = scratch.path("evil.sqlite")
+        let evil = "A\u{1B}]2;pwned\u{07}B\u{9B}31mC\u{1B}[2JD\u{07}"
+        try DatabaseQueue(path: db).write { db in
+            try db.execute(sql: "CREATE TABLE \"t\u{1B}]2;owned\u{07}\"(id INTEGER PRIMARY KEY, \"c\u{9B}1m\" TEXT)")
+            try db.execute(sql: "INSERT INTO \"t\u{1B}]2;owned\u{07}\" VALUES (1, ?)", arguments: [evil])
+        }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t.run(["select-pane", "-t", t.session, "-T", "clean-title"])
+        let screen = try t.waitFor("row 1 of 1")
+        #expect(screen.contains { $0.contains("A\\e]2;pwnedB") || $0.contains("A\\e]2;pw") })
+        try t.send("Enter")
+        try t.waitFor("\\x9B31mC")
+        #expect(try t.value("#{pane_title}") == "clean-title")
+        try t.type("qq")   // closes the record, then quits
+        _ = try t.waitForExit()
+
+        // The bytes themselves: run under script(1), which records everything sent to the terminal.
+        let typescript = scratch.path("typescript")
+        let s = try Tmux(command: "script -q -f -c \(shellQuote("\(CLI.binary) \(db)")) \(shellQuote(typescript))")
+        try s.waitFor("row 1 of 1")
+        try s.send("Enter")
+        try s.waitFor("x9B31mC")
+        try s.type("qq")
+        _ = try s.waitForExit()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: typescript)))
+        #expect(bytes.count > 100)
+        func contains(_ needle: [UInt8]) -> Bool {
+            guard bytes.count >= needle.count else { return false }
+            return (0...(bytes.count - needle.count)).contains { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
+        #expect(!contains(Array("\u{1B}]2;pwned".utf8)), "an OSC title sequence from a value was sent")
+        #expect(!contains(Array("\u{1B}]2;owned".utf8)), "an OSC title sequence from a name was sent")
+        #expect(!contains([0xC2, 0x9B]), "a C1 CSI from a value was sent")
+        #expect(!bytes.contains(0x07), "a BEL was sent")
+    }
+
+    @Test("another process writes while the browser is open: a notice, then r shows the new truth")
+    func otherWriter() throws {
+        let scratch = Scratch()
+        let db = scratch.path("n.sqlite")
+        try DatabaseQueue(path: db).write { db in
+            try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT)")
+            for i in 1...100 { try db.execute(sql: "INSERT INTO n VALUES (?, ?)", arguments: [i, "v\(i)"]) }
+        }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t.waitFor("row 1 of 100")
+        try DatabaseQueue(path: db).write { db in
+            try db.execute(sql: "DELETE FROM n WHERE id <= 10; UPDATE n SET x = 'changed elsewhere' WHERE id = 11; INSERT INTO n VALUES (1000, 'new')")
+        }
+        try t.waitFor("file changed: r reloads", timeout: 10)
+        try t.type("r")
+        let screen = try t.waitFor("row 1 of 91")
+        #expect(screen[1].contains("changed elsewhere"))
+        try t.type("G")
+        try t.waitFor("new")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
     @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
     func restore() throws {
         let scratch = Scratch()
