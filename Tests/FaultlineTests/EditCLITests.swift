@@ -126,4 +126,16 @@ import Testing
         #expect(r4.status == 1 && r4.stderr.contains("UNIQUE constraint failed"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
+
+    @Test func editsSwitchTheFileToWALAndReadsNeverChangeIt() throws {
+        let scratch = Scratch()
+        let db = scratch.path("j.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'a')") }
+        func mode() throws -> String { try DatabaseQueue(path: db).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } }
+        #expect(try mode() == "delete")
+        #expect(try CLI.run(["export", db, "--table", "n"]).status == 0)
+        #expect(try mode() == "delete", "a read must not change the file")
+        #expect(try CLI.run(["update", db, "--table", "n", "--all", "--set", "x = 'b'"]).status == 0)
+        #expect(try mode() == "wal", "other readers keep reading during a long batch")
+    }
 }

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import Testing
+
+/// Files the user may not write: as root (CI), the binary runs as `nobody` on root's files; as
+/// anyone else, the file and its folder are made read-only.
+@Suite("Read-only files and folders", .serialized)
+struct ReadOnlyFileTests {
+    /// The command prefix that makes `db` read-only for the program.
+    func readOnlyRunner(_ scratch: Scratch, _ db: String) throws -> [String] {
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scratch.url.path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
+            return ["runuser", "-u", "nobody", "--", CLI.binary]
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: db)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: scratch.url.path)
+        return [CLI.binary]
+    }
+
+    func run(_ argv: [String]) throws -> CLI.Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = argv
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return CLI.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    @Test("edits of a read-only file fail in one line and write nothing; export still works; the browser says why")
+    func readOnlyFile() throws {
+        let scratch = Scratch()
+        let db = scratch.path("ro.sqlite")
+        try DatabaseQueue(path: db).write { db in
+            try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'a'), (2, 'b')")
+        }
+        let rows = scratch.path("rows.ndjson")
+        try Data("{\"id\": 3, \"x\": \"c\"}\n".utf8).write(to: URL(fileURLWithPath: rows))
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        let runner = try readOnlyRunner(scratch, db)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scratch.url.path) }
+        for args in [["update", db, "--table", "n", "--all", "--set", "x = 'z'"],
+                     ["delete", db, "--table", "n", "--all"],
+                     ["import", db, "--table", "n", rows]] {
+            let r = try run(runner + args)
+            #expect(r.status == 1, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("read-only") && r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
+        }
+        let export = try run(runner + ["export", db, "--table", "n"])
+        #expect(export.status == 0 && export.stdout == "id\tx\n1\ta\n2\tb\n", "\(export.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal") && !FileManager.default.fileExists(atPath: db + "-journal"))
+
+        let t = try Tmux(command: runner.map(shellQuote).joined(separator: " ") + " " + shellQuote(db))
+        try t.waitFor("read-only")
+        try t.type("D")
+        try t.waitFor("D does nothing: the file is read-only")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+    }
+}
