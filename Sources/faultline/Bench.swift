@@ -211,6 +211,11 @@ struct BenchWorker: ParsableCommand {
     @Option var mode: String = "sweep"
 
     func run() throws {
+        if mode == "sweep-ratio" {
+            let c = try Benchmark.sweep(path: database, batchSize: batchSize, repeats: 5)
+            print(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))
+            return
+        }
         if mode == "update-batch" || mode == "update-objects" {
             defer { Benchmark.removeScratchDirectory() }
             let m = try Benchmark.updateMemory(path: database, objects: mode == "update-objects")

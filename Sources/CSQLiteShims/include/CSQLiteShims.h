@@ -8,5 +8,7 @@
 int bs_enable_defensive(sqlite3 *db);
 int bs_disable_trusted_schema(sqlite3 *db);
 int bs_disable_load_extension(sqlite3 *db);
+/// sqlite3_config(SQLITE_CONFIG_MULTITHREAD), before SQLite initialises.
+int bs_configure_multithread(void);
 
 #endif
