@@ -87,6 +87,11 @@ extension ManagedObjectContext {
         return changes
     }
 
+    /// Forgets the last recorded operation (drops its journal).
+    func discardLastUndo() {
+        if let entry = undoStack.popLast() { dropTempTable(entry.table) }
+    }
+
     /// Forgets every recorded operation (drops their journals).
     public func discardUndoHistory() {
         for entry in undoStack { dropTempTable(entry.table) }

@@ -12,17 +12,20 @@ final class QueryBuilder {
     private(set) var joins: [String] = []
     private var joinAliases: [String: (alias: String, entity: Entity)] = [:]
     private(set) var arguments: [SQLValue] = []
+    /// The attached database the tables live in: `main`, or a coordinator's alias for a store.
+    let databaseName: String
 
-    init(entity: Entity, schema: Schema, alias: String = "t", allowsJoins: Bool = true) {
+    init(entity: Entity, schema: Schema, alias: String = "t", allowsJoins: Bool = true, databaseName: String = "main") {
         self.entity = entity
         self.schema = schema
         self.alias = alias
         self.allowsJoins = allowsJoins
+        self.databaseName = databaseName
     }
 
     /// `main."table" AS t LEFT JOIN …` for the joins key paths needed so far.
     var fromClause: String {
-        (["main.\(quoteIdentifier(entity.name)) AS \(alias)"] + joins).joined(separator: " ")
+        (["\(databaseName).\(quoteIdentifier(entity.name)) AS \(alias)"] + joins).joined(separator: " ")
     }
 
     func bind(_ value: SQLValue) -> String {
@@ -66,7 +69,7 @@ final class QueryBuilder {
             }
             let joinAlias = "j\(joinAliases.count + 1)"
             let on = zip(rel.sourceColumns, destColumns).map { "\(joinAlias).\(quoteIdentifier($1)) = \(currentAlias).\(quoteIdentifier($0))" }
-            joins.append("LEFT JOIN main.\(quoteIdentifier(destination.name)) AS \(joinAlias) ON \(on.joined(separator: " AND "))")
+            joins.append("LEFT JOIN \(databaseName).\(quoteIdentifier(destination.name)) AS \(joinAlias) ON \(on.joined(separator: " AND "))")
             joinAliases[key] = (joinAlias, destination)
             current = destination
             currentAlias = joinAlias

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+
+/// The result of a fetch across several stores: like ``BatchFaultingCollection``, its `(store,
+/// key)` pairs live in a SQLite temp table and its rows are faulted in batches, each batch with
+/// one query per store it touches, into that store's context.
+///
+/// Reading a position whose row was deleted since the fetch gives nil.
+public struct CoordinatedCollection: RandomAccessCollection {
+    let storage: CoordinatedStorage
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storage.count }
+
+    /// The object at `position`, faulting its batch if needed; nil for a row deleted since the
+    /// fetch or on an error (see ``object(at:)`` to get the error).
+    public subscript(position: Int) -> ManagedObject? {
+        precondition(position >= 0 && position < storage.count, "position \(position) out of 0..<\(storage.count)")
+        return try? storage.object(at: position)
+    }
+
+    /// The object at `position`; throws SQLite errors.
+    public func object(at position: Int) throws -> ManagedObject? {
+        precondition(position >= 0 && position < storage.count, "position \(position) out of 0..<\(storage.count)")
+        return try storage.object(at: position)
+    }
+
+    /// The name of the store the row at `position` comes from.
+    public func storeName(at position: Int) throws -> String? {
+        try storage.storeIndex(at: position).map { storage.owner.coordinator.stores[$0].name }
+    }
+
+    public var batchSize: Int { storage.batchSize }
+    public var statistics: BatchStatistics { storage.statistics }
+}
+
+final class CoordinatedStorage {
+    unowned let owner: CoordinatedContext
+    /// The entity in each store, by store index.
+    let entities: [Int: Entity]
+    let request: FetchRequest
+    let table: String
+    let count: Int
+    let batchSize: Int
+    let residentLimit: Int
+    private var cache: [Int: (objects: [ManagedObject?], lastUse: UInt64)] = [:]
+    private var clock: UInt64 = 0
+    private var batchesFaulted = 0
+    private let idFetchSeconds: Double
+    private var lastFaultSeconds: Double?
+    private var totalFaultSeconds = 0.0
+
+    init(owner: CoordinatedContext, entities: [Entity], request: FetchRequest, table: String, count: Int, residentLimit: Int, idFetchSeconds: Double) {
+        self.owner = owner
+        var byIndex: [Int: Entity] = [:]
+        for e in entities { byIndex[owner.storeIndex(of: e)] = e }
+        self.entities = byIndex
+        self.request = request
+        self.table = table
+        self.count = count
+        self.batchSize = request.fetchBatchSize
+        self.residentLimit = max(1, residentLimit)
+        self.idFetchSeconds = idFetchSeconds
+    }
+
+    deinit { owner.dropTempTable(table) }
+
+    func object(at position: Int) throws -> ManagedObject? {
+        let b = position / batchSize
+        clock += 1
+        let objects: [ManagedObject?]
+        if let cached = cache[b] {
+            objects = cached.objects
+            cache[b]?.lastUse = clock
+        } else {
+            objects = try fault(b)
+            if cache.count >= residentLimit, let victim = cache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key { cache[victim] = nil }
+            cache[b] = (objects, clock)
+        }
+        guard let object = objects[position - b * batchSize], !object.isDeleted else { return nil }
+        return object
+    }
+
+    func storeIndex(at position: Int) throws -> Int? {
+        let table = self.table
+        return try owner.sortQueue.inDatabase { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT store FROM temp.\(quoteIdentifier(table)) WHERE pos = ?"), arguments: [position + 1])
+        }
+    }
+
+    /// Reads the batch's `(store, key)` pairs, then faults each store's share with one query.
+    private func fault(_ b: Int) throws -> [ManagedObject?] {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let start = b * batchSize, end = min(count, start + batchSize)
+        let table = self.table
+        let pairs: [(slot: Int, store: Int, key: SQLValue)] = try owner.sortQueue.inDatabase { db in
+            let statement = try db.cachedStatement(sql: "SELECT pos, store, key FROM temp.\(quoteIdentifier(table)) WHERE pos BETWEEN ? AND ?")
+            let cursor = try Row.fetchCursor(statement, arguments: [start + 1, end])
+            var pairs: [(slot: Int, store: Int, key: SQLValue)] = []
+            while let row = try cursor.next() {
+                pairs.append((Int(row[0] as Int64) - 1 - start, row[1], SQLValue(row[2] as DatabaseValue)))
+            }
+            return pairs
+        }
+        var objects = [ManagedObject?](repeating: nil, count: end - start)
+        for (store, items) in Dictionary(grouping: pairs, by: \.store) {
+            guard let entity = entities[store] else { continue }
+            let found = try owner.contexts[store].objects(of: entity, keys: items.map(\.key))
+            for item in items { objects[item.slot] = found[item.key] }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        lastFaultSeconds = seconds
+        totalFaultSeconds += seconds
+        batchesFaulted += 1
+        return objects
+    }
+
+    /// Drops resident batches holding deleted or refaulted objects (after a merge or undo).
+    func evictStale() {
+        for (b, batch) in cache where batch.objects.contains(where: { $0.map { $0.isDeleted || $0.isFault } ?? false }) { cache[b] = nil }
+    }
+
+    var statistics: BatchStatistics {
+        BatchStatistics(
+            count: count, batchSize: batchSize, batchesFaulted: batchesFaulted, batchesResident: cache.count,
+            residentBatchLimit: residentLimit, objectsResident: cache.values.reduce(0) { $0 + $1.objects.count },
+            objectsAlive: owner.contexts.reduce(0) { $0 + $1.registeredObjectCount }, idsHeld: count, idsInSwiftMemory: 0,
+            idStorage: "SQLite temp table \(table) (store, key)", idFetchSeconds: idFetchSeconds,
+            lastFaultSeconds: lastFaultSeconds, totalFaultSeconds: totalFaultSeconds)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Faults the rows of `entity` (one key column) whose keys are `keys`, in one query per 500
+    /// keys, through the identity map; returns them by key. Missing rows are absent.
+    ///
+    /// Runs `SELECT t.<key>, <columns> FROM main."T" AS t WHERE t.<key> IN (?, …)`.
+    func objects(of entity: Entity, keys: [SQLValue]) throws -> [SQLValue: ManagedObject] {
+        guard let keyColumn = entity.keyColumns.first, entity.keyColumns.count == 1 else { return [:] }
+        let columns = statements(for: entity).columnList
+        let attributeCount = entity.attributes.count
+        let rowid = entity.isKeyedByRowid
+        var result: [SQLValue: ManagedObject] = [:]
+        try withDatabase { db in
+            var offset = 0
+            while offset < keys.count {
+                let chunk = keys[offset..<min(keys.count, offset + 500)]
+                offset += chunk.count
+                let sql = "SELECT t.\(quoteIdentifier(keyColumn))\(columns.isEmpty ? "" : ", " + columns) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE t.\(quoteIdentifier(keyColumn)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
+                let statement = try db.cachedStatement(sql: sql)
+                let cursor = try Row.fetchCursor(statement, arguments: Array(chunk).statementArguments)
+                let stmt = statement.sqliteStatement
+                while try cursor.next() != nil {
+                    let key = SQLValue(statement: stmt, column: 0)
+                    let id: ObjectID
+                    if rowid, case .integer(let r) = key { id = ObjectID(entity: entity, key: .rowid(r)) } else { id = ObjectID(entity: entity, key: .primaryKey([key])) }
+                    if let object = adoptRow(id, values: { rowValues(stmt, from: 1, count: attributeCount, id: id) }) { result[key] = object }
+                }
+            }
+        }
+        return result
+    }
+}
