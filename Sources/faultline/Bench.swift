@@ -78,6 +78,9 @@ struct Bench: ParsableCommand {
         if !json { printError("measuring a merge…") }
         let merge = try Benchmark.merge(path: path, repeats: repeats)
 
+        if !json { printError("measuring several stores: the same rows split over 4 files (separate process)…") }
+        let stores = try JSONDecoder().decode(Benchmark.StoresFigures.self, from: try runWorkerProcess(["bench-worker", path, "--mode", "stores"]))
+
         if !json { printError("measuring batch update, delete and insert (each on a fresh copy of the file)…") }
         let batches = [
             try Benchmark.batchUpdate(path: path, repeats: repeats),
@@ -111,6 +114,7 @@ struct Bench: ParsableCommand {
                 var batch: [Batch]
                 var updateMemory: [UpdateMemory]
                 var browserScroll: BrowserBenchmark.Figures
+                var stores: Benchmark.StoresFigures
                 struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var baseline: String }
                 struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var peakRSS: Int }
                 struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var targetSeconds: Double }
@@ -124,7 +128,7 @@ struct Bench: ParsableCommand {
             }, memory: sweeps, merge: .init(updatedIDs: merge.ids, objectsHeld: merge.held, seconds: merge.seconds, targetSeconds: 0.05),
                batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, baseline: b.baseline) },
                updateMemory: [.init(path: "batch", startRSS: updateMemory[0].start, peakRSS: updateMemory[0].peak), .init(path: "object by object", startRSS: updateMemory[1].start, peakRSS: updateMemory[1].peak)],
-               browserScroll: scroll)
+               browserScroll: scroll, stores: stores)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -154,6 +158,10 @@ struct Bench: ParsableCommand {
             for s in sweeps {
                 print(pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB")
             }
+            print("")
+            print(pad("several stores: open sorted by title, \(stores.parts) stores vs 1", 44) + String(format: "%.3f s vs %.3f s = %.2fx", stores.splitSeconds, stores.oneStoreSeconds, stores.ratio)
+                  + (stores.ratio <= 1.3 ? "   (≤ 1.3x ok)" : "   (≤ 1.3x MISSED)"))
+            print(pad("several stores: full sweep, peak RSS growth", 44) + "\(stores.splitSweepGrowth / 1_048_576) MB (fresh process; the one-store sweep is under memory)")
             print("")
             printScroll(scroll)
             print("")
@@ -211,6 +219,11 @@ struct BenchWorker: ParsableCommand {
     @Option var mode: String = "sweep"
 
     func run() throws {
+        if mode == "stores" {
+            let f = try Benchmark.stores(path: database, parts: 4, repeats: 3)
+            print(String(decoding: try JSONEncoder().encode(f), as: UTF8.self))
+            return
+        }
         if mode == "sweep-ratio" {
             let c = try Benchmark.sweep(path: database, batchSize: batchSize, repeats: 5)
             print(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))

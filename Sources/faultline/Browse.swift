@@ -11,7 +11,9 @@ struct Browse: ParsableCommand {
         abstract: "Browse a table of a SQLite file in the terminal (the default command; no DB opens the demo).")
 
     @Argument(help: "The SQLite file (it must exist). Without it, the demo database (1M movies), created in the cache directory on first run.")
-    var database: String?
+    var databases: [String] = []
+
+    var database: String? { databases.first }
 
     @Option(help: "The table or view to open (without it, a list to pick from).")
     var table: String?
@@ -35,6 +37,9 @@ struct Browse: ParsableCommand {
     var demoRows: Int = 1_000_000
 
     func validate() throws {
+        if databases.count > 1 {
+            throw ValidationError("the browser opens one file for now; several files work with export, update and delete")
+        }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         guard demoRows > 0 else { throw ValidationError("--demo-rows must be at least 1") }
     }

@@ -4,8 +4,23 @@ import Foundation
 
 /// The file, table and filter that `export`, `update` and `delete` all take.
 struct TableOptions: ParsableArguments {
-    @Argument(help: "The SQLite file (it must exist).")
-    var database: String
+    @Argument(help: "The SQLite file (it must exist); several files are one result across stores.")
+    var databases: [String]
+
+    @Option(help: "With several files: which stores, by name (the file name without extension), e.g. 'a,b'.")
+    var stores: String?
+
+    var database: String { databases[0] }
+
+    /// `--stores` as a list (nil: every store).
+    var storeList: [String]? {
+        stores.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    }
+
+    func validate() throws {
+        guard !databases.isEmpty else { throw ValidationError("name the SQLite file") }
+        if stores != nil && databases.count < 2 { throw ValidationError("--stores needs several files") }
+    }
 
     @Option(help: "The table (or, for export, view).")
     var table: String
@@ -45,9 +60,33 @@ struct EditOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store and entity, then either counts (dry run) or executes, and reports.
+    /// Opens the store and entity, then either counts (dry run) or executes, and reports. With
+    /// several files, `across` runs the request on every affected store (all or nothing).
     func perform(verb: String, dryRunCount: (ManagedObjectContext, Entity) throws -> Int,
-                 execute: (ManagedObjectContext, Entity) throws -> BatchResult) throws {
+                 execute: (ManagedObjectContext, Entity) throws -> BatchResult,
+                 across: (CoordinatedContext, Entity) throws -> [String: BatchResult]) throws {
+        if source.databases.count > 1 {
+            let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(useWAL: true)) })
+            let context = try CoordinatedContext(coordinator: coordinator)
+            let entities = try coordinator.entities(named: source.table, in: source.storeList)
+            if dryRun {
+                var total = 0
+                for entity in entities { total += try dryRunCount(try context.context(for: entity.storeName), entity) }
+                print(total)
+                printError("would \(verb) \(total) row\(total == 1 ? "" : "s") in \(entities.count) stores (dry run: nothing was written)")
+                return
+            }
+            let start = Date()
+            let ticker = Ticker(verb == "update" ? "updating" : "deleting")
+            defer { ticker.stop() }
+            let results = try across(context, entities[0])
+            let ids = entities.flatMap { results[$0.storeName]?.objectIDs ?? [] }
+            let counts = entities.compactMap { results[$0.storeName]?.count }
+            let merged = BatchResult(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
+                                     objectIDs: resultType == .objectIDs ? ids : nil)
+            report(verb + "d", merged, seconds: Date().timeIntervalSince(start))
+            return
+        }
         let store = try PersistentStore(path: source.database, options: .init(useWAL: true))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: source.table)
@@ -103,7 +142,8 @@ struct Update: ParsableCommand {
                                 }
                                 return report.rowsMatched
                             },
-                            execute: { context, entity in try context.execute(request(entity)) })
+                            execute: { context, entity in try context.execute(request(entity)) },
+                            across: { context, entity in try context.execute(request(entity), affectedStores: options.source.storeList) })
     }
 }
 
@@ -126,6 +166,11 @@ struct Delete: ParsableCommand {
                                 var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
                                 request.appliesDeleteRules = applyDeleteRules
                                 return try context.execute(request)
+                            },
+                            across: { context, entity in
+                                var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
+                                request.appliesDeleteRules = applyDeleteRules
+                                return try context.execute(request, affectedStores: options.source.storeList)
                             })
     }
 }

@@ -37,6 +37,7 @@ struct Export: ParsableCommand {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
+        if source.databases.count > 1 { return try runAcrossStores(predicate: predicate, sort: sort) }
         let store = try PersistentStore(path: source.database, options: .init(readOnly: true))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: source.table)
@@ -55,6 +56,26 @@ struct Export: ParsableCommand {
         out.flush()
     }
 
+    /// Several files: one result sorted across them, with a first column naming each row's store.
+    private func runAcrossStores(predicate: FetchPredicate?, sort: [BatchStore.SortDescriptor]) throws {
+        let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(readOnly: true)) })
+        let context = try CoordinatedContext(coordinator: coordinator)
+        let entity = try coordinator.entities(named: source.table, in: source.storeList)[0]
+        let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
+                                   fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
+        let writer = RowWriter(format: format, entity: entity, withStore: true)
+        let out = BufferedOutput()
+        out.write(writer.header())
+        if limit != 0 {
+            let rows = try context.fetchBatched(request, affectedStores: source.storeList, residentBatches: 2)
+            for index in rows.indices {
+                guard let object = try rows.object(at: index) else { continue }
+                out.write(try writer.line(object))
+            }
+        }
+        out.flush()
+    }
+
     private func writeHeader(_ entity: Entity) throws {
         let out = BufferedOutput()
         out.write(RowWriter(format: format, entity: entity).header())
@@ -67,9 +88,11 @@ struct Export: ParsableCommand {
 struct RowWriter {
     let format: Export.Format
     let entity: Entity
+    /// With several stores, a first column `store` says where each row comes from.
+    var withStore = false
 
     func header() -> String {
-        let names = entity.attributes.map(\.name)
+        let names = (withStore ? ["store"] : []) + entity.attributes.map(\.name)
         switch format {
         case .tsv: return names.map(tsvEscape).joined(separator: "\t") + "\n"
         case .csv: return names.map(csvQuote).joined(separator: ",") + "\r\n"
@@ -79,13 +102,14 @@ struct RowWriter {
 
     func line(_ object: ManagedObject) throws -> String {
         let count = entity.attributes.count
+        let store: SQLValue? = withStore ? .text(object.objectID.entity.storeName) : nil
         switch format {
         case .tsv:
-            return try (0..<count).map { tsvField(try object.value(at: $0)) }.joined(separator: "\t") + "\n"
+            return try ((store.map { [tsvField($0)] } ?? []) + (0..<count).map { tsvField(try object.value(at: $0)) }).joined(separator: "\t") + "\n"
         case .csv:
-            return try (0..<count).map { csvField(try object.value(at: $0)) }.joined(separator: ",") + "\r\n"
+            return try ((store.map { [csvField($0)] } ?? []) + (0..<count).map { csvField(try object.value(at: $0)) }).joined(separator: ",") + "\r\n"
         case .ndjson:
-            var parts: [String] = []
+            var parts: [String] = store.map { [jsonString("$store") + ":" + jsonValue($0)] } ?? []
             for (i, a) in entity.attributes.enumerated() {
                 parts.append(jsonString(a.name) + ":" + jsonValue(try object.value(at: i)))
             }

@@ -19,6 +19,13 @@ public struct BatchResult: Sendable {
     public let count: Int?
     /// IDs of the rows changed (only for `.objectIDs`).
     public let objectIDs: [ObjectID]?
+
+    /// A result; callers combine several stores' results this way.
+    public init(succeeded: Bool, count: Int?, objectIDs: [ObjectID]?) {
+        self.succeeded = succeeded
+        self.count = count
+        self.objectIDs = objectIDs
+    }
 }
 
 /// A value to assign in a batch update: a constant, another attribute, arithmetic, concatenation

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+
+extension Benchmark {
+    /// Several stores: the same rows split over `parts` files.
+    public struct StoresFigures: Sendable, Codable {
+        public var rows: Int
+        public var parts: Int
+        /// Opening sorted by `title` (unindexed): one store, then the split stores.
+        public var oneStoreSeconds: Double
+        public var splitSeconds: Double
+        public var ratio: Double { oneStoreSeconds > 0 ? splitSeconds / oneStoreSeconds : 0 }
+        /// Peak RSS growth during a full sweep of the split result (measured first, in a fresh
+        /// process): connections and page caches per store, then flat.
+        public var splitSweepGrowth: Int
+    }
+
+    /// Splits `movie` of `path` into `parts` store files (rows by `id % parts`, in the scratch
+    /// folder), then times opening the result sorted by `title` from one store and from the split
+    /// stores, and measures the memory of a full sweep of each.
+    public static func stores(path: String, parts: Int, repeats: Int) throws -> StoresFigures {
+        try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
+        defer { removeScratchDirectory() }
+        var paths: [String] = []
+        let source = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let schema = try source.read { db in try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name IN ('movie', 'director') AND type = 'table'") }
+        for part in 0..<parts {
+            let file = scratchDirectory + "/part\(part).sqlite"
+            removeScratch(file)
+            let q = try DatabaseQueue(path: file)
+            try q.inDatabase { db in
+                for sql in schema { try db.execute(sql: sql) }
+                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+                try db.execute(sql: "INSERT INTO main.director SELECT * FROM src.director")
+                try db.execute(sql: "INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part)")
+                try db.execute(sql: "DETACH DATABASE src")
+            }
+            paths.append(file)
+        }
+        let one = try PersistentStore(path: path, options: .init(readOnly: true))
+        let split = try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0, options: .init(readOnly: true)) })
+        let request = FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "title")], fetchBatchSize: 100)
+        func sweepGrowth(_ body: () throws -> Void) rethrows -> Int {
+            _ = ProcessMemory.resetPeak()
+            let start = ProcessMemory.residentBytes()
+            try body()
+            return max(0, ProcessMemory.peakResidentBytes() - start)
+        }
+        let splitGrowth = try sweepGrowth {
+            let c = try CoordinatedContext(coordinator: split)
+            let result = try c.fetchBatched(request, residentBatches: 8)
+            var sink = 0
+            for i in 0..<result.count { if let o = result[i], case .integer(let y) = try o.value(at: 2) { sink &+= Int(y) } }
+            if sink == 42 { print("") }
+        }
+        var oneTimes: [Double] = [], splitTimes: [Double] = []
+        var rows = 0
+        for _ in 0..<repeats {
+            let c1 = try ManagedObjectContext(store: one)
+            oneTimes.append(try time { rows = try c1.fetchBatched(request).count })
+            let c2 = try CoordinatedContext(coordinator: split)
+            splitTimes.append(try time { _ = try c2.fetchBatched(request).count })
+        }
+        return StoresFigures(rows: rows, parts: parts, oneStoreSeconds: median(oneTimes), splitSeconds: median(splitTimes),
+                             splitSweepGrowth: splitGrowth)
+    }
+}
