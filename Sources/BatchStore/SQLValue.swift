@@ -134,6 +134,34 @@ extension SQLValue {
     }
 }
 
+extension SQLValue {
+    /// Binds the value to parameter `index` of `statement` with the C API (text and blobs copied
+    /// by SQLite, with their byte lengths, so embedded NULs survive).
+    @inline(__always)
+    func bind(to statement: OpaquePointer?, at index: Int32) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        switch self {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let i): sqlite3_bind_int64(statement, index, i)
+        case .real(let d): sqlite3_bind_double(statement, index, d)
+        case .text(var s):
+            s.withUTF8 { buffer in
+                if let base = buffer.baseAddress, buffer.count > 0 {
+                    _ = base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { sqlite3_bind_text(statement, index, $0, Int32(buffer.count), transient) }
+                } else {
+                    sqlite3_bind_text(statement, index, "", 0, nil)
+                }
+            }
+        case .blob(let d):
+            if d.isEmpty {
+                sqlite3_bind_zeroblob(statement, index, 0)
+            } else {
+                d.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+            }
+        }
+    }
+}
+
 /// `expr` for one expression, `(a, b, …)` for several: the left side of `IN (SELECT …)` and key
 /// comparisons on composite keys.
 func sqlTuple(_ expressions: [String]) -> String {

@@ -224,6 +224,12 @@ struct BenchWorker: ParsableCommand {
             print(String(decoding: try JSONEncoder().encode(f), as: UTF8.self))
             return
         }
+        if mode == "insert-ratio" {
+            defer { Benchmark.removeScratchDirectory() }
+            let b = try Benchmark.batchInsert(path: database, rows: 1_000_000, repeats: 3)
+            print(String(format: "insert: batch %.3f s, raw %.3f s, ratio %.2fx", b.batchSeconds, b.rawSeconds, b.ratioToRaw))
+            return
+        }
         if mode == "sweep-ratio" {
             let c = try Benchmark.sweep(path: database, batchSize: batchSize, repeats: 5)
             print(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))

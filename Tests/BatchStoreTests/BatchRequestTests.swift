@@ -236,4 +236,21 @@ struct DirectorRecord: Encodable, EncodableRecord {
         #expect(state.0 == [3], "Toho's directors cascaded")
         #expect(state.1 == [[3, nil], [4, nil]], "their movies cascaded; Ozu's movies edited by them were nullified")
     }
+
+    @Test func batchInsertKeepsEveryValueExactly() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE v(id INTEGER PRIMARY KEY, x)")
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let values: [SQLValue] = [.text(""), .text("a\u{0}b"), .text("é東😀"), .blob(Data()), .blob(Data([0, 1, 255])), .null, .real(-0.5), .integer(Int64.min)]
+        let rows = values.enumerated().map { ["id": SQLValue.integer(Int64($0 + 1)), "x": $1] }
+        let result = try context.execute(BatchInsertRequest(entityName: "v", objects: rows, resultType: .count))
+        #expect(result.count == values.count)
+        let back = try direct(path) { db in try Row.fetchAll(db, sql: "SELECT x, typeof(x) FROM v ORDER BY id") }
+        #expect(back.map { $0[1] as String } == ["text", "text", "text", "blob", "blob", "null", "real", "integer"])
+        // GRDB's String stops at a NUL, so the embedded NUL is checked in hex.
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT hex(x) FROM v WHERE id = 2") } == "610062")
+        #expect(back[2][0] as String == "é東😀")
+        #expect(back[3][0] as Data == Data() && back[4][0] as Data == Data([0, 1, 255]))
+        #expect(back[6][0] as Double == -0.5 && back[7][0] as Int64 == Int64.min)
+    }
 }

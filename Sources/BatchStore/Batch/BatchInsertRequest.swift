@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Inserts rows with prepared statements in one transaction; no managed object is made.
 ///
@@ -103,16 +104,28 @@ extension ManagedObjectContext {
                     journalInsert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
                     journal = name
                 }
+                // Per column set: its statement, prepared once for this request.
+                var statements: [[Int]: Statement] = [:]
+                // Key names seen so far -> column index (exact spelling; the entity resolves others).
+                var indexByName: [String: Int] = [:]
+                let connection = db.sqliteConnection
                 while let row = try request.next() {
                     rowNumber += 1
                     var pairs: [(column: Int, value: SQLValue)] = []
                     pairs.reserveCapacity(row.count)
                     for (key, value) in row {
-                        guard let i = entity.indexOfAttribute(named: key) else {
-                            throw BatchStoreError(.noSuchAttribute, "row \(rowNumber): \(entity.name) has no column named \(key.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
-                        }
-                        if entity.attributes[i].isGenerated {
-                            throw BatchStoreError(.readOnly, "row \(rowNumber): \(entity.name).\(entity.attributes[i].name) is a generated column and cannot be set")
+                        let i: Int
+                        if let known = indexByName[key] {
+                            i = known
+                        } else {
+                            guard let found = entity.indexOfAttribute(named: key) else {
+                                throw BatchStoreError(.noSuchAttribute, "row \(rowNumber): \(entity.name) has no column named \(key.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
+                            }
+                            if entity.attributes[found].isGenerated {
+                                throw BatchStoreError(.readOnly, "row \(rowNumber): \(entity.name).\(entity.attributes[found].name) is a generated column and cannot be set")
+                            }
+                            indexByName[key] = found
+                            i = found
                         }
                         pairs.append((i, value))
                     }
@@ -121,11 +134,16 @@ extension ManagedObjectContext {
                     if zip(columns, columns.dropFirst()).contains(where: { $0 == $1 }) {
                         throw BatchStoreError(.invalidArgument, "row \(rowNumber): two keys name the same column (names are case-insensitive)")
                     }
-                    let arguments = pairs.map(\.value)
                     do {
-                        let statement = try db.cachedStatement(sql: sql(for: columns))
+                        let statement: Statement
+                        if let known = statements[columns] {
+                            statement = known
+                        } else {
+                            statement = try db.makeStatement(sql: sql(for: columns))
+                            statements[columns] = statement
+                        }
                         if wantKeys {
-                            let cursor = try Row.fetchCursor(statement, arguments: arguments.statementArguments)
+                            let cursor = try Row.fetchCursor(statement, arguments: pairs.map(\.value).statementArguments)
                             while let key = try cursor.next() {
                                 let id = ObjectID(entity: entity, keyRow: key)
                                 if request.resultType == .objectIDs { ids.append(id) }
@@ -138,8 +156,17 @@ extension ManagedObjectContext {
                                 count += 1
                             }
                         } else {
-                            try statement.execute(arguments: arguments.statementArguments)
-                            count += db.changesCount
+                            // The hot path binds and steps through the C API: no argument arrays.
+                            let stmt = statement.sqliteStatement
+                            sqlite3_reset(stmt)
+                            for (n, pair) in pairs.enumerated() { pair.value.bind(to: stmt, at: Int32(n + 1)) }
+                            let code = sqlite3_step(stmt)
+                            guard code == SQLITE_DONE else {
+                                let message = String(cString: sqlite3_errmsg(connection))
+                                sqlite3_reset(stmt)
+                                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+                            }
+                            count += Int(sqlite3_changes(connection))
                         }
                     } catch let error as DatabaseError {
                         throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
