@@ -33,10 +33,9 @@ public struct BrowserOptions: Sendable {
 public final class Browser {
     public private(set) var state: BrowserState
     public let backend: TerminalBackend
-    public let context: ManagedObjectContext
-    let store: PersistentStore
+    let data: BrowserData
     let options: BrowserOptions
-    private(set) var collection: BatchFaultingCollection?
+    private(set) var collection: BrowserResult?
     private var eagerArray: [ManagedObject] = []
     private var dataVersion: Int?
     private var lastTick = Date.distantPast
@@ -45,22 +44,35 @@ public final class Browser {
     /// Writes a line to the log file given with `--log` (never to the screen).
     public var log: ((String) -> Void)?
 
-    public init(store: PersistentStore, options: BrowserOptions, backend: TerminalBackend) throws {
-        self.store = store
+    /// A browser over one file.
+    public convenience init(store: PersistentStore, options: BrowserOptions, backend: TerminalBackend) throws {
+        try self.init(data: try SingleStoreData(store: store), name: (store.path as NSString).lastPathComponent, options: options, backend: backend)
+    }
+
+    /// A browser over several files as one: results sort across them and show each row's store.
+    public convenience init(coordinator: PersistentStoreCoordinator, options: BrowserOptions, backend: TerminalBackend) throws {
+        try self.init(data: try MultiStoreData(coordinator: coordinator), name: coordinator.stores.map(\.name).joined(separator: " + "),
+                      options: options, backend: backend)
+    }
+
+    init(data: BrowserData, name: String, options: BrowserOptions, backend: TerminalBackend) throws {
+        self.data = data
         self.options = options
         self.backend = backend
-        self.context = try ManagedObjectContext(store: store)
         let size = backend.size
         state = BrowserState(width: size.width, height: size.height)
-        state.databaseName = (store.path as NSString).lastPathComponent
-        dataVersion = try? context.dataVersion()
+        state.databaseName = name
+        dataVersion = data.dataVersion()
     }
+
+    /// Objects alive in the browser's context(s).
+    public var registeredObjectCount: Int { data.registeredObjectCount }
 
     /// Opens the starting table (or the table list) and draws the first frame.
     public func start() {
         if let table = options.table {
             perform(open: table, filter: options.filter, sortText: options.sort)
-        } else if store.schema.entities.count == 1, let only = store.schema.entities.first {
+        } else if data.entities.count == 1, let only = data.entities.first {
             perform(open: only.name, filter: options.filter, sortText: options.sort)
         } else {
             dispatch(.tablesListed(tableEntries()))
@@ -92,10 +104,10 @@ public final class Browser {
     public func idle() -> Bool {
         if !pendingCounts.isEmpty {
             let index = pendingCounts.removeFirst()
-            let entries = store.schema.entities
+            let entries = data.entities
             guard index < entries.count else { return true }
             do {
-                let n = try context.count(for: FetchRequest(entityName: entries[index].name))
+                let n = try data.count(FetchRequest(entityName: entries[index].name))
                 dispatch(.tableCounted(index: index, count: n))
             } catch {
                 log?("counting \(entries[index].name) failed: \(error)")
@@ -135,7 +147,7 @@ public final class Browser {
         if state.memoryPanel { sampleMemory() }
         guard Date().timeIntervalSince(lastTick) >= 1 else { return }
         lastTick = Date()
-        if let now = try? context.dataVersion(), let before = dataVersion, now != before, !state.fileChanged {
+        if let now = data.dataVersion(), let before = dataVersion, now != before, !state.fileChanged {
             dispatch(.fileChanged)
         }
     }
@@ -182,18 +194,18 @@ public final class Browser {
                 return [.searchFound(row: row, text: text, wrapped: row != nil)]
             case .countDelete:
                 if !state.allMarked && !state.marked.isEmpty { return [.countedForDelete(state.marked.count)] }
-                return [.countedForDelete(try context.count(for: try currentRequest(sorted: false)))]
+                return [.countedForDelete(try data.count(try currentRequest(sorted: false)))]
             case .runDelete(let marked):
                 return [try runDelete(marked)]
             case .countUpdate(let text, let marked):
                 let request = try updateRequest(text, marked: marked)
-                return [.countedForUpdate(rows: try context.count(forUpdate: request), assignments: text)]
+                return [.countedForUpdate(rows: try data.count(forUpdate: request), assignments: text)]
             case .runUpdate(let text, let marked):
                 return [try runUpdate(text, marked: marked)]
             case .undo:
-                guard context.canUndo else { return [.failed("nothing to undo")] }
+                guard data.canUndo else { return [.failed("nothing to undo")] }
                 let started = Date()
-                let changes = try context.undo()
+                let changes = try data.undo()
                 let what = !changes.inserted.isEmpty ? "restored \(group(changes.inserted.count)) deleted rows"
                     : !changes.updated.isEmpty ? "restored the old values of \(group(changes.updated.count)) rows"
                     : "removed \(group(changes.deleted.count)) inserted rows"
@@ -203,10 +215,10 @@ public final class Browser {
                     if let table = state.table { perform(open: table, filter: state.filter, sorts: currentSorts) }
                     return []
                 }
-                context.refreshAllObjects()
+                data.refreshAllObjects()
                 let started = Date()
                 let action = try afterEdit("reloaded", started: started)
-                dataVersion = try? context.dataVersion()
+                dataVersion = data.dataVersion()
                 state.fileChanged = false
                 return [action]
             case .startEager:
@@ -214,7 +226,7 @@ public final class Browser {
                 eagerArray = []
                 eagerArray.reserveCapacity(collection.count)
                 return [.info("copying all \(group(collection.count)) rows into a Swift array, as `Array(results)` would: watch RSS climb (Esc stops)"),
-                        .eagerProgress(loaded: 0, done: collection.isEmpty)]
+                        .eagerProgress(loaded: 0, done: collection.count == 0)]
             case .stopEager:
                 let n = eagerArray.count
                 eagerArray = []
@@ -233,7 +245,7 @@ public final class Browser {
     }
 
     private func tableEntries() -> [TableEntry] {
-        store.schema.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) }
+        data.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) }
     }
 
     private func currentRequest(sorted: Bool) throws -> FetchRequest {
@@ -263,20 +275,20 @@ public final class Browser {
     private func perform(open table: String, filter: String, sorts: [SortDescriptor]) {
         let before = state
         do {
-            let entity = try store.entity(named: table)
+            let entity = try data.entity(named: table)
             let predicate = filter.isEmpty ? nil : try FetchPredicate(format: filter)
             let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sorts, fetchBatchSize: options.batchSize)
-            let columns = entity.attributes.map(\.name)
+            let columns = (data.showsStores ? [Self.storeColumn] : []) + entity.attributes.map(\.name)
             let started = Date()
-            let progressive = try context.beginFetch(request, residentBatches: options.residentBatches)
-            dispatch(.openingFirstRows(table: entity.name, columns: columns, rows: progressive.firstBatch.map(snapshot)))
-            present()
             var lastDraw = Date()
             var cancelled = false
             var quitAfterCancel = false
-            let opened: BatchFaultingCollection
+            let opened: BrowserResult
             do {
-                opened = try progressive.finish { [self] progress in
+                opened = try data.open(request, residentBatches: options.residentBatches, firstRows: { [self] first in
+                    dispatch(.openingFirstRows(table: entity.name, columns: columns, rows: first.map(snapshot)))
+                    present()
+                }, progress: { [self] progress in
                     if Date().timeIntervalSince(lastDraw) >= 0.1 {
                         lastDraw = Date()
                         _ = state.reduce(.loadProgress(fraction: progress.fractionCompleted, rows: progress.rowsScanned))
@@ -291,7 +303,7 @@ public final class Browser {
                         if key == .resize { let s = backend.size; _ = state.reduce(.resized(width: s.width, height: s.height)); present() }
                     }
                     return .proceed
-                }
+                })
             } catch let error as BatchStoreError where error.code == .cancelled || cancelled {
                 state = before
                 if collection == nil {
@@ -310,7 +322,7 @@ public final class Browser {
             if state.eagerLoaded != nil { eagerArray = []; dispatch(.eagerStopped("the eager array was dropped with the old result")) }
             collection = opened
             let seconds = Date().timeIntervalSince(started)
-            let readOnly = options.readOnlyReason ?? (store.isReadOnly ? "the file is read-only" : entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
+            let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
             let sort = sorts.first.map { (column: $0.keyPath.joined(separator: "."), ascending: $0.ascending) }
             dispatch(.opened(table: entity.name, columns: columns, filter: filter, sort: sort, count: opened.count, cursor: 0, readOnly: readOnly,
                              message: "\(group(opened.count)) rows in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)"))
@@ -328,7 +340,8 @@ public final class Browser {
         guard let object, !object.isDeleted else { return RowSnapshot(id: nil, values: [], exists: false) }
         let n = object.entity.attributes.count
         var values: [DisplayValue] = []
-        values.reserveCapacity(n)
+        values.reserveCapacity(n + 1)
+        if data.showsStores { values.append(.text(object.objectID.entity.storeName)) }
         for i in 0..<n { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
         return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: values, exists: true)
     }
@@ -377,6 +390,9 @@ public final class Browser {
                                   propertiesToUpdate: try UpdateExpression.parseAssignments(text))
     }
 
+    /// The first column's name when several stores are shown: which store a row comes from.
+    public static let storeColumn = "@store"
+
     /// Up to this many changed IDs come back from a batch and are merged one by one; above it the
     /// context refreshes every object it holds instead (cheaper than a huge ID array).
     static let mergeByIDLimit = 200_000
@@ -384,9 +400,9 @@ public final class Browser {
     private func runUpdate(_ text: String, marked: [ObjectID]?) throws -> Action {
         var request = try updateRequest(text, marked: marked)
         let started = Date()
-        let rows = try context.count(forUpdate: request)
+        let rows = try data.count(forUpdate: request)
         request.resultType = rows <= Self.mergeByIDLimit ? .objectIDs : .count
-        let (result, undoNote) = try executeUndoable { try context.execute(request, undoable: $0) }
+        let (result, undoNote) = try data.execute(request)
         merge(result, deleted: false)
         return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
     }
@@ -398,28 +414,18 @@ public final class Browser {
             request = BatchDeleteRequest(objectIDs: marked, resultType: .objectIDs)
         } else {
             let fetch = try currentRequest(sorted: false)
-            request = BatchDeleteRequest(fetchRequest: fetch, resultType: try context.count(for: fetch) <= Self.mergeByIDLimit ? .objectIDs : .count)
+            request = BatchDeleteRequest(fetchRequest: fetch, resultType: try data.count(fetch) <= Self.mergeByIDLimit ? .objectIDs : .count)
         }
-        let (result, undoNote) = try executeUndoable { try context.execute(request, undoable: $0) }
+        let (result, undoNote) = try data.execute(request)
         merge(result, deleted: true)
         return try afterEdit("deleted \(group(result.count ?? 0)) rows from \(state.table ?? "")\(undoNote)", started: started)
     }
 
-    /// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
-    /// without and says why.
-    private func executeUndoable(_ body: (Bool) throws -> BatchResult) throws -> (BatchResult, String) {
-        do {
-            return (try body(true), "; u undoes")
-        } catch let error as BatchStoreError where error.code == .invalidArgument && error.message.contains("undo") {
-            return (try body(false), "; no undo: \(error.message)")
-        }
-    }
-
     private func merge(_ result: BatchResult, deleted: Bool) {
         if let ids = result.objectIDs {
-            context.mergeChanges(deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
+            data.merge(deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
         } else {
-            context.refreshAllObjects()
+            data.refreshAllObjects()
         }
     }
 
@@ -431,7 +437,7 @@ public final class Browser {
         for d in 1...50 { anchors += [c + d, c - d] }
         anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
         let newCursor = try collection.refresh(keeping: anchors) ?? min(c, max(0, collection.count - 1))
-        dataVersion = try? context.dataVersion()
+        dataVersion = data.dataVersion()
         return .edited(count: collection.count, cursor: newCursor, message: "\(what) (\(milliseconds(Date().timeIntervalSince(started))))")
     }
 
@@ -439,7 +445,7 @@ public final class Browser {
         var m = MemorySnapshot()
         m.rss = ProcessMemory.residentBytes()
         m.peakRSS = ProcessMemory.peakResidentBytes()
-        m.objectsAlive = context.registeredObjectCount
+        m.objectsAlive = data.registeredObjectCount
         if let stats = collection?.statistics {
             m.batchesResident = stats.batchesResident
             m.residentLimit = stats.residentBatchLimit
@@ -458,7 +464,7 @@ public final class Browser {
         let start = eagerArray.count
         let end = min(collection.count, start + 20_000)
         for i in start..<end {
-            if let o = collection[i] { eagerArray.append(o) } else { break }
+            if let o = try? collection.object(at: i) { eagerArray.append(o) } else { break }
         }
         sampleMemory()
         dispatch(.eagerProgress(loaded: eagerArray.count, done: eagerArray.count >= collection.count || end == start))

@@ -10,7 +10,7 @@ struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Browse a table of a SQLite file in the terminal (the default command; no DB opens the demo).")
 
-    @Argument(help: "The SQLite file (it must exist). Without it, the demo database (1M movies), created in the cache directory on first run.")
+    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Without any, the demo database (1M movies), created in the cache directory on first run.")
     var databases: [String] = []
 
     var database: String? { databases.first }
@@ -37,17 +37,17 @@ struct Browse: ParsableCommand {
     var demoRows: Int = 1_000_000
 
     func validate() throws {
-        if databases.count > 1 {
-            throw ValidationError("the browser opens one file for now; several files work with export, update and delete")
-        }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         guard demoRows > 0 else { throw ValidationError("--demo-rows must be at least 1") }
     }
 
     func run() throws {
-        let path = try database ?? DemoDatabase.ensureInCache(rows: demoRows)
-        let store = try PersistentStore(path: path, options: .init(readOnly: readOnly, useWAL: !readOnly))
-        if let table { _ = try store.entity(named: table) }
+        let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
+        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, useWAL: !readOnly)) }
+        let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
+        if let table {
+            if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }
+        }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
         let logger = try log.map { try LogFile(path: $0) }
@@ -60,7 +60,8 @@ struct Browse: ParsableCommand {
         defer { terminal.close() }
         let options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
                                      readOnlyReason: readOnly ? "opened with --read-only" : nil)
-        let browser = try Browser(store: store, options: options, backend: terminal)
+        let browser = try coordinator.map { try Browser(coordinator: $0, options: options, backend: terminal) }
+            ?? Browser(store: stores[0], options: options, backend: terminal)
         browser.log = logger.map { l in { l.write($0) } }
         browser.start()
         browser.run()

@@ -218,10 +218,10 @@ struct SessionTests {
         #expect(b.state.eagerActive)
         while b.state.eagerActive { b.tick(); b.send(.char("j")); b.idle() }
         #expect(b.state.eagerLoaded == 3000)
-        #expect(b.context.registeredObjectCount >= 3000)
+        #expect(b.registeredObjectCount >= 3000)
         b.send(.char("M"))
         #expect(b.state.eagerLoaded == nil)
-        #expect(b.context.registeredObjectCount < 3000)
+        #expect(b.registeredObjectCount < 3000)
     }
 
     @Test("a big sorted result shows its first rows while its IDs load; Esc cancels and r asks again")

@@ -32,15 +32,29 @@ public struct CoordinatedCollection: RandomAccessCollection {
 
     public var batchSize: Int { storage.batchSize }
     public var statistics: BatchStatistics { storage.statistics }
+
+    /// Re-runs the ID fetch (rows inserted, deleted or re-sorted since are seen) and returns the
+    /// new position of the first of `anchors` whose row still matches, or nil.
+    /// - Note: the collection's `count` changes; indexes obtained before are stale.
+    public func refresh(keeping anchors: [Int] = []) throws -> Int? {
+        try storage.refresh(anchors: anchors)
+    }
+
+    /// The first position after (or, `backwards`, before) `position` whose row matches
+    /// `predicate`: one query per store, each stopping at its first match, in result order.
+    public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false) throws -> Int? {
+        try storage.firstPosition(matching: predicate, after: position, backwards: backwards)
+    }
 }
 
 final class CoordinatedStorage {
-    unowned let owner: CoordinatedContext
+    /// Strong, like a BatchStorage holds its context: a result keeps its connections alive.
+    let owner: CoordinatedContext
     /// The entity in each store, by store index.
     let entities: [Int: Entity]
     let request: FetchRequest
-    let table: String
-    let count: Int
+    private(set) var table: String
+    private(set) var count: Int
     let batchSize: Int
     let residentLimit: Int
     private var cache: [Int: (objects: [ManagedObject?], lastUse: UInt64)] = [:]
@@ -113,6 +127,44 @@ final class CoordinatedStorage {
         totalFaultSeconds += seconds
         batchesFaulted += 1
         return objects
+    }
+
+    func refresh(anchors: [Int]) throws -> Int? {
+        let old = table
+        let keys: [(store: Int, key: SQLValue)] = try owner.sortQueue.inDatabase { db in
+            let statement = try db.cachedStatement(sql: "SELECT store, key FROM temp.\(quoteIdentifier(old)) WHERE pos = ?")
+            return try anchors.compactMap { pos in
+                try Row.fetchOne(statement, arguments: [pos + 1]).map { ($0[0], SQLValue($0[1] as DatabaseValue)) }
+            }
+        }
+        let fetched = try owner.runIDFetch(request, entities: Array(entities.values))
+        table = fetched.table
+        count = fetched.count
+        cache.removeAll()
+        owner.dropTempTable(old)
+        let new = table
+        return try owner.sortQueue.inDatabase { db -> Int? in
+            let statement = try db.cachedStatement(sql: "SELECT pos FROM temp.\(quoteIdentifier(new)) WHERE store = ? AND key IS ? LIMIT 1")
+            for anchor in keys {
+                if let pos = try Int.fetchOne(statement, arguments: [anchor.store, anchor.key.databaseValue]) { return pos - 1 }
+            }
+            return nil
+        }
+    }
+
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
+        var best: Int?
+        for (i, entity) in entities {
+            let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
+            let condition = try builder.compile(predicate.node)
+            let sql = "SELECT ids.pos FROM temp.\(quoteIdentifier(table)) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+            let arguments = [SQLValue.integer(Int64(position + 1))] + builder.arguments
+            if let pos = try owner.sortQueue.inDatabase({ db in try Int.fetchOne(db, sql: sql, arguments: arguments.statementArguments) }) {
+                let p = pos - 1
+                if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
+            }
+        }
+        return best
     }
 
     /// Drops resident batches holding deleted or refaulted objects (after a merge or undo).

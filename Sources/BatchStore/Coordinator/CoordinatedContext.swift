@@ -65,10 +65,19 @@ public final class CoordinatedContext {
             throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
         }
         let entities = try coordinator.entities(named: request.entityName, in: affectedStores)
-        guard let keyColumn = entities[0].keyColumns.first, entities[0].keyColumns.count == 1 else {
+        guard entities[0].keyColumns.count == 1 else {
             throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
         }
-        _ = keyColumn
+        let fetched = try runIDFetch(request, entities: entities)
+        let storage = CoordinatedStorage(owner: self, entities: entities, request: request, table: fetched.table, count: fetched.count,
+                                         residentLimit: residentBatches, idFetchSeconds: fetched.seconds)
+        collections.removeAll { $0.storage == nil }
+        collections.append(WeakCoordinatedStorage(storage: storage))
+        return CoordinatedCollection(storage: storage)
+    }
+
+    /// Creates a new ID table for `request` over `entities` and fills it in one sorted statement.
+    func runIDFetch(_ request: FetchRequest, entities: [Entity]) throws -> (table: String, count: Int, seconds: Double) {
         var selects: [String] = []
         var arguments: [SQLValue] = []
         for entity in entities {
@@ -90,9 +99,8 @@ public final class CoordinatedContext {
         let table = "bs_multi_ids_\(serial)"
         let sql = "INSERT INTO temp.\(quoteIdentifier(table)) (store, key) SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)"
         let started = Date()
-        let count: Int
         do {
-            count = try sortQueue.inDatabase { db -> Int in
+            let count = try sortQueue.inDatabase { db -> Int in
                 try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (pos INTEGER PRIMARY KEY, store INTEGER NOT NULL, key)")
                 do {
                     try db.execute(sql: sql, arguments: arguments.statementArguments)
@@ -102,14 +110,25 @@ public final class CoordinatedContext {
                 }
                 return db.changesCount
             }
+            return (table, count, Date().timeIntervalSince(started))
         } catch {
             throw BatchStoreError.wrap(error)
         }
-        let storage = CoordinatedStorage(owner: self, entities: entities, request: request, table: table, count: count,
-                                         residentLimit: residentBatches, idFetchSeconds: Date().timeIntervalSince(started))
-        collections.removeAll { $0.storage == nil }
-        collections.append(WeakCoordinatedStorage(storage: storage))
-        return CoordinatedCollection(storage: storage)
+    }
+
+    /// Rows of every store's context, refreshed (after another writer changed the files).
+    public func refreshAllObjects() {
+        for context in contexts { context.refreshAllObjects() }
+        for storage in collections.compactMap(\.storage) { storage.evictStale() }
+    }
+
+    /// True when some store's context can undo.
+    public var canUndo: Bool { contexts.contains { $0.canUndo } }
+
+    /// The sum of the stores' `PRAGMA data_version`: it changes when another connection commits
+    /// to any of them.
+    public func dataVersion() throws -> Int {
+        try contexts.reduce(0) { $0 &+ (try $1.dataVersion()) }
     }
 
     func dropTempTable(_ name: String) {

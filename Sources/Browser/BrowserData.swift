@@ -1,0 +1,165 @@
+import BatchStore
+import Foundation
+
+/// A result the browser scrolls: one store's ``BatchFaultingCollection`` or several stores'
+/// ``CoordinatedCollection``.
+protocol BrowserResult: AnyObject {
+    var count: Int { get }
+    var statistics: BatchStatistics { get }
+    func object(at position: Int) throws -> ManagedObject?
+    func refresh(keeping anchors: [Int]) throws -> Int?
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int?
+}
+
+/// What the browser reads and edits: one store's context, or a context over several stores.
+protocol BrowserData: AnyObject {
+    /// Tables and views to pick from.
+    var entities: [Entity] { get }
+    /// Why nothing can be edited (nil: the files allow it).
+    var readOnlyReason: String? { get }
+    /// True with several stores: the grid shows which store each row comes from.
+    var showsStores: Bool { get }
+    var registeredObjectCount: Int { get }
+    var canUndo: Bool { get }
+    func entity(named name: String) throws -> Entity
+    /// Opens `request`; `firstRows` gets the first batch early when the data can give it, and
+    /// `progress` is called during the ID fetch.
+    func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
+              progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult
+    func count(_ request: FetchRequest) throws -> Int
+    func count(forUpdate request: BatchUpdateRequest) throws -> Int
+    /// Runs the batch with undo when it can, and says when it cannot.
+    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String)
+    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String)
+    func undo() throws -> ChangeSet
+    func merge(_ changes: ChangeSet)
+    func refreshAllObjects()
+    func dataVersion() -> Int?
+}
+
+/// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
+/// without and says why.
+private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
+    do {
+        return (try body(true), "; u undoes")
+    } catch let error as BatchStoreError where error.code == .invalidArgument && error.message.contains("undo") {
+        return (try body(false), "; no undo: \(error.message)")
+    }
+}
+
+final class SingleResult: BrowserResult {
+    var collection: BatchFaultingCollection
+    init(_ collection: BatchFaultingCollection) { self.collection = collection }
+    var count: Int { collection.count }
+    var statistics: BatchStatistics { collection.statistics }
+    func object(at position: Int) throws -> ManagedObject? { try collection.object(at: position) }
+    func refresh(keeping anchors: [Int]) throws -> Int? { try collection.refresh(keeping: anchors) }
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
+        try collection.firstPosition(matching: predicate, after: position, backwards: backwards)
+    }
+}
+
+final class MultiResult: BrowserResult {
+    let collection: CoordinatedCollection
+    init(_ collection: CoordinatedCollection) { self.collection = collection }
+    var count: Int { collection.count }
+    var statistics: BatchStatistics { collection.statistics }
+    func object(at position: Int) throws -> ManagedObject? { try collection.object(at: position) }
+    func refresh(keeping anchors: [Int]) throws -> Int? { try collection.refresh(keeping: anchors) }
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
+        try collection.firstPosition(matching: predicate, after: position, backwards: backwards)
+    }
+}
+
+/// One store: the first batch shows before the ID fetch (``ManagedObjectContext/beginFetch(_:residentBatches:)``).
+final class SingleStoreData: BrowserData {
+    let store: PersistentStore
+    let context: ManagedObjectContext
+    init(store: PersistentStore) throws {
+        self.store = store
+        context = try ManagedObjectContext(store: store)
+    }
+    var entities: [Entity] { store.schema.entities }
+    var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
+    var showsStores: Bool { false }
+    var registeredObjectCount: Int { context.registeredObjectCount }
+    var canUndo: Bool { context.canUndo }
+    func entity(named name: String) throws -> Entity { try store.entity(named: name) }
+    func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
+              progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult {
+        let progressive = try context.beginFetch(request, residentBatches: residentBatches)
+        firstRows(progressive.firstBatch)
+        return SingleResult(try progressive.finish(progress: progress))
+    }
+    func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
+    func count(forUpdate request: BatchUpdateRequest) throws -> Int { try context.count(forUpdate: request) }
+    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String) {
+        try undoable { try context.execute(request, undoable: $0) }
+    }
+    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {
+        try undoable { try context.execute(request, undoable: $0) }
+    }
+    func undo() throws -> ChangeSet { try context.undo() }
+    func merge(_ changes: ChangeSet) { context.mergeChanges(changes) }
+    func refreshAllObjects() { context.refreshAllObjects() }
+    func dataVersion() -> Int? { try? context.dataVersion() }
+}
+
+/// Several stores: one result sorted across them; edits go to every store (all or nothing), and
+/// `u` undoes the last edit in every store it changed.
+final class MultiStoreData: BrowserData {
+    let coordinator: PersistentStoreCoordinator
+    let context: CoordinatedContext
+    private var undoStores: [[String]] = []
+    init(coordinator: PersistentStoreCoordinator) throws {
+        self.coordinator = coordinator
+        context = try CoordinatedContext(coordinator: coordinator)
+    }
+    var entities: [Entity] { coordinator.stores[0].schema.entities }
+    var readOnlyReason: String? {
+        coordinator.stores.first(where: \.isReadOnly).map { "store \($0.name) is read-only" }
+    }
+    var showsStores: Bool { true }
+    var registeredObjectCount: Int { context.contexts.reduce(0) { $0 + $1.registeredObjectCount } }
+    var canUndo: Bool { !undoStores.isEmpty }
+    func entity(named name: String) throws -> Entity { try coordinator.entities(named: name)[0] }
+    func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
+              progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult {
+        MultiResult(try context.fetchBatched(request, residentBatches: residentBatches))
+    }
+    func count(_ request: FetchRequest) throws -> Int {
+        try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }
+    }
+    func count(forUpdate request: BatchUpdateRequest) throws -> Int {
+        try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(forUpdate: request) }
+    }
+    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String) {
+        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
+        return (combine(results, undone: note == "; u undoes"), note)
+    }
+    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {
+        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
+        return (combine(results, undone: note == "; u undoes"), note)
+    }
+    private func combine(_ results: [String: BatchResult], undone: Bool) -> BatchResult {
+        if undone { undoStores.append(results.keys.sorted()) }
+        let counts = results.values.compactMap(\.count)
+        let ids = results.values.compactMap(\.objectIDs)
+        return BatchResult(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
+                           objectIDs: ids.count == results.count ? ids.flatMap { $0 } : nil)
+    }
+    func undo() throws -> ChangeSet {
+        guard let stores = undoStores.popLast() else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        var all = ChangeSet()
+        for name in stores {
+            let c = try context.undo(store: name)
+            all.inserted += c.inserted
+            all.updated += c.updated
+            all.deleted += c.deleted
+        }
+        return all
+    }
+    func merge(_ changes: ChangeSet) { context.mergeChanges(changes) }
+    func refreshAllObjects() { context.refreshAllObjects() }
+    func dataVersion() -> Int? { try? context.dataVersion() }
+}

@@ -1,0 +1,64 @@
+import BatchStore
+import Browser
+import Foundation
+import GRDB
+import Testing
+import TerminalCore
+
+@Suite("The browser over several stores")
+struct StoresBrowserTests {
+    func make(_ dir: TempDir) throws -> [String] {
+        try ["north", "south"].enumerated().map { i, name in
+            let path = dir.path("\(name).sqlite")
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "CREATE TABLE shop(id INTEGER PRIMARY KEY, city TEXT, sales INTEGER)")
+                for id in 1...30 { try db.execute(sql: "INSERT INTO shop VALUES (?, ?, ?)", arguments: [id, "\(name) \(id)", id * 2 + i]) }
+            }
+            return path
+        }
+    }
+
+    func open(_ paths: [String], sort: String? = nil) throws -> (Browser, MemoryTerminal) {
+        let coordinator = try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0) })
+        let term = MemoryTerminal(width: 70, height: 12)
+        let b = try Browser(coordinator: coordinator, options: BrowserOptions(table: "shop", sort: sort), backend: term)
+        b.start()
+        return (b, term)
+    }
+
+    @Test("one grid across stores, sorted by SQLite, with a column naming each row's store")
+    func grid() throws {
+        let dir = TempDir()
+        let paths = try make(dir)
+        let (b, term) = try open(paths, sort: "sales desc")
+        #expect(b.state.count == 60)
+        #expect(term.text[0].contains("@store") && term.text[0].contains("city"))
+        #expect(term.text[1].contains("south") && term.text[1].contains("61"))
+        #expect(term.text[2].contains("north") && term.text[2].contains("60"))
+        b.send([.char("f")] + keys("sales < 10") + [.enter])
+        #expect(b.state.count == 8)   // ids 1…4 in each store
+        b.send(keys("ll/south 3") + [.enter])
+        #expect(b.state.snapshot(b.state.cursorRow)?.values[2] == .text("south 3"))
+        b.send(.char("G"))
+        #expect(term.text[10].contains("row 8 of 8"))
+    }
+
+    @Test("edits change every store's rows, all or nothing, and u undoes them in every store")
+    func edits() throws {
+        let dir = TempDir()
+        let paths = try make(dir)
+        let (b, term) = try open(paths)
+        func sum(_ p: String) throws -> Int { try DatabaseQueue(path: p).read { try Int.fetchOne($0, sql: "SELECT sum(sales) FROM shop") ?? 0 } }
+        let before = try paths.map(sum)
+        b.send([.char("f")] + keys("id <= 5") + [.enter, .char("U")] + keys("sales = sales + 1000") + [.enter])
+        #expect(term.text[11] == "Update 10 rows of shop: sales = sales + 1000? y/n")
+        b.send(.char("y"))
+        #expect(try paths.map(sum) == before.map { $0 + 5000 })
+        b.send(.char("u"))
+        #expect(try paths.map(sum) == before)
+        b.send([.char("j"), .char("v"), .char("D"), .char("y")])   // one marked row: its store only
+        let counts = try paths.map { p in try DatabaseQueue(path: p).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM shop") ?? 0 } }
+        #expect(counts.sorted() == [29, 30])
+        #expect(b.state.count == 9)
+    }
+}
