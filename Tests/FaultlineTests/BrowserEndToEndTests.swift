@@ -264,6 +264,33 @@ struct BrowserEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
+    @Test("several files browse as one result with each row's store; an edit changes every store")
+    func severalStores() throws {
+        let scratch = Scratch()
+        let paths = try ["east", "west"].enumerated().map { i, name -> String in
+            let path = scratch.path("\(name).sqlite")
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "CREATE TABLE depot(id INTEGER PRIMARY KEY, stock INTEGER)")
+                for id in 1...50 { try db.execute(sql: "INSERT INTO depot VALUES (?, ?)", arguments: [id, id * 10 + i]) }
+            }
+            return path
+        }
+        let t = try Tmux(command: ([CLI.binary] + paths + ["--table", "depot", "--sort", "stock desc"]).map(shellQuote).joined(separator: " "))
+        let screen = try t.waitFor("row 1 of 100")
+        #expect(screen[0].contains("@store") && screen[1].contains("west") && screen[1].contains("501") && screen[2].contains("east"))
+        try t.type("U")
+        try t.type("stock = 0")
+        try t.send("Enter")
+        try t.waitFor("Update 100 rows of depot: stock = 0? y/n")
+        try t.type("y")
+        try t.waitFor("updated 100 rows")
+        for path in paths {
+            #expect(try sqlite(path) { try Int.fetchOne($0, sql: "SELECT sum(stock) FROM depot") } == 0)
+        }
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
     @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
     func restore() throws {
         let scratch = Scratch()
