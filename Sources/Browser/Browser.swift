@@ -26,7 +26,7 @@ public struct BrowserOptions: Sendable {
     }
 }
 
-/// The browser session: holds the context and the current ``BatchFaultingCollection``, feeds keys
+/// The browser session: holds the data (one store or several) and the current result, feeds keys
 /// to the reducer, runs the effects it asks for against SQLite, and presents frames.
 ///
 /// Not thread-safe: like its context, it lives on one thread.
@@ -198,8 +198,8 @@ public final class Browser {
             case .runDelete(let marked):
                 return [try runDelete(marked)]
             case .countUpdate(let text, let marked):
-                let request = try updateRequest(text, marked: marked)
-                return [.countedForUpdate(rows: try data.count(forUpdate: request), assignments: text)]
+                let request = try updateRequest(text)
+                return [.countedForUpdate(rows: try data.count(forUpdate: request, marked: marked), assignments: text)]
             case .runUpdate(let text, let marked):
                 return [try runUpdate(text, marked: marked)]
             case .undo:
@@ -379,14 +379,10 @@ public final class Browser {
         return fields
     }
 
-    private func updateRequest(_ text: String, marked: [ObjectID]?) throws -> BatchUpdateRequest {
+    /// The update of the current result (the data narrows it to marked rows, store by store).
+    private func updateRequest(_ text: String) throws -> BatchUpdateRequest {
         let base = try currentRequest(sorted: false)
-        var predicate = base.predicate
-        if let marked {
-            let m = try FetchPredicate.matching(marked)
-            predicate = predicate.map { $0 && m } ?? m
-        }
-        return BatchUpdateRequest(entityName: base.entityName, predicate: predicate,
+        return BatchUpdateRequest(entityName: base.entityName, predicate: base.predicate,
                                   propertiesToUpdate: try UpdateExpression.parseAssignments(text))
     }
 
@@ -398,11 +394,11 @@ public final class Browser {
     static let mergeByIDLimit = 200_000
 
     private func runUpdate(_ text: String, marked: [ObjectID]?) throws -> Action {
-        var request = try updateRequest(text, marked: marked)
+        var request = try updateRequest(text)
         let started = Date()
-        let rows = try data.count(forUpdate: request)
+        let rows = try data.count(forUpdate: request, marked: marked)
         request.resultType = rows <= Self.mergeByIDLimit ? .objectIDs : .count
-        let (result, undoNote) = try data.execute(request)
+        let (result, undoNote) = try data.execute(request, marked: marked)
         merge(result, deleted: false)
         return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
     }

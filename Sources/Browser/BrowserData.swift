@@ -27,14 +27,24 @@ protocol BrowserData: AnyObject {
     func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
               progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult
     func count(_ request: FetchRequest) throws -> Int
-    func count(forUpdate request: BatchUpdateRequest) throws -> Int
-    /// Runs the batch with undo when it can, and says when it cannot.
-    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String)
+    /// Rows `request` would change, narrowed to `marked` when given.
+    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int
+    /// Runs the batch with undo when it can, and says when it cannot; narrowed to `marked`.
+    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String)
     func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String)
     func undo() throws -> ChangeSet
     func merge(_ changes: ChangeSet)
     func refreshAllObjects()
     func dataVersion() -> Int?
+}
+
+/// `request` narrowed to the rows of `ids` (all of one store), or unchanged for nil.
+private func narrowed(_ request: BatchUpdateRequest, to ids: [ObjectID]?) throws -> BatchUpdateRequest {
+    guard let ids else { return request }
+    var r = request
+    let m = try FetchPredicate.matching(ids)
+    r.predicate = r.predicate.map { $0 && m } ?? m
+    return r
 }
 
 /// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
@@ -92,9 +102,12 @@ final class SingleStoreData: BrowserData {
         return SingleResult(try progressive.finish(progress: progress))
     }
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
-    func count(forUpdate request: BatchUpdateRequest) throws -> Int { try context.count(forUpdate: request) }
-    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String) {
-        try undoable { try context.execute(request, undoable: $0) }
+    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int {
+        try context.count(forUpdate: try narrowed(request, to: marked))
+    }
+    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let request = try narrowed(request, to: marked)
+        return try undoable { try context.execute(request, undoable: $0) }
     }
     func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {
         try undoable { try context.execute(request, undoable: $0) }
@@ -130,11 +143,18 @@ final class MultiStoreData: BrowserData {
     func count(_ request: FetchRequest) throws -> Int {
         try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }
     }
-    func count(forUpdate request: BatchUpdateRequest) throws -> Int {
-        try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(forUpdate: request) }
+    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int {
+        try coordinator.entities(named: request.entityName).reduce(0) { total, entity in
+            let ids = marked?.filter { $0.entity === entity }
+            if let ids, ids.isEmpty { return total }
+            return try total + context.context(for: entity.storeName).count(forUpdate: try narrowed(request, to: ids))
+        }
     }
-    func execute(_ request: BatchUpdateRequest) throws -> (BatchResult, undoNote: String) {
-        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
+    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let (results, note) = try undoable { undo in
+            if let marked { return try context.execute(request, objectIDs: marked, undoable: undo) }
+            return try context.execute(request, undoable: undo)
+        }
         return (combine(results, undone: note == "; u undoes"), note)
     }
     func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {

@@ -147,6 +147,19 @@ public final class CoordinatedContext {
         }
     }
 
+    /// Runs a batch update on the rows of `objectIDs` (and `request.predicate`), in the stores
+    /// those IDs belong to; all or nothing across them, like the update above.
+    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID], undoable: Bool = false) throws -> [String: BatchResult] {
+        let byStore = Dictionary(grouping: objectIDs) { $0.entity.storeName }
+        guard !byStore.isEmpty else { return [:] }
+        return try runAcrossStores(entityName: request.entityName, affectedStores: byStore.keys.sorted(), undoable: undoable) { context, undo in
+            var part = request
+            let only = try FetchPredicate.matching(byStore[context.store.name] ?? [])
+            part.predicate = part.predicate.map { $0 && only } ?? only
+            return try context.execute(part, undoable: undo)
+        }
+    }
+
     /// Runs a batch delete in each affected store (default: all); see the update for atomicity.
     /// A delete by object IDs goes to the stores those IDs belong to.
     public func execute(_ request: BatchDeleteRequest, affectedStores: [String]? = nil, undoable: Bool = false) throws -> [String: BatchResult] {
