@@ -47,9 +47,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Temporary folders, databases made with GRDB directly, fuzz text: shared by the test targets.
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "BatchStoreTests",
-            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "TerminalCoreTests",
@@ -57,7 +63,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BrowserTests",
-            dependencies: ["Browser", "BatchStore", "TerminalCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Browser", "BatchStore", "TerminalCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FaultlineTests",

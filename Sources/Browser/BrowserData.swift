@@ -3,7 +3,7 @@ import Foundation
 
 /// A result the browser scrolls: one store's ``BatchFaultingCollection`` or several stores'
 /// ``CoordinatedCollection``.
-protocol BrowserResult: AnyObject {
+protocol BrowserResult {
     var count: Int { get }
     var statistics: BatchStatistics { get }
     func object(at position: Int) throws -> ManagedObject?
@@ -57,29 +57,9 @@ private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
     }
 }
 
-final class SingleResult: BrowserResult {
-    var collection: BatchFaultingCollection
-    init(_ collection: BatchFaultingCollection) { self.collection = collection }
-    var count: Int { collection.count }
-    var statistics: BatchStatistics { collection.statistics }
-    func object(at position: Int) throws -> ManagedObject? { try collection.object(at: position) }
-    func refresh(keeping anchors: [Int]) throws -> Int? { try collection.refresh(keeping: anchors) }
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
-        try collection.firstPosition(matching: predicate, after: position, backwards: backwards)
-    }
-}
-
-final class MultiResult: BrowserResult {
-    let collection: CoordinatedCollection
-    init(_ collection: CoordinatedCollection) { self.collection = collection }
-    var count: Int { collection.count }
-    var statistics: BatchStatistics { collection.statistics }
-    func object(at position: Int) throws -> ManagedObject? { try collection.object(at: position) }
-    func refresh(keeping anchors: [Int]) throws -> Int? { try collection.refresh(keeping: anchors) }
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
-        try collection.firstPosition(matching: predicate, after: position, backwards: backwards)
-    }
-}
+// Both kinds of result already have exactly what the browser needs.
+extension BatchFaultingCollection: BrowserResult {}
+extension CoordinatedCollection: BrowserResult {}
 
 /// One store: the first batch shows before the ID fetch (``ManagedObjectContext/beginFetch(_:residentBatches:)``).
 final class SingleStoreData: BrowserData {
@@ -99,7 +79,7 @@ final class SingleStoreData: BrowserData {
               progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult {
         let progressive = try context.beginFetch(request, residentBatches: residentBatches)
         firstRows(progressive.firstBatch)
-        return SingleResult(try progressive.finish(progress: progress))
+        return try progressive.finish(progress: progress)
     }
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
     func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int {
@@ -138,7 +118,7 @@ final class MultiStoreData: BrowserData {
     func entity(named name: String) throws -> Entity { try coordinator.entities(named: name)[0] }
     func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
               progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult {
-        MultiResult(try context.fetchBatched(request, residentBatches: residentBatches))
+        try context.fetchBatched(request, residentBatches: residentBatches)
     }
     func count(_ request: FetchRequest) throws -> Int {
         try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }

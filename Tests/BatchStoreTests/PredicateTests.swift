@@ -126,29 +126,13 @@ import Testing
         let dir = TempDir()
         let store = try PersistentStore(path: try makeDatabase(dir, sql: Self.sql))
         let context = try ManagedObjectContext(store: store)
-        var rng = SplitMix64(seed: 2026)
         let pieces = ["year", "title", "rating", "director.name", "director", "(", ")", "{", "}", ",", "==", "!=", "<", ">=", "AND", "OR",
                       "NOT", "!", "&&", "||", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE", "MATCHES", "[c]", "[cd]", "'x'", "\"y\"",
                       "'*'", "1", "2.5", "-3", "nil", "TRUE", "%@", "%K", "TRUEPREDICATE", "+", "*", "/", "#and", "`odd name`", "'\\u00e9'",
                       "'", "\"", "\\", "[", "]", "0x1F", "1e400", "é", "😀", "\u{0}", "\u{1B}[2J", ".", "..", "SUBQUERY"]
         let valid = ["year > 1950 AND title BEGINSWITH[c] 'r'", "director.name IN {'a', 'b'} OR rating == nil", "NOT (year BETWEEN {1, 2})"]
         var parsed = 0
-        for i in 0..<fuzzRuns {
-            var text: String
-            if i % 2 == 0 {
-                text = (0..<(1 + rng.below(12))).map { _ in pieces[rng.below(pieces.count)] }.joined(separator: rng.below(4) == 0 ? "" : " ")
-            } else {
-                var chars = Array(valid[rng.below(valid.count)])
-                for _ in 0..<(1 + rng.below(3)) where !chars.isEmpty {
-                    let at = rng.below(chars.count)
-                    switch rng.below(3) {
-                    case 0: chars.remove(at: at)
-                    case 1: chars.insert(Array("(){}'\"[]!=<>,.%@K\\")[rng.below(18)], at: at)
-                    default: chars.swapAt(at, rng.below(chars.count))
-                    }
-                }
-                text = String(chars)
-            }
+        for text in fuzzTexts(count: fuzzRuns, seed: 2026, pieces: pieces, valid: valid, insertable: "(){}'\"[]!=<>,.%@K\\", maxPieces: 12) {
             let args: [PredicateArgument] = text.contains("%") ? [.key("year"), .value(.integer(1))] : []
             do {
                 let p = try FetchPredicate(format: text, arguments: args)
@@ -169,28 +153,12 @@ import Testing
         let dir = TempDir()
         let store = try PersistentStore(path: try makeDatabase(dir, sql: Self.sql))
         let context = try ManagedObjectContext(store: store)
-        var rng = SplitMix64(seed: 7)
         let pieces = ["year", "title", "rating", "votes", "=", "==", ",", "+", "-", "*", "/", "%", "||", "(", ")", "now()", "lowercase(",
                       "uppercase(", "coalesce(", "abs(", "round(", "length(", "'x'", "\"y\"", "1", "2.5", "-3", "nil", "NULL", "TRUE",
                       "`a b`", "'", "\"", "\\", "é", "😀", "\u{0}", "\u{1B}[2J", ".", "director.name", "1e400", "0x10"]
         let valid = ["votes = votes + 1, rating = round(rating * 1.1, 1)", "title = uppercase(title) || '!'", "year = coalesce(year, 2000)"]
         var parsed = 0
-        for i in 0..<fuzzRuns {
-            var text: String
-            if i % 2 == 0 {
-                text = (0..<(1 + rng.below(10))).map { _ in pieces[rng.below(pieces.count)] }.joined(separator: rng.below(4) == 0 ? "" : " ")
-            } else {
-                var chars = Array(valid[rng.below(valid.count)])
-                for _ in 0..<(1 + rng.below(3)) where !chars.isEmpty {
-                    let at = rng.below(chars.count)
-                    switch rng.below(3) {
-                    case 0: chars.remove(at: at)
-                    case 1: chars.insert(Array("(),'=+*|%\"")[rng.below(10)], at: at)
-                    default: chars.swapAt(at, rng.below(chars.count))
-                    }
-                }
-                text = String(chars)
-            }
+        for text in fuzzTexts(count: fuzzRuns, seed: 7, pieces: pieces, valid: valid, insertable: "(),'=+*|%\"", maxPieces: 10) {
             do {
                 let assignments = try UpdateExpression.parseAssignments(text)
                 parsed += 1

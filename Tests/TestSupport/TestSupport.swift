@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+
+/// A temporary directory removed when the value goes away.
+public final class TempDir {
+    public let url: URL
+    public init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-test-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Creates a database file with `sql` run through GRDB directly (not BatchStore).
+public func makeDatabase(_ dir: TempDir, _ name: String = "test.sqlite", sql: String) throws -> String {
+    let path = dir.path(name)
+    let q = try DatabaseQueue(path: path)
+    try q.write { db in try db.execute(sql: sql) }
+    return path
+}
+
+/// Runs `body` on a direct GRDB connection to `path` (the "other writer", or the check of what
+/// Faultline wrote).
+public func direct<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
+    let q = try DatabaseQueue(path: path)
+    return try q.write { db in try body(db) }
+}
+
+/// A numbers table: n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT) with ids 1...count,
+/// v = id * 10, name "row id".
+public func makeNumbers(_ dir: TempDir, count: Int) throws -> String {
+    let path = try makeDatabase(dir, sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT)")
+    try direct(path) { db in
+        let s = try db.makeStatement(sql: "INSERT INTO n(id, v, name) VALUES (?, ?, ?)")
+        for i in stride(from: 1, through: count, by: 1) { try s.execute(arguments: [i, i * 10, "row \(i)"]) }
+    }
+    return path
+}
+
+/// Texts for a deterministic parser fuzz run: even runs are soups of `pieces`, odd runs are
+/// `valid` texts with one to three characters removed, inserted from `insertable`, or swapped.
+public func fuzzTexts(count: Int, seed: UInt64, pieces: [String], valid: [String], insertable: String, maxPieces: Int) -> [String] {
+    var state = seed
+    func next(_ n: Int) -> Int {
+        // SplitMix64, as the demo database uses.
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(max(n, 1)))
+    }
+    let extra = Array(insertable)
+    return (0..<count).map { i in
+        if i % 2 == 0 {
+            return (0..<(1 + next(maxPieces))).map { _ in pieces[next(pieces.count)] }.joined(separator: next(4) == 0 ? "" : " ")
+        }
+        var chars = Array(valid[next(valid.count)])
+        for _ in 0..<(1 + next(3)) where !chars.isEmpty {
+            let at = next(chars.count)
+            switch next(3) {
+            case 0: chars.remove(at: at)
+            case 1: chars.insert(extra[next(extra.count)], at: at)
+            default: chars.swapAt(at, next(chars.count))
+            }
+        }
+        return String(chars)
+    }
+}
