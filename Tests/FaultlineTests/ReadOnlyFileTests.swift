@@ -11,7 +11,13 @@ struct ReadOnlyFileTests {
         if getuid() == 0 {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scratch.url.path)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
-            return ["runuser", "-u", "nobody", "--", CLI.binary]
+            // A copy nobody can reach: the build folder may sit under root's home (mode 700).
+            let binary = scratch.path("faultline")
+            try FileManager.default.copyItem(atPath: CLI.binary, toPath: binary)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
+            let probe = try run(["runuser", "-u", "nobody", "--", binary, "--help"])
+            try #require(probe.status == 0, "nobody cannot run the binary: \(probe.stderr)")
+            return ["runuser", "-u", "nobody", "--", binary]
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: db)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: scratch.url.path)
