@@ -118,7 +118,9 @@ final class MultiStoreData: BrowserData {
     func entity(named name: String) throws -> Entity { try coordinator.entities(named: name)[0] }
     func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
               progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult {
-        try context.fetchBatched(request, residentBatches: residentBatches)
+        try withoutActuallyEscaping(firstRows) { first in
+            try context.fetchBatched(request, residentBatches: residentBatches, firstBatch: first, progress: progress)
+        }
     }
     func count(_ request: FetchRequest) throws -> Int {
         try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }

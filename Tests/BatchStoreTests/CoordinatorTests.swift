@@ -32,7 +32,10 @@ struct CoordinatorTests {
         let context = try coordinator(paths)
         let request = FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 1980"),
                                    sortDescriptors: try SortDescriptor.parse("title desc, year"), fetchBatchSize: 25)
-        let rows = try context.fetchBatched(request, residentBatches: 2)
+        var firstBatch: [String] = []
+        let rows = try context.fetchBatched(request, residentBatches: 2,
+                                            firstBatch: { firstBatch = $0.map { "\($0.objectID.entity.storeName):\((try? $0.value(forKey: "id")) ?? .null)" } },
+                                            progress: { _ in .proceed })
         let q = try DatabaseQueue(path: paths[0])
         let expected: [String] = try q.inDatabase { db in
             try db.execute(sql: "ATTACH DATABASE ? AS b; ATTACH DATABASE ? AS c", arguments: [paths[1], paths[2]])
@@ -48,6 +51,7 @@ struct CoordinatorTests {
             got.append("\(o.objectID.entity.storeName):\(try o.value(forKey: "id"))")
         }
         #expect(got == expected)
+        #expect(firstBatch == Array(expected.prefix(25)), "the first batch comes before the ID fetch, in result order")
         // Memory stays bounded while sweeping: at most two batches of objects alive.
         #expect(rows.statistics.batchesResident <= 2)
         #expect(context.contexts.reduce(0) { $0 + $1.registeredObjectCount } <= 2 * 25)

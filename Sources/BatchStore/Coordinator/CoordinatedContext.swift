@@ -58,7 +58,15 @@ public final class CoordinatedContext {
     /// keys> FROM main."T" AS t WHERE … UNION ALL SELECT 1, … FROM bs_store1."T" AS t WHERE …)
     /// ORDER BY <sort keys>, s, k`. Ties sort by store, then key.
     /// - Complexity: the ID fetch is O(rows) in SQLite; memory O(batch size × resident batches).
-    public func fetchBatched(_ request: FetchRequest, affectedStores: [String]? = nil, residentBatches: Int = 8) throws -> CoordinatedCollection {
+    ///
+    /// - Parameters:
+    ///   - firstBatch: when given, called with the result's first `fetchBatchSize` objects before
+    ///     the ID fetch runs (one `… ORDER BY … LIMIT` query, which needs no full sort).
+    ///   - progress: called about every 50 ms during the ID fetch; `.cancel` stops it (the call
+    ///     then throws `.cancelled` and leaves no temp table).
+    public func fetchBatched(_ request: FetchRequest, affectedStores: [String]? = nil, residentBatches: Int = 8,
+                             firstBatch: (([ManagedObject]) -> Void)? = nil,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> CoordinatedCollection {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
@@ -68,7 +76,20 @@ public final class CoordinatedContext {
         guard entities[0].keyColumns.count == 1 else {
             throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
         }
-        let fetched = try runIDFetch(request, entities: entities)
+        if let firstBatch {
+            var first = request
+            first.fetchLimit = request.fetchLimit > 0 ? min(request.fetchLimit, request.fetchBatchSize) : request.fetchBatchSize
+            let pairs = try runIDQuery(first, entities: entities)
+            var slots = [ManagedObject?](repeating: nil, count: pairs.count)
+            for (store, indexes) in Dictionary(grouping: pairs.indices, by: { pairs[$0].store }) {
+                guard let entity = entities.first(where: { storeIndex(of: $0) == store }) else { continue }
+                let found = try contexts[store].objects(of: entity, keys: indexes.map { pairs[$0].key })
+                for i in indexes { slots[i] = found[pairs[i].key] }
+            }
+            let objects = slots.compactMap { $0 }
+            firstBatch(objects)
+        }
+        let fetched = try runIDFetch(request, entities: entities, progress: progress)
         let storage = CoordinatedStorage(owner: self, entities: entities, request: request, table: fetched.table, count: fetched.count,
                                          residentLimit: residentBatches, idFetchSeconds: fetched.seconds)
         collections.removeAll { $0.storage == nil }
@@ -76,8 +97,8 @@ public final class CoordinatedContext {
         return CoordinatedCollection(storage: storage)
     }
 
-    /// Creates a new ID table for `request` over `entities` and fills it in one sorted statement.
-    func runIDFetch(_ request: FetchRequest, entities: [Entity]) throws -> (table: String, count: Int, seconds: Double) {
+    /// The sorted `SELECT s, k FROM (… UNION ALL …) ORDER BY …` over `entities`, with its arguments.
+    private func idQuery(_ request: FetchRequest, entities: [Entity]) throws -> (sql: String, arguments: [SQLValue]) {
         var selects: [String] = []
         var arguments: [SQLValue] = []
         for entity in entities {
@@ -95,15 +116,40 @@ public final class CoordinatedContext {
         if request.fetchLimit > 0 || request.fetchOffset > 0 {
             limit = " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(request.fetchOffset)"
         }
+        return ("SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)", arguments)
+    }
+
+    /// Runs the ID query directly (for a first batch): `(store, key)` pairs in result order.
+    private func runIDQuery(_ request: FetchRequest, entities: [Entity]) throws -> [(store: Int, key: SQLValue)] {
+        let (sql, arguments) = try idQuery(request, entities: entities)
+        do {
+            return try sortQueue.inDatabase { db in
+                try Row.fetchAll(db, sql: sql, arguments: arguments.statementArguments).map { ($0[0], SQLValue($0[1] as DatabaseValue)) }
+            }
+        } catch {
+            throw BatchStoreError.wrap(error)
+        }
+    }
+
+    /// Creates a new ID table for `request` over `entities` and fills it in one sorted statement.
+    func runIDFetch(_ request: FetchRequest, entities: [Entity], progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> (table: String, count: Int, seconds: Double) {
+        let (select, arguments) = try idQuery(request, entities: entities)
         serial += 1
         let table = "bs_multi_ids_\(serial)"
-        let sql = "INSERT INTO temp.\(quoteIdentifier(table)) (store, key) SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)"
+        let sql = "INSERT INTO temp.\(quoteIdentifier(table)) (store, key) \(select)"
         let started = Date()
         do {
             let count = try sortQueue.inDatabase { db -> Int in
                 try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (pos INTEGER PRIMARY KEY, store INTEGER NOT NULL, key)")
                 do {
-                    try db.execute(sql: sql, arguments: arguments.statementArguments)
+                    let statement = try db.makeStatement(sql: sql)
+                    if let progress {
+                        try ProgressReporter.run(db: db, statement: statement, estimate: nil, handler: progress) {
+                            try statement.execute(arguments: arguments.statementArguments)
+                        }
+                    } else {
+                        try statement.execute(arguments: arguments.statementArguments)
+                    }
                 } catch {
                     try? db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(table))")
                     throw error
