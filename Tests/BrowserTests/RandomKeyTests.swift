@@ -28,7 +28,7 @@ struct RandomKeyTests {
         browser.start()
         var rng = SplitMix64(seed: 42)
         let steps = Int(ProcessInfo.processInfo.environment["FAULTLINE_FUZZ_KEYS"] ?? "") ?? 4000
-        let sizes = [(40, 10), (80, 16), (120, 30), (300, 100), (55, 12)]
+        let sizes = [(40, 10), (80, 16), (120, 30), (300, 100), (55, 12), (1, 1), (12, 3), (20, 5)]   // below 40x10 it must still not crash
         var edits = 0
         for step in 0..<steps {
             var key = Self.alphabet[rng.below(Self.alphabet.count)]
