@@ -367,10 +367,18 @@ final class BatchStorage {
         let objects = try context.withDatabase { db -> [ManagedObject?] in
             var objects = [ManagedObject?](repeating: nil, count: batchCount)
             let statement = try db.cachedStatement(sql: sql)
-            let cursor = try Row.fetchCursor(statement, arguments: [start + 1, end])
-            // GRDB steps and reports errors; columns are read straight off the statement.
+            // Bound, stepped and read with the C API: this loop runs once per row of every sweep.
             let stmt = statement.sqliteStatement
-            while try cursor.next() != nil {
+            sqlite3_reset(stmt)
+            sqlite3_bind_int64(stmt, 1, Int64(start + 1))
+            sqlite3_bind_int64(stmt, 2, Int64(end))
+            defer { sqlite3_reset(stmt) }   // ends the statement's read, as a finished cursor would
+            while true {
+                let code = sqlite3_step(stmt)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+                }
                 let pos = Int(sqlite3_column_int64(stmt, 0))
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }
