@@ -1,7 +1,9 @@
 import BatchStore
-typealias SortDescriptor = BatchStore.SortDescriptor
 import Foundation
 import TerminalCore
+
+/// BatchStore's sort key (Foundation has a type of the same name).
+typealias SortDescriptor = BatchStore.SortDescriptor
 
 @_silgen_name("malloc_trim") private func c_malloc_trim(_ pad: Int) -> Int32
 

@@ -102,7 +102,7 @@ public enum Mode: Sendable, Equatable {
 
 /// Everything the screen is drawn from. Pure data: ``BrowserState/reduce(_:)`` changes it,
 /// ``render(_:colors:)`` draws it, and effects (run by ``Browser``) bring data back as actions.
-public struct BrowserState: Sendable, Equatable {
+public struct BrowserState: Sendable {
     public var width: Int
     public var height: Int
     public var mode: Mode = .grid
@@ -153,16 +153,6 @@ public struct BrowserState: Sendable, Equatable {
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
-    }
-
-    public static func == (a: BrowserState, b: BrowserState) -> Bool {
-        a.width == b.width && a.height == b.height && a.mode == b.mode && a.table == b.table && a.columns == b.columns
-            && a.filter == b.filter && a.sort?.column == b.sort?.column && a.sort?.ascending == b.sort?.ascending
-            && a.count == b.count && a.cursorRow == b.cursorRow && a.cursorColumn == b.cursorColumn && a.topRow == b.topRow
-            && a.leftColumn == b.leftColumn && a.windowStart == b.windowStart && a.window == b.window && a.marked == b.marked
-            && a.allMarked == b.allMarked && a.message == b.message && a.loading == b.loading && a.memoryPanel == b.memoryPanel
-            && a.memory == b.memory && a.eagerLoaded == b.eagerLoaded && a.tables == b.tables && a.pickerCursor == b.pickerCursor
-            && a.quit == b.quit && a.fileChanged == b.fileChanged
     }
 
     /// Rows of the grid (screen minus header, status and message lines).
