@@ -215,7 +215,10 @@ struct SessionTests {
         #expect(term.text.contains { $0.contains("row IDs  3,000") })
         #expect(term.text.contains { $0.contains("in Swift  0") })
         b.send(.char("M"))
-        #expect(b.state.eagerActive)
+        #expect(b.state.eagerActive && b.state.message?.contains("watch RSS climb (Esc stops)") == true)
+        b.send(.escape)   // while it is still copying
+        #expect(b.state.eagerLoaded == nil && !b.state.eagerActive)
+        b.send(.char("M"))
         while b.state.eagerActive { b.tick(); b.send(.char("j")); b.idle() }
         #expect(b.state.eagerLoaded == 3000)
         #expect(b.registeredObjectCount >= 3000)

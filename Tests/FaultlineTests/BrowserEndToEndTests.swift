@@ -10,8 +10,11 @@ final class Tmux {
     init(command: String, width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
         let env = (["LANG": "C.UTF-8", "TERM": "xterm-256color"].merging(environment) { $1 })
             .map { "\($0.key)=\(shellQuote($0.value))" }.sorted().joined(separator: " ")
+        // The test runner may set NO_COLOR (its output is not a terminal); the program gets it only
+        // when a test asks.
+        let unset = environment["NO_COLOR"] == nil ? " -u NO_COLOR" : ""
         // The shell stays to print the exit status (128 + N for signal N) after the program ends.
-        try run(["new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), "env \(env) \(command); echo \"[exit $?]\"; sleep 600"])
+        try run(["new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), "env\(unset) \(env) \(command); echo \"[exit $?]\"; sleep 600"])
     }
 
     deinit { _ = try? run(["kill-server"]) }
@@ -289,6 +292,28 @@ struct BrowserEndToEndTests {
         }
         try t.type("q")
         #expect(try t.waitForExit().status == 0)
+    }
+
+    @Test("colours on a colour terminal, none under NO_COLOR")
+    func noColor() throws {
+        let scratch = Scratch()
+        let db = scratch.path("n.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, NULL)") }
+        func styledScreen(_ environment: [String: String]) throws -> String {
+            let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))", environment: environment)
+            try t.waitFor("row 1 of 1")
+            let styled = try t.run(["capture-pane", "-p", "-e", "-t", t.session])
+            try t.type("q")
+            _ = try t.waitForExit()
+            return styled
+        }
+        // SGR colour parameters: 30-37 / 40-47 (and their 38;/48; forms).
+        func hasColour(_ s: String) -> Bool {
+            s.range(of: "\u{1B}\\[[0-9;]*(3[0-8]|4[0-8])[;m]", options: .regularExpression) != nil
+        }
+        let coloured = try styledScreen([:])
+        #expect(hasColour(coloured), "\(coloured.debugDescription.prefix(300))")
+        #expect(!hasColour(try styledScreen(["NO_COLOR": "1"])))
     }
 
     @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
