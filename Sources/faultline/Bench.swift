@@ -74,6 +74,7 @@ struct Bench: ParsableCommand {
         try step("opening, sorted by title") { try Benchmark.opening(path: path, sortKey: "title", repeats: repeats) }
         try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
         try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
+        try step("full sweep reading every value") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats, everyValue: true) }
 
         if !json { printError("measuring a merge…") }
         let merge = try Benchmark.merge(path: path, repeats: repeats)
@@ -233,6 +234,8 @@ struct BenchWorker: ParsableCommand {
         if mode == "sweep-ratio" {
             let c = try Benchmark.sweep(path: database, batchSize: batchSize, repeats: 5)
             print(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))
+            let e = try Benchmark.sweep(path: database, batchSize: batchSize, repeats: 5, everyValue: true)
+            print(String(format: "sweep reading every value: ours %.3f s, raw %.3f s, ratio %.2fx", e.oursSeconds, e.rawSeconds, e.ratio))
             return
         }
         if mode == "update-batch" || mode == "update-objects" {

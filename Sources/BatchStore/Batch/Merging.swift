@@ -127,7 +127,7 @@ extension ManagedObjectContext {
             }
         }
         for storage in openCollections() where touchedEntities.contains(ObjectIdentifier(storage.entity)) {
-            report.batchesInvalidated += storage.evictBatches { object in object.isDeleted || object.values == nil }
+            report.batchesInvalidated += storage.evictBatches { object in object.isDeleted || !object.hasValues }
         }
         return report
     }

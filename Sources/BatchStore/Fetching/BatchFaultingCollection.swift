@@ -171,6 +171,8 @@ final class BatchStorage {
 
     struct CachedBatch {
         var objects: [ManagedObject?]
+        /// The packed values the batch's objects point to (nil in a child context).
+        var packed: PackedRows?
         var lastUse: UInt64
     }
 
@@ -202,6 +204,7 @@ final class BatchStorage {
     }
 
     deinit {
+        evictAll()
         context.dropTempTable(tableName)
     }
 
@@ -313,9 +316,9 @@ final class BatchStorage {
                 cache[b] = cached
                 lastBatch = cached.objects
             } else {
-                let objects = try faultBatch(b)
+                let (objects, packed) = try faultBatch(b)
                 if cache.count >= residentLimit { evictLeastRecentlyUsed() }
-                cache[b] = CachedBatch(objects: objects, lastUse: clock)
+                cache[b] = CachedBatch(objects: objects, packed: packed, lastUse: clock)
                 lastBatch = objects
             }
             lastBatchIndex = b
@@ -326,23 +329,35 @@ final class BatchStorage {
 
     private func evictLeastRecentlyUsed() {
         guard let victim = cache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key else { return }
-        cache[victim] = nil
-        if victim == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
+        dropBatch(victim)
+    }
+
+    /// Drops batch `b`. Its objects that something else still holds (the app, another collection)
+    /// get their own decoded values, so they do not keep the batch's packed buffers alive.
+    private func dropBatch(_ b: Int) {
+        if b == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
+        guard var batch = cache.removeValue(forKey: b) else { return }
+        guard let packed = batch.packed else { return }
+        batch.packed = nil
+        // The array is uniquely ours now (lastBatch was cleared), so this checks each object's own
+        // reference count, without copying the array.
+        for i in batch.objects.indices where batch.objects[i] != nil {
+            if !isKnownUniquelyReferenced(&batch.objects[i]), let object = batch.objects[i], object.isPacked(in: packed) {
+                object.detachFromPackedRows()
+            }
+        }
     }
 
     func evictAll() {
-        cache.removeAll()
         lastBatchIndex = -1
         lastBatch = []
+        for b in Array(cache.keys) { dropBatch(b) }
     }
 
     /// Drops resident batches holding an object that `isStale` flags; returns how many.
     func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int {
         let stale = cache.filter { $0.value.objects.contains { $0.map(isStale) ?? false } }.map(\.key)
-        for b in stale {
-            cache[b] = nil
-            if b == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
-        }
+        for b in stale { dropBatch(b) }
         return stale.count
     }
 
@@ -351,7 +366,7 @@ final class BatchStorage {
         while cache.count > residentLimit { evictLeastRecentlyUsed() }
     }
 
-    private func faultBatch(_ b: Int) throws -> [ManagedObject?] {
+    private func faultBatch(_ b: Int) throws -> ([ManagedObject?], PackedRows?) {
         let start = b * batchSize
         let end = min(start + batchSize, count)
         let started = DispatchTime.now().uptimeNanoseconds
@@ -364,6 +379,10 @@ final class BatchStorage {
         let sql = faultSQL
         let rowidKeyed = entity.isKeyedByRowid
         let link = context.link
+        // Values are packed per batch and decoded when read, except in a child context, which
+        // lays its parent's unsaved changes over each row as it reads it.
+        let packed = context.parent == nil ? PackedRows(rows: batchCount, columns: attributeCount) : nil
+        let table = rowidKeyed && addressable ? context.rowidTable(for: entity) : nil
         let objects = try context.withDatabase { db -> [ManagedObject?] in
             var objects = [ManagedObject?](repeating: nil, count: batchCount)
             let statement = try db.cachedStatement(sql: sql)
@@ -382,6 +401,12 @@ final class BatchStorage {
                 let pos = Int(sqlite3_column_int64(stmt, 0))
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }
+                if let packed, let table {
+                    // The sweep's path: rowid key, packed values, identity table looked up once.
+                    objects[slot] = context.adoptPackedRow(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: table,
+                                                           rows: packed, stmt: stmt, from: 2)
+                    continue
+                }
                 let id: ObjectID
                 var firstValue: Int32 = 1
                 if addressable {
@@ -394,7 +419,13 @@ final class BatchStorage {
                 } else {
                     id = ObjectID(entity: entity, key: .position(pos - 1))
                 }
-                if addressable {
+                if let packed {
+                    if addressable {
+                        objects[slot] = context.adoptPackedRow(id, rows: packed, stmt: stmt, from: firstValue)
+                    } else {
+                        objects[slot] = ManagedObject(objectID: id, link: link, packed: packed, row: packed.appendRow(stmt, from: firstValue))
+                    }
+                } else if addressable {
                     objects[slot] = context.adoptRow(id) { context.rowValues(stmt, from: firstValue, count: attributeCount, id: id) }
                 } else {
                     objects[slot] = ManagedObject(objectID: id, link: link, values: context.rowValues(stmt, from: firstValue, count: attributeCount, id: id))
@@ -406,7 +437,7 @@ final class BatchStorage {
         lastFaultSeconds = seconds
         totalFaultSeconds += seconds
         batchesFaulted += 1
-        return objects
+        return (objects, packed)
     }
 
     func objectID(at position: Int) throws -> ObjectID? {

@@ -13,8 +13,8 @@ public final class ManagedObject: CustomStringConvertible {
     /// Shared by all objects of a context (no weak reference per object: weak references give the
     /// context a side table, which slows every retain and release of it on the fault path).
     var link: ContextLink
-    /// Committed values, one per attribute of the entity; nil while a fault.
-    var values: [SQLValue]?
+    /// Committed values: none (a fault), decoded, or one row of a batch's ``PackedRows``.
+    var storage: Storage
     /// Unsaved changes by attribute index.
     var changes: [Int: SQLValue] = [:]
     /// True once deleted in the context (before save) or deleted in the store and merged.
@@ -25,7 +25,59 @@ public final class ManagedObject: CustomStringConvertible {
     init(objectID: ObjectID, link: ContextLink, values: [SQLValue]?) {
         self.objectID = objectID
         self.link = link
-        self.values = values
+        self.storage = values.map { .decoded($0) } ?? .fault
+    }
+
+    init(objectID: ObjectID, link: ContextLink, packed: PackedRows, row: Int) {
+        self.objectID = objectID
+        self.link = link
+        self.storage = .packed(packed, row)
+    }
+
+    enum Storage {
+        case fault
+        case decoded([SQLValue])
+        case packed(PackedRows, Int)
+    }
+
+    /// Committed values, one per attribute of the entity; nil while a fault. Reading it decodes a
+    /// packed row in full; hot paths use ``hasValues`` and ``storedValue(at:)`` instead.
+    var values: [SQLValue]? {
+        get {
+            switch storage {
+            case .fault: return nil
+            case .decoded(let v): return v
+            case .packed(let rows, let row): return rows.values(row: row)
+            }
+        }
+        set { storage = newValue.map { .decoded($0) } ?? .fault }
+    }
+
+    /// True when committed values are in memory (decoded or packed).
+    @inline(__always)
+    var hasValues: Bool { if case .fault = storage { return false } else { return true } }
+
+    /// The committed value at `index` if in memory.
+    @inline(__always)
+    func storedValue(at index: Int) -> SQLValue? {
+        switch storage {
+        case .fault: return nil
+        case .decoded(let v): return index < v.count ? v[index] : nil
+        case .packed(let rows, let row): return index < rows.columns ? rows.value(row: row, column: index) : nil
+        }
+    }
+
+    /// True when the values live in `rows`.
+    @inline(__always)
+    func isPacked(in rows: PackedRows) -> Bool {
+        if case .packed(let r, _) = storage { return r === rows }
+        return false
+    }
+
+    /// Gives the object its own decoded copy of a packed row, so it no longer keeps the batch's
+    /// buffers alive.
+    func detachFromPackedRows() {
+        if case .packed(let rows, let row) = storage { storage = .decoded(rows.values(row: row)) }
     }
 
     deinit {
@@ -36,7 +88,7 @@ public final class ManagedObject: CustomStringConvertible {
     public var entity: Entity { objectID.entity }
 
     /// True while no values are in memory. Reading a value fulfils the fault.
-    public var isFault: Bool { values == nil && !isInserted }
+    public var isFault: Bool { !hasValues && !isInserted }
 
     /// True when the object has unsaved changes, is inserted, or is deleted and not saved.
     public var hasChanges: Bool { !changes.isEmpty || isInserted || (isDeleted && managedObjectContext?.isPendingDelete(self) == true) }
@@ -44,18 +96,27 @@ public final class ManagedObject: CustomStringConvertible {
     /// The value of the attribute at `index` of ``Entity/attributes``, fulfilling the fault first.
     /// - Throws: `.objectNotFound` when the row was deleted since the object was registered.
     public func value(at index: Int) throws -> SQLValue {
-        precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
         if !changes.isEmpty, let changed = changes[index] { return changed }
-        if let values { return values[index] }
-        do {
-            if isInserted { return .null }
-            guard let context = link.context else {
-                throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
-            }
-            try context.fulfillFault(self)
+        // Resident values first: each storage knows its column count, so the range check needs
+        // no trip through the entity.
+        switch storage {
+        case .packed(let rows, let row):
+            precondition(index >= 0 && index < rows.columns, "attribute index \(index) out of range")
+            return rows.value(row: row, column: index)
+        case .decoded(let values):
+            precondition(index >= 0 && index < values.count, "attribute index \(index) out of range")
+            return values[index]
+        case .fault:
+            break
         }
-        guard let values else { throw BatchStoreError(.objectNotFound, "\(objectID): no values") }
-        return values[index]
+        precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
+        if isInserted { return .null }
+        guard let context = link.context else {
+            throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
+        }
+        try context.fulfillFault(self)
+        guard let value = storedValue(at: index) else { throw BatchStoreError(.objectNotFound, "\(objectID): no values") }
+        return value
     }
 
     /// The value of the attribute named `key`.
@@ -72,8 +133,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// The value at `index` when it is in memory, without fulfilling a fault (nil for a fault).
     public func valueIfResident(at index: Int) -> SQLValue? {
         if let changed = changes[index] { return changed }
-        guard let values, index < values.count else { return nil }
-        return values[index]
+        return storedValue(at: index)
     }
 
     /// Sets an attribute; the change is written by the context's ``ManagedObjectContext/save()``.

@@ -143,7 +143,7 @@ public final class ManagedObjectContext {
     public var registeredObjectCount: Int { registry.count + rowidRegistries.reduce(0) { $0 + $1.table.count } }
 
     @inline(__always)
-    private func rowidTable(for entity: Entity) -> RowidRegistry {
+    func rowidTable(for entity: Entity) -> RowidRegistry {
         if let last = lastRowidRegistry, last.entity === entity { return last.table }
         for entry in rowidRegistries where entry.entity === entity {
             lastRowidRegistry = entry
@@ -219,7 +219,38 @@ public final class ManagedObjectContext {
         let (object, created) = registeredObject(for: id) { ManagedObject(objectID: id, link: link, values: values()) }
         if created { return object }
         if object.isDeleted { return nil }
-        if object.values == nil && !object.isInserted { object.values = values() }
+        if !object.hasValues && !object.isInserted { object.values = values() }
+        return object
+    }
+
+    /// ``adoptPackedRow(_:rows:stmt:from:)`` for a rowid-keyed entity, with its identity table
+    /// looked up once per batch by the caller: the sweep's per-row path.
+    @inline(__always)
+    func adoptPackedRow(rowid: Int64, entity: Entity, table: RowidRegistry, rows: PackedRows, stmt: OpaquePointer?, from first: Int32) -> ManagedObject? {
+        if let pointer = table.find(rowid) {
+            let object = Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue()
+            if object.isDeleted { return nil }
+            if !object.hasValues && !object.isInserted { object.storage = .packed(rows, rows.appendRow(stmt, from: first)) }
+            return object
+        }
+        let object = ManagedObject(objectID: ObjectID(entity: entity, key: .rowid(rowid)), link: link,
+                                   packed: rows, row: rows.appendRow(stmt, from: first))
+        table.insert(rowid, Unmanaged.passUnretained(object).toOpaque())
+        return object
+    }
+
+    /// ``adoptRow(_:values:)`` for a batch fault: a new object, or a registered fault, takes the
+    /// current row of `stmt` packed into `rows` (no per-value allocation). Only for contexts without
+    /// a parent (a child context lays its parent's unsaved changes over the row).
+    @inline(__always)
+    func adoptPackedRow(_ id: ObjectID, rows: PackedRows, stmt: OpaquePointer?, from first: Int32) -> ManagedObject? {
+        let link = self.link
+        let (object, created) = registeredObject(for: id) {
+            ManagedObject(objectID: id, link: link, packed: rows, row: rows.appendRow(stmt, from: first))
+        }
+        if created { return object }
+        if object.isDeleted { return nil }
+        if !object.hasValues && !object.isInserted { object.storage = .packed(rows, rows.appendRow(stmt, from: first)) }
         return object
     }
 

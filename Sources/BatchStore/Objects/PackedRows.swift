@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The values of one faulted batch, packed in three flat buffers and decoded only when read.
+///
+/// A batch fault used to build, per row, an array of ``SQLValue`` with a `String` per text column:
+/// one allocation per row and per text value, most of which a sweep or a scrolling view never
+/// reads. A `PackedRows` makes a handful of allocations per batch: a type tag and a 64-bit word per
+/// cell (the integer, the double's bits, or the byte offset of a text or blob), the byte lengths,
+/// and one byte arena holding every text and blob of the batch. ``value(row:column:)`` decodes one
+/// cell into an ``SQLValue`` (text keeps embedded NULs: it is decoded with its byte length).
+///
+/// Objects fulfilled by a batch point here (``ManagedObject`` storage `.packed`). When the
+/// collection drops the batch, objects still held elsewhere are given their own decoded values
+/// (``ManagedObject/detachFromPackedRows()``), so a kept object never pins a whole batch.
+final class PackedRows {
+    let columns: Int
+    let capacity: Int
+    private(set) var rowCount = 0
+    private let tags: UnsafeMutablePointer<UInt8>
+    private let words: UnsafeMutablePointer<Int64>
+    private let lengths: UnsafeMutablePointer<Int32>
+    private var arena: UnsafeMutableRawPointer?
+    private var arenaUsed = 0
+    private var arenaCapacity = 0
+
+    private static let null: UInt8 = 0, integer: UInt8 = 1, real: UInt8 = 2, text: UInt8 = 3, blob: UInt8 = 4
+
+    init(rows: Int, columns: Int) {
+        self.columns = columns
+        self.capacity = max(1, rows)
+        let cells = max(1, rows * columns)
+        tags = .allocate(capacity: cells)
+        words = .allocate(capacity: cells)
+        lengths = .allocate(capacity: cells)
+    }
+
+    deinit {
+        tags.deallocate()
+        words.deallocate()
+        lengths.deallocate()
+        arena?.deallocate()
+    }
+
+    /// Bytes held by this batch (cells and arena), for statistics.
+    var byteCount: Int { capacity * columns * 13 + arenaCapacity }
+
+    /// Appends the current row of `stmt` (columns `first ..< first + columns`, read with the C API)
+    /// and returns its row index.
+    @inline(__always)
+    func appendRow(_ stmt: OpaquePointer?, from first: Int32) -> Int {
+        precondition(rowCount < capacity, "PackedRows overflow")
+        let row = rowCount
+        var cell = row * columns
+        var column = first
+        let end = first + Int32(columns)
+        while column < end {
+            // One sqlite3_column_value per cell, then the value accessors: the connection is used
+            // by one thread at a time (GRDB serialises it), which is what the unprotected value
+            // returned here requires. Half the API calls of column_type + column_int64.
+            let value = sqlite3_column_value(stmt, column)
+            switch sqlite3_value_type(value) {
+            case SQLITE_INTEGER:
+                tags[cell] = Self.integer
+                words[cell] = sqlite3_value_int64(value)
+            case SQLITE_FLOAT:
+                tags[cell] = Self.real
+                words[cell] = Int64(bitPattern: sqlite3_value_double(value).bitPattern)
+            case SQLITE_TEXT:
+                tags[cell] = Self.text
+                let bytes = UnsafeRawPointer(sqlite3_value_text(value))
+                store(bytes, count: Int(sqlite3_value_bytes(value)), cell: cell)
+            case SQLITE_BLOB:
+                tags[cell] = Self.blob
+                let bytes = sqlite3_value_blob(value)
+                store(bytes, count: Int(sqlite3_value_bytes(value)), cell: cell)
+            default:
+                tags[cell] = Self.null
+            }
+            cell += 1
+            column += 1
+        }
+        rowCount += 1
+        return row
+    }
+
+    @inline(__always)
+    private func store(_ bytes: UnsafeRawPointer?, count: Int, cell: Int) {
+        words[cell] = Int64(arenaUsed)
+        lengths[cell] = Int32(truncatingIfNeeded: count)
+        guard let bytes, count > 0 else { lengths[cell] = 0; return }
+        if arenaUsed + count > arenaCapacity { grow(to: arenaUsed + count) }
+        (arena! + arenaUsed).copyMemory(from: bytes, byteCount: count)
+        arenaUsed += count
+    }
+
+    private func grow(to needed: Int) {
+        var newCapacity = max(4096, arenaCapacity * 2)
+        while newCapacity < needed { newCapacity *= 2 }
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        if let arena {
+            fresh.copyMemory(from: arena, byteCount: arenaUsed)
+            arena.deallocate()
+        }
+        arena = fresh
+        arenaCapacity = newCapacity
+    }
+
+    /// The value of `column` in `row`, decoded.
+    @inline(__always)
+    func value(row: Int, column: Int) -> SQLValue {
+        let cell = row * columns + column
+        switch tags[cell] {
+        case Self.integer: return .integer(words[cell])
+        case Self.real: return .real(Double(bitPattern: UInt64(bitPattern: words[cell])))
+        case Self.text:
+            let count = Int(lengths[cell])
+            guard count > 0, let arena else { return .text("") }
+            let start = (arena + Int(words[cell])).assumingMemoryBound(to: UInt8.self)
+            return .text(String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self))
+        case Self.blob:
+            let count = Int(lengths[cell])
+            guard count > 0, let arena else { return .blob(Data()) }
+            return .blob(Data(bytes: arena + Int(words[cell]), count: count))
+        default: return .null
+        }
+    }
+
+    /// Every value of `row`, decoded.
+    func values(row: Int) -> [SQLValue] {
+        (0..<columns).map { value(row: row, column: $0) }
+    }
+}
