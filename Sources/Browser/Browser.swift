@@ -208,9 +208,9 @@ public final class Browser {
                 guard data.canUndo else { return [.failed("nothing to undo")] }
                 let started = Date()
                 let changes = try data.undo()
-                let what = !changes.inserted.isEmpty ? "restored \(group(changes.inserted.count)) deleted rows"
-                    : !changes.updated.isEmpty ? "restored the old values of \(group(changes.updated.count)) rows"
-                    : "removed \(group(changes.deleted.count)) inserted rows"
+                let what = changes.insertedCount > 0 ? "restored \(group(changes.insertedCount)) deleted rows"
+                    : changes.updatedCount > 0 ? "restored the old values of \(group(changes.updatedCount)) rows"
+                    : "removed \(group(changes.deletedCount)) inserted rows"
                 return [try afterEdit("undo: \(what)", started: started)]
             case .reload:
                 guard collection != nil else {
@@ -391,15 +391,12 @@ public final class Browser {
     /// The first column's name when several stores are shown: which store a row comes from.
     public static let storeColumn = "@store"
 
-    /// Up to this many changed IDs come back from a batch and are merged one by one; above it the
-    /// context refreshes every object it holds instead (cheaper than a huge ID array).
-    static let mergeByIDLimit = 200_000
-
     private func runUpdate(_ text: String, marked: [ObjectID]?) throws -> Action {
         var request = try updateRequest(text)
         let started = Date()
         let rows = try data.count(forUpdate: request, marked: marked)
-        request.resultType = rows <= Self.mergeByIDLimit ? .objectIDs : .count
+        // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
+        request.resultType = .changes
         let (result, undoNote) = try data.execute(request, marked: marked)
         merge(result, deleted: false)
         return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
@@ -409,10 +406,10 @@ public final class Browser {
         let started = Date()
         var request: BatchDeleteRequest
         if let marked {
-            request = BatchDeleteRequest(objectIDs: marked, resultType: .objectIDs)
+            request = BatchDeleteRequest(objectIDs: marked, resultType: .changes)
         } else {
             let fetch = try currentRequest(sorted: false)
-            request = BatchDeleteRequest(fetchRequest: fetch, resultType: try data.count(fetch) <= Self.mergeByIDLimit ? .objectIDs : .count)
+            request = BatchDeleteRequest(fetchRequest: fetch, resultType: .changes)
         }
         let (result, undoNote) = try data.execute(request)
         merge(result, deleted: true)
@@ -420,8 +417,8 @@ public final class Browser {
     }
 
     private func merge(_ result: BatchResult, deleted: Bool) {
-        if let ids = result.objectIDs {
-            data.merge(deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
+        if let changes = result.changes {
+            data.merge(changes)
         } else {
             data.refreshAllObjects()
         }

@@ -147,18 +147,15 @@ final class MultiStoreData: BrowserData {
         if undone { undoStores.append(results.keys.sorted()) }
         let counts = results.values.compactMap(\.count)
         let ids = results.values.compactMap(\.objectIDs)
+        let changes = results.values.compactMap(\.changes)
         return BatchResult(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
-                           objectIDs: ids.count == results.count ? ids.flatMap { $0 } : nil)
+                           objectIDs: ids.count == results.count ? ids.flatMap { $0 } : nil,
+                           changes: changes.count == results.count ? changes.reduce(ChangeSet(), +) : nil)
     }
     func undo() throws -> ChangeSet {
         guard let stores = undoStores.popLast() else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
         var all = ChangeSet()
-        for name in stores {
-            let c = try context.undo(store: name)
-            all.inserted += c.inserted
-            all.updated += c.updated
-            all.deleted += c.deleted
-        }
+        for name in stores { all = all + (try context.undo(store: name)) }
         return all
     }
     func merge(_ changes: ChangeSet) { context.mergeChanges(changes) }

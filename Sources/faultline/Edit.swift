@@ -56,7 +56,7 @@ struct EditOptions: ParsableArguments {
         switch result {
         case .status: return .statusOnly
         case .count: return .count
-        case .ids: return .objectIDs
+        case .ids: return .changes   // streamed from SQLite when printed: no ID array
         }
     }
 
@@ -80,11 +80,11 @@ struct EditOptions: ParsableArguments {
             let ticker = Ticker(verb == "update" ? "updating" : "deleting")
             defer { ticker.stop() }
             let results = try across(context, entities[0])
-            let ids = entities.flatMap { results[$0.storeName]?.objectIDs ?? [] }
+            let changes = entities.compactMap { results[$0.storeName]?.changes }.reduce(ChangeSet(), +)
             let counts = entities.compactMap { results[$0.storeName]?.count }
             let merged = BatchResult(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
-                                     objectIDs: resultType == .objectIDs ? ids : nil)
-            report(verb + "d", merged, seconds: Date().timeIntervalSince(start))
+                                     objectIDs: nil, changes: resultType == .changes ? changes : nil)
+            try report(verb + "d", merged, seconds: Date().timeIntervalSince(start))
             return
         }
         let store = try PersistentStore(path: source.database, options: .init(useWAL: true))
@@ -100,14 +100,16 @@ struct EditOptions: ParsableArguments {
         let ticker = Ticker(verb == "update" ? "updating" : "deleting")
         defer { ticker.stop() }
         let result = try execute(context, entity)
-        report(verb + "d", result, seconds: Date().timeIntervalSince(start))
+        try report(verb + "d", result, seconds: Date().timeIntervalSince(start))
     }
 
-    func report(_ verb: String, _ result: BatchResult, seconds: Double) {
+    func report(_ verb: String, _ result: BatchResult, seconds: Double) throws {
         switch self.result {
         case .status: print(result.succeeded ? "ok" : "failed")
         case .count: print(result.count ?? 0)
-        case .ids: for id in result.objectIDs ?? [] { print(id.uriRepresentation) }
+        case .ids:
+            for id in result.objectIDs ?? [] { print(id.uriRepresentation) }
+            for stored in result.changes?.stored ?? [] { try stored.forEachObjectID { print($0.uriRepresentation) } }
         }
         if let count = result.count {
             printError(String(format: "%@ %d row%@ in %.2f s", verb, count, count == 1 ? "" : "s", seconds))

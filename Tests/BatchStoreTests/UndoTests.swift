@@ -21,17 +21,23 @@ import Testing
         #expect(try dump(f.path).count == afterDelete.count + 2)
         #expect(try context.temporaryTableNames().filter { $0.hasPrefix("bs_undo") }.count == 3, "the journals live in SQLite")
 
-        let undoneInsert = try context.undo()
-        #expect(undoneInsert.deleted.count == 2)
-        #expect(try dump(f.path) == afterDelete)
-        let undoneDelete = try context.undo()
-        #expect(undoneDelete.inserted.count == original.count - afterDelete.count)
-        #expect(try dump(f.path) == afterUpdate)
-        try context.undo()
-        #expect(try dump(f.path) == original)
-        #expect(!context.canUndo)
-        #expect(throws: BatchStoreError(.invalidArgument, "nothing to undo")) { try context.undo() }
-        #expect(try context.temporaryTableNames().isEmpty)
+        do {
+            let undoneInsert = try context.undo()
+            #expect(undoneInsert.deletedCount == 2 && undoneInsert.deleted.isEmpty, "the undone keys stay in SQLite")
+            #expect(try undoneInsert.stored.first?.objectIDs().count == 2)
+            #expect(try dump(f.path) == afterDelete)
+            let undoneDelete = try context.undo()
+            #expect(undoneDelete.insertedCount == original.count - afterDelete.count)
+            #expect(try dump(f.path) == afterUpdate)
+            let undoneUpdate = try context.undo()
+            #expect(undoneUpdate.updatedCount == afterUpdate.indices.filter { afterUpdate[$0] != original[$0] }.count)
+            #expect(try dump(f.path) == original)
+            #expect(!context.canUndo)
+            #expect(throws: BatchStoreError(.invalidArgument, "nothing to undo")) { try context.undo() }
+            #expect(try context.temporaryTableNames().filter { $0.hasPrefix("bs_undo") }.isEmpty, "journals are dropped as they are undone")
+            #expect(try context.temporaryTableNames().filter { $0.hasPrefix("bs_changes") }.count == 3)
+        }
+        #expect(try context.temporaryTableNames().isEmpty, "the change tables go with the change sets")
     }
 
     @Test func undoIsMergedIntoTheContextAndItsCollections() throws {

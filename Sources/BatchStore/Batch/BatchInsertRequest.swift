@@ -67,7 +67,9 @@ extension ManagedObjectContext {
         if undoable, case .upsert = request.conflictPolicy {
             throw BatchStoreError(.invalidArgument, "an upsert cannot be undone (the values it overwrote are not kept); run it without undo")
         }
-        let wantKeys = request.resultType == .objectIDs || undoable
+        let wantKeys = request.resultType == .objectIDs || request.resultType == .changes || undoable
+        let storedTable = request.resultType == .changes ? makeTempTableName("bs_changes") : nil
+        let queue = db
         let table = "main.\(quoteIdentifier(entity.name))"
         let returning = wantKeys ? entity.returningKeysSQL : ""
         var sqlByColumns: [[Int]: String] = [:]
@@ -96,7 +98,14 @@ extension ManagedObjectContext {
             let keyCount = entity.keyColumns.count
             var journal: String?
             var journalInsert: Statement?
+            var storedInsert: Statement?
+            var storedCount = 0
             try db.inTransaction(.immediate) {
+                if let storedTable {
+                    let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
+                    try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
+                    storedInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) VALUES (\(cols))")
+                }
                 if undoable {
                     let name = makeTempTableName("bs_undo")
                     let cols = (0..<keyCount).map { "k\($0)" }
@@ -147,6 +156,10 @@ extension ManagedObjectContext {
                             while let key = try cursor.next() {
                                 let id = ObjectID(entity: entity, keyRow: key)
                                 if request.resultType == .objectIDs { ids.append(id) }
+                                if let storedInsert {
+                                    try storedInsert.execute(arguments: id.keyValues.statementArguments)
+                                    storedCount += db.changesCount
+                                }
                                 if let journalInsert {
                                     try journalInsert.execute(arguments: id.keyValues.statementArguments)
                                     if count >= undoLimit {
@@ -175,8 +188,14 @@ extension ManagedObjectContext {
                 return .commit
             }
             if let journal { undoStack.append(UndoEntry(entity: entity, kind: .insert, table: journal)) }
+            var changes: ChangeSet?
+            if let storedTable {
+                changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: .inserted, count: storedCount, queue: queue, table: storedTable)])
+            } else if request.resultType == .objectIDs {
+                changes = ChangeSet(inserted: ids)
+            }
             return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
-                               objectIDs: request.resultType == .objectIDs ? ids : nil)
+                               objectIDs: request.resultType == .objectIDs ? ids : nil, changes: changes)
         }
     }
 }

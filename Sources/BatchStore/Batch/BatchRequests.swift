@@ -7,8 +7,12 @@ public enum BatchResultType: Sendable {
     case statusOnly
     /// The number of rows changed.
     case count
-    /// The IDs of the rows changed (`RETURNING` their keys).
+    /// The IDs of the rows changed (`RETURNING` their keys), as an array: memory O(rows changed).
     case objectIDs
+    /// The keys of the rows changed, kept in a temp table (``StoredChanges``), not in Swift memory;
+    /// ``BatchResult/changes`` merges them into contexts at a cost set by the objects each holds.
+    /// Costs one `INSERT INTO temp … SELECT <key> …` in the request's transaction.
+    case changes
 }
 
 /// The answer of a batch request.
@@ -19,12 +23,16 @@ public struct BatchResult: Sendable {
     public let count: Int?
     /// IDs of the rows changed (only for `.objectIDs`).
     public let objectIDs: [ObjectID]?
+    /// The change to merge into contexts: the IDs of `.objectIDs`, or the stored keys of `.changes`
+    /// (nil for `.statusOnly` and `.count`).
+    public let changes: ChangeSet?
 
     /// A result; callers combine several stores' results this way.
-    public init(succeeded: Bool, count: Int?, objectIDs: [ObjectID]?) {
+    public init(succeeded: Bool, count: Int?, objectIDs: [ObjectID]?, changes: ChangeSet? = nil) {
         self.succeeded = succeeded
         self.count = count
         self.objectIDs = objectIDs
+        self.changes = changes
     }
 }
 
@@ -154,6 +162,12 @@ extension ManagedObjectContext {
         }
 
         var arguments: [SQLValue] { setArguments + whereArguments }
+
+        /// The update restricted to the keys in `temp.<table>` (a ``StoredChanges`` table), which
+        /// already holds exactly the rows the WHERE clause matched: takes ``setArguments`` only.
+        func sql(keyedBy table: String) -> String {
+            "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(setClause) WHERE \(ManagedObjectContext.keyedWhere(entity, table))"
+        }
     }
 
     func compileUpdate(_ request: BatchUpdateRequest) throws -> CompiledUpdate {
@@ -188,14 +202,17 @@ extension ManagedObjectContext {
         let update = try compileUpdate(request)
         let entity = update.entity, columns = update.columns
         let sql = update.sql(returningKeys: request.resultType == .objectIDs)
+        let capture = ChangeCapture(kind: .updated, whereSQL: update.whereClause, arguments: update.whereArguments) { table in
+            (update.sql(keyedBy: table), update.setArguments)
+        }
         do {
-            guard undoable else { return try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType) }
+            guard undoable else { return try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture) }
         } catch let error as BatchStoreError where error.code == .constraint {
             throw explainedConstraintFailure(error, request)
         }
         try checkUndoable(entity, rows: try count(for: update.match), deleting: false)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType) { db in
+        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)
         }
         undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal))
@@ -248,35 +265,72 @@ extension ManagedObjectContext {
         if request.appliesDeleteRules && undoable {
             throw BatchStoreError(.invalidArgument, "a delete that applies delete rules cannot be undone (the rows it changes in other tables are not journaled); run it without undo")
         }
-        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, before: rules) }
+        let capture = ChangeCapture(kind: .deleted, whereSQL: whereSQL, arguments: arguments) { table in
+            ("DELETE FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(ManagedObjectContext.keyedWhere(entity, table))", [])
+        }
+        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, before: rules) }
         let rows = try withDatabase { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments) ?? 0
         }
         try checkUndoable(entity, rows: rows, deleting: true)
         let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType) { db in
+        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: arguments)
         }
         undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal))
         return result
     }
 
+    /// How a `.changes` result captures its keys: the rows `whereSQL` matches go into a
+    /// ``StoredChanges`` table first, then `keyed(table)` changes exactly those rows.
+    struct ChangeCapture {
+        let kind: StoredChanges.Kind
+        let whereSQL: String
+        let arguments: [SQLValue]
+        let keyed: (String) -> (sql: String, arguments: [SQLValue])
+    }
+
+    /// `<key> IN (SELECT k0 FROM temp.<table>)` for `entity` under alias `t`.
+    static func keyedWhere(_ entity: Entity, _ table: String) -> String {
+        let cols = (0..<entity.keyColumns.count).map { "k\($0)" }.joined(separator: ", ")
+        return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(cols) FROM temp.\(quoteIdentifier(table)))"
+    }
+
     /// Runs one batch statement in one IMMEDIATE transaction; `before` runs first in the same
-    /// transaction (the undo journal), so both commit or neither does.
+    /// transaction (the undo journal), so both commit or neither does. For `.changes`, the matching
+    /// keys are captured into a temp table before anything else, and the statement from
+    /// `capture.keyed` runs instead of `sql`.
     private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
-                                   before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
-        try withDatabase { db in
+                                   capture: ChangeCapture? = nil, before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
+        let storedTable = resultType == .changes && capture != nil ? makeTempTableName("bs_changes") : nil
+        let queue = db
+        return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
             try db.inTransaction(.immediate) {
+                if let storedTable, let capture {
+                    let keys = qualified(entity.keyColumns).joined(separator: ", ")
+                    try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
+                    try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) SELECT \(keys) FROM main.\(quoteIdentifier(entity.name)) AS t\(capture.whereSQL)",
+                                   arguments: capture.arguments.statementArguments)
+                    try before?(db)
+                    let (keyedSQL, keyedArguments) = capture.keyed(storedTable)
+                    try db.execute(sql: keyedSQL, arguments: keyedArguments.statementArguments)
+                    let count = db.changesCount
+                    let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(storedTable))") ?? 0
+                    let stored = StoredChanges(entity: entity, kind: capture.kind, count: rows, queue: queue, table: storedTable)
+                    result = BatchResult(succeeded: true, count: count, objectIDs: nil, changes: ChangeSet(stored: [stored]))
+                    return .commit
+                }
                 try before?(db)
                 let statement = try db.makeStatement(sql: sql)
                 if resultType == .objectIDs {
                     let ids = try collectIDs(statement, entity: entity, arguments: arguments)
-                    result = BatchResult(succeeded: true, count: ids.count, objectIDs: ids)
+                    result = BatchResult(succeeded: true, count: ids.count, objectIDs: ids,
+                                         changes: capture?.kind == .deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
                 } else {
                     try statement.execute(arguments: arguments.statementArguments)
-                    result = BatchResult(succeeded: true, count: resultType == .count ? db.changesCount : nil, objectIDs: nil)
+                    result = BatchResult(succeeded: true, count: resultType == .count || resultType == .changes ? db.changesCount : nil, objectIDs: nil)
                 }
                 return .commit
             }

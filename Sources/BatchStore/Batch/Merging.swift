@@ -2,19 +2,37 @@ import Foundation
 
 /// Rows changed outside a context (by a batch request, another context or another process), to
 /// merge into contexts: Core Data's `mergeChanges(fromRemoteContextSave:into:)` dictionary, typed.
+///
+/// IDs come either as arrays (``inserted``, ``updated``, ``deleted``: what ``BatchResultType/objectIDs``
+/// returns, or what a caller collects) or as ``stored`` tables (what ``BatchResultType/changes``
+/// returns: keys kept in SQLite, none in Swift memory). A merge of stored changes costs in
+/// proportion to the objects each context holds, not to the rows changed.
 public struct ChangeSet: Sendable {
     public var inserted: [ObjectID]
     public var updated: [ObjectID]
     public var deleted: [ObjectID]
+    /// Changed keys kept in temp tables by the batch requests that made them.
+    public var stored: [StoredChanges]
 
-    public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []) {
+    public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [], stored: [StoredChanges] = []) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.stored = stored
     }
 
     /// True when there is nothing to merge.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && stored.allSatisfy { $0.count == 0 } }
+
+    /// Rows of each kind, arrays and stored tables together.
+    public var insertedCount: Int { inserted.count + stored.filter { $0.kind == .inserted }.reduce(0) { $0 + $1.count } }
+    public var updatedCount: Int { updated.count + stored.filter { $0.kind == .updated }.reduce(0) { $0 + $1.count } }
+    public var deletedCount: Int { deleted.count + stored.filter { $0.kind == .deleted }.reduce(0) { $0 + $1.count } }
+
+    /// Both change sets' IDs and tables.
+    public static func + (a: ChangeSet, b: ChangeSet) -> ChangeSet {
+        ChangeSet(inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted, stored: a.stored + b.stored)
+    }
 }
 
 /// How a merge treats a registered object that has unsaved changes and whose row a batch updated.
@@ -84,31 +102,50 @@ extension ManagedObjectContext {
     public static func mergeChanges(_ changes: ChangeSet, into contexts: [ManagedObjectContext]) -> [MergeReport] {
         let updated = ChangeIndex(changes.updated)
         let deleted = ChangeIndex(changes.deleted)
-        return contexts.map { $0.merge(updated: updated, deleted: deleted, inserted: changes.inserted.count) }
+        return contexts.map { $0.merge(updated: updated, deleted: deleted, stored: changes.stored, inserted: changes.insertedCount) }
     }
 
     /// Merges `changes` into this context: updated objects are refaulted (by ``mergePolicy`` when
     /// they have unsaved changes), deleted ones are marked deleted and leave the identity map, and
     /// open collections drop the resident batches that hold either.
-    /// - Complexity: O(registered objects × log(changed IDs)) plus O(changed IDs) once to index them;
-    ///   no I/O.
+    /// - Complexity: for ``ChangeSet/stored`` tables, one statement per 500 registered objects of the
+    ///   changed entity, whatever the number of rows changed. For ID arrays, O(changed IDs) once to
+    ///   index them, then O(registered objects × log(changed IDs)); no I/O.
     @discardableResult
     public func mergeChanges(_ changes: ChangeSet) -> MergeReport {
         Self.mergeChanges(changes, into: [self])[0]
     }
 
-    func merge(updated: ChangeIndex, deleted: ChangeIndex, inserted: Int) -> MergeReport {
+    func merge(updated: ChangeIndex, deleted: ChangeIndex, stored: [StoredChanges], inserted: Int) -> MergeReport {
         var report = MergeReport()
         report.inserted = inserted
         var touchedEntities = Set<ObjectIdentifier>()
-        for object in allRegisteredObjects() {
+        let objects = allRegisteredObjects()
+        // Stored tables are asked only about the objects this context holds.
+        var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
+        var unknown = Set<ObjectIdentifier>()
+        for changes in stored where changes.kind != .inserted && changes.count > 0 {
+            let held = objects.compactMap { $0.entity === changes.entity && !$0.isInserted ? $0.objectID : nil }
+            guard !held.isEmpty else { continue }
+            do {
+                let hits = try changes.matching(held)
+                if changes.kind == .deleted { storedDeleted.formUnion(hits) } else { storedUpdated.formUnion(hits) }
+            } catch {
+                // The table could not be read (its connection failed): refault every object of the
+                // entity, which is always correct (a deleted row shows as gone when next faulted).
+                unknown.insert(ObjectIdentifier(changes.entity))
+            }
+        }
+        let hasStored = !storedUpdated.isEmpty || !storedDeleted.isEmpty || !unknown.isEmpty
+        for object in objects {
             let id = object.objectID
-            guard updated.touches(id.entity) || deleted.touches(id.entity) else { continue }
-            if deleted.contains(id) {
+            let entityKey = ObjectIdentifier(id.entity)
+            guard updated.touches(id.entity) || deleted.touches(id.entity) || hasStored else { continue }
+            if deleted.contains(id) || storedDeleted.contains(id) {
                 markDeleted(object)
                 report.deleted.append(id)
-                touchedEntities.insert(ObjectIdentifier(id.entity))
-            } else if updated.contains(id) {
+                touchedEntities.insert(entityKey)
+            } else if updated.contains(id) || storedUpdated.contains(id) || (unknown.contains(entityKey) && !object.isInserted) {
                 if !object.changes.isEmpty {
                     switch mergePolicy {
                     case .error:
@@ -123,7 +160,7 @@ extension ManagedObjectContext {
                     object.values = nil
                 }
                 report.updated.append(id)
-                touchedEntities.insert(ObjectIdentifier(id.entity))
+                touchedEntities.insert(entityKey)
             }
         }
         for storage in openCollections() where touchedEntities.contains(ObjectIdentifier(storage.entity)) {

@@ -61,24 +61,32 @@ extension ManagedObjectContext {
         let keyTuple = sqlTuple(keys.map(quoteIdentifier))
         let keyCols = (0..<keys.count).map { "u.k\($0)" }.joined(separator: ", ")
         var changes = ChangeSet()
+        // The changed keys move from the journal into a StoredChanges table: no ID array in Swift,
+        // and merging costs what the contexts hold, however many rows the undo restores.
+        let stored = makeTempTableName("bs_changes")
+        let queue = db
         try withDatabase { db in
             try db.inTransaction(.immediate) {
-                let ids = try Row.fetchAll(db, sql: "SELECT \(keyCols) FROM \(journal) AS u").map { ObjectID(entity: entity, keyRow: $0) }
+                try db.execute(sql: StoredChanges.createSQL(stored, entity: entity))
+                try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u")
+                let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(stored))") ?? 0
+                let kind: StoredChanges.Kind
                 switch entry.kind {
                 case .update(let columns):
                     let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
                     try db.execute(sql: "UPDATE \(table) AS t SET \(sets) FROM \(journal) AS u WHERE \(match)")
-                    changes.updated = ids
+                    kind = .updated
                 case .delete(let columns):
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(journal) AS u")
-                    changes.inserted = ids
+                    kind = .inserted
                 case .insert:
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(keyTuple) IN (SELECT \(keyCols) FROM \(journal) AS u)")
-                    changes.deleted = ids
+                    kind = .deleted
                 }
                 try db.execute(sql: "DROP TABLE \(journal)")
+                changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])
                 return .commit
             }
         }

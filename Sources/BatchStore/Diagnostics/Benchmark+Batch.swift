@@ -13,9 +13,15 @@ extension Benchmark {
         public var batchSeconds: Double
         public var rawSeconds: Double
         public var objectSeconds: Double?
+        /// A raw row-by-row loop doing what the object path does (read every matching row with every
+        /// column, then one statement per row by rowid, one transaction): the floor for any
+        /// object-by-object implementation, ours or anyone's.
+        public var rowLoopSeconds: Double?
         public var baseline: String
         public var ratioToRaw: Double { rawSeconds > 0 ? batchSeconds / rawSeconds : 0 }
         public var speedupOverObjects: Double? { objectSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
+        /// How much faster the batch request is than the raw row-by-row loop.
+        public var speedupOverRowLoop: Double? { rowLoopSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
     }
 
     /// Where mutating trials run: a per-process folder in the temporary directory, never next to
@@ -56,11 +62,40 @@ extension Benchmark {
         return (t, changes)
     }
 
-    /// Times one mutating operation three ways, each on a fresh copy of `path`: raw SQL, the batch
-    /// request, and (once) the object-by-object path.
-    static func compareMutation(path: String, repeats: Int, objectPath: Bool, name: String, rawSQL: String,
+    /// The raw row-by-row loop on `path`: `SELECT rowid, * FROM movie WHERE <batchPredicate>` read
+    /// in full (every column, as objects would be), then `perRowSQL` bound with (rowid, votes) for
+    /// each row, through one prepared statement, in one transaction.
+    static func rawRowLoop(_ path: String, perRowSQL: String) throws -> Double {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BatchStoreError(.notADatabase, "cannot open \(path)") }
+        defer { sqlite3_close_v2(db) }
+        sqlite3_exec(db, "PRAGMA foreign_keys = ON", nil, nil, nil)
+        let raw = RawConnection(handle: db)
+        defer { raw.db = nil }
+        return try time {
+            guard sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+            var rows: [(Int64, Int64)] = []
+            try raw.forEachRow("SELECT rowid, * FROM movie WHERE \(batchPredicate)") { values in
+                if case .integer(let rowid) = values[0], case .integer(let votes) = values[5] { rows.append((rowid, votes)) }
+            }
+            var stmt: OpaquePointer?
+            guard sqlite3_prepare_v2(db, perRowSQL, -1, &stmt, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+            defer { sqlite3_finalize(stmt) }
+            let parameters = sqlite3_bind_parameter_count(stmt)
+            for (rowid, votes) in rows {
+                if parameters == 2 { sqlite3_bind_int64(stmt, 1, votes + 1); sqlite3_bind_int64(stmt, 2, rowid) } else { sqlite3_bind_int64(stmt, 1, rowid) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+                sqlite3_reset(stmt)
+            }
+            guard sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+        }
+    }
+
+    /// Times one mutating operation four ways, each on a fresh copy of `path`: raw SQL, the batch
+    /// request, and (once each) the object-by-object path and the raw row-by-row loop.
+    static func compareMutation(path: String, repeats: Int, objectPath: Bool, name: String, rawSQL: String, perRowSQL: String,
                                 batch: (ManagedObjectContext) throws -> Void, objects: (String) throws -> Double) throws -> BatchFigures {
-        var ours: [Double] = [], raw: [Double] = [], objectTimes: [Double] = []
+        var ours: [Double] = [], raw: [Double] = [], objectTimes: [Double] = [], loopTimes: [Double] = []
         var rows = 0
         for i in 0..<repeats {
             let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
@@ -73,16 +108,19 @@ extension Benchmark {
             if objectPath && i == 0 {
                 let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
                 objectTimes.append(try objects(c))
+                let d = try scratchCopy(path, "rowloop"); defer { removeScratch(d) }
+                loopTimes.append(try rawRowLoop(d, perRowSQL: perRowSQL))
             }
         }
         return BatchFigures(name: "\(name) of \(formatCount(rows)) rows", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
-                            objectSeconds: objectTimes.first, baseline: rawSQL)
+                            objectSeconds: objectTimes.first, rowLoopSeconds: loopTimes.first, baseline: rawSQL)
     }
 
     /// Batch update vs raw `UPDATE … WHERE year >= 2000` vs fetching the objects and saving them one by one.
     public static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
         try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch update",
                             rawSQL: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)",
+                            perRowSQL: "UPDATE movie SET votes = ? WHERE rowid = ?",
                             batch: { context in
                                 _ = try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
                                                                            propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count))
@@ -105,6 +143,7 @@ extension Benchmark {
     public static func batchDelete(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
         try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch delete",
                             rawSQL: "DELETE FROM movie WHERE \(batchPredicate)",
+                            perRowSQL: "DELETE FROM movie WHERE rowid = ?",
                             batch: { context in
                                 _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count))
                             }, objects: objectDelete)
@@ -165,7 +204,7 @@ extension Benchmark {
             ours.append(try time { _ = try context.execute(request) })
         }
         return BatchFigures(name: "batch insert of \(formatCount(rows)) rows from dictionaries", rows: rows, batchSeconds: median(ours), rawSeconds: median(raw),
-                            objectSeconds: nil, baseline: "prepared INSERT loop in one transaction (sqlite3_bind/step)")
+                            objectSeconds: nil, rowLoopSeconds: nil, baseline: "prepared INSERT loop in one transaction (sqlite3_bind/step)")
     }
 
     /// Peak RSS growth of one batch or object-path update in this (fresh) process, on a scratch copy.
