@@ -183,4 +183,27 @@ struct NumberRecord: Decodable, FetchableRecord, Equatable {
         struct Wrong: Decodable, FetchableRecord { var name: Int }
         #expect(throws: (any Error).self) { try rows[0]?.decode(Wrong.self) }
     }
+
+    /// A save writes deletes, then updates, then inserts, each in key order: a unique value given up
+    /// by a deleted or renamed row can be taken by an insert or another update in the same save.
+    @Test func saveFreesUniqueValuesBeforeTakingThem() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE u(id INTEGER PRIMARY KEY, name TEXT UNIQUE); INSERT INTO u VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let entity = try context.store.entity(named: "u")
+        for round in 0..<20 {
+            // Many rounds, so no order of a hash table can make this pass by luck.
+            let a = try context.existingObject(with: ObjectID(entity: entity, key: .rowid(1)))
+            let b = try context.existingObject(with: ObjectID(entity: entity, key: .rowid(2)))
+            let oldA = try a.value(forKey: "name"), oldB = try b.value(forKey: "name")
+            try context.delete(a)
+            try b.setValue(.text("b\(round)"), forKey: "name")
+            _ = try context.insertObject(into: "u", values: ["id": .integer(1), "name": oldA])
+            _ = try context.insertObject(into: "u", values: ["id": .integer(Int64(100 + round)), "name": oldB])
+            try context.save()
+            context.reset()
+        }
+        let names = try direct(path) { db in try String.fetchAll(db, sql: "SELECT name FROM u ORDER BY id") }
+        #expect(names == ["a", "b19", "c", "b"] + (0..<19).map { "b\($0)" })
+    }
 }
