@@ -1,4 +1,4 @@
-import BatchStore
+@testable import BatchStore
 import Foundation
 import GRDB
 import Testing
@@ -55,7 +55,12 @@ struct CoordinatorTests {
         // Memory stays bounded while sweeping: at most two batches of objects alive.
         #expect(rows.statistics.batchesResident <= 2)
         #expect(context.contexts.reduce(0) { $0 + $1.registeredObjectCount } <= 2 * 25)
-        #expect(rows.statistics.idsInSwiftMemory == 0)
+        // The IDs live in SQLite: the temp table the statistics name holds every one, in order.
+        let table = try #require(rows.statistics.idStorage.split(separator: " ").dropFirst(3).first.map(String.init))
+        let held = try context.sortQueue.inDatabase { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(table)) WHERE pos BETWEEN 1 AND ?", arguments: [rows.count])
+        }
+        #expect(held == rows.count)
     }
 
     @Test("the same key in two stores is two objects, with IDs that say their store")

@@ -129,8 +129,11 @@ extension Benchmark {
 
     /// The object-by-object update: fetch every matching object, set a value, save once.
     static func objectUpdate(_ path: String) throws -> Double {
-        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
-        return try time {
+        try objectUpdate(context: try ManagedObjectContext(store: try PersistentStore(path: path)))
+    }
+
+    static func objectUpdate(context: ManagedObjectContext) throws -> Double {
+        try time {
             let objects = try context.fetchAll(FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)))
             for o in objects {
                 if case .integer(let v) = try o.value(forKey: "votes") { try o.setValue(.integer(v + 1), forKey: "votes") }
@@ -207,17 +210,21 @@ extension Benchmark {
                             objectSeconds: nil, rowLoopSeconds: nil, baseline: "prepared INSERT loop in one transaction (sqlite3_bind/step)")
     }
 
-    /// Peak RSS growth of one batch or object-path update in this (fresh) process, on a scratch copy.
-    public static func updateMemory(path: String, objects: Bool) throws -> (start: Int, peak: Int) {
+    /// Memory of one batch or object-path update in this (fresh) process, on a scratch copy: RSS at
+    /// the start, once the store and context are open (the point the update starts from), and the
+    /// peak.
+    public static func updateMemory(path: String, objects: Bool) throws -> (start: Int, opened: Int, peak: Int) {
         let copy = try scratchCopy(path, objects ? "mem-objects" : "mem-batch"); defer { removeScratch(copy) }
         let start = ProcessMemory.residentBytes()
+        let context = try ManagedObjectContext(store: try PersistentStore(path: copy))
+        _ = try context.count(for: FetchRequest(entityName: "movie", fetchLimit: 1))
+        let opened = ProcessMemory.residentBytes()
         if objects {
-            _ = try objectUpdate(copy)
+            _ = try objectUpdate(context: context)
         } else {
-            let context = try ManagedObjectContext(store: try PersistentStore(path: copy))
             _ = try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
                                                        propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count))
         }
-        return (start, ProcessMemory.peakResidentBytes())
+        return (start, opened, ProcessMemory.peakResidentBytes())
     }
 }
