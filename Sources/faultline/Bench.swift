@@ -29,9 +29,13 @@ struct Bench: ParsableCommand {
     @Flag(help: "Measure only the browser's scroll keys (key to finished frame).")
     var browserOnly = false
 
+    @Flag(help: "Measure only the memory of full sweeps, batched and eager (with --plot, draw them).")
+    var memoryOnly = false
+
     func validate() throws {
         guard rows > 0 else { throw ValidationError("--rows must be at least 1") }
         guard repeats > 0 else { throw ValidationError("--repeats must be at least 1") }
+        guard !(browserOnly && memoryOnly) else { throw ValidationError("--browser-only and --memory-only do not go together") }
     }
 
     func run() throws {
@@ -52,6 +56,23 @@ struct Bench: ParsableCommand {
         }
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let actualRows = try ManagedObjectContext(store: store).count(for: FetchRequest(entityName: "movie"))
+
+        if memoryOnly {
+            let sweeps = try memorySweeps(path: path)
+            if let plot {
+                try Benchmark.svgPlot(sweeps, title: "Memory during a full sweep of \(Benchmark.formatCount(actualRows)) rows").write(toFile: plot, atomically: true, encoding: .utf8)
+            }
+            if json {
+                print(String(decoding: try JSONEncoder().encode(sweeps), as: UTF8.self))
+            } else {
+                print(pad("memory (separate process each)", 44) + pad("start", 10) + pad("peak", 10) + "growth")
+                for s in sweeps {
+                    print(pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB")
+                }
+                if let plot { print("plot written to \(plot)") }
+            }
+            return
+        }
 
         if !json { printError("measuring the browser: scroll keys to finished frames…") }
         let scroll = try BrowserBenchmark.scroll(path: path)
@@ -93,13 +114,7 @@ struct Bench: ParsableCommand {
         let updateMemory = [try runUpdateWorker(path: path, objects: false), try runUpdateWorker(path: path, objects: true)]
         Benchmark.removeScratchDirectory()
 
-        var sweeps: [Benchmark.MemorySweep] = []
-        if !json { printError("measuring memory of a batched sweep (separate process)…") }
-        sweeps.append(try runWorker(path: path, eager: false))
-        if !skipEager {
-            if !json { printError("measuring memory of an eager sweep (separate process)…") }
-            sweeps.append(try runWorker(path: path, eager: true))
-        }
+        let sweeps = try memorySweeps(path: path)
 
         if let plot {
             let svg = Benchmark.svgPlot(sweeps, title: "Memory during a full sweep of \(Benchmark.formatCount(actualRows)) rows")
@@ -187,6 +202,18 @@ struct Bench: ParsableCommand {
     func comparisonsMeets(_ c: Benchmark.Comparison, _ target: Double) -> Bool { c.ratio <= target }
 
     func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    /// The batched sweep, and the eager one unless skipped, each in a fresh process.
+    func memorySweeps(path: String) throws -> [Benchmark.MemorySweep] {
+        var sweeps: [Benchmark.MemorySweep] = []
+        if !json { printError("measuring memory of a batched sweep (separate process)…") }
+        sweeps.append(try runWorker(path: path, eager: false))
+        if !skipEager {
+            if !json { printError("measuring memory of an eager sweep (separate process)…") }
+            sweeps.append(try runWorker(path: path, eager: true))
+        }
+        return sweeps
+    }
 
     func runUpdateWorker(path: String, objects: Bool) throws -> (start: Int, opened: Int, peak: Int) {
         let data = try runWorkerProcess(["bench-worker", path, "--mode", objects ? "update-objects" : "update-batch"])

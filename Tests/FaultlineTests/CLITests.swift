@@ -193,4 +193,18 @@ func tsv(_ value: DatabaseValue) -> String {
         let svg = try String(contentsOfFile: plot, encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.contains("polyline") && svg.contains("eager array"))
     }
+
+    @Test func benchMemoryOnlySweepsBothWaysAndPlots() throws {
+        let scratch = Scratch()
+        let plot = scratch.path("memory.svg")
+        let r = try CLI.run(["bench", "--rows", "20000", "--memory-only", "--json", "--plot", plot])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sweeps = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(sweeps.map { $0["mode"] as? String ?? "" }.count == 2)
+        #expect(sweeps.allSatisfy { $0["rows"] as? Int == 20000 && ($0["samples"] as? [[Int]] ?? []).count > 10 })
+        let svg = try String(contentsOfFile: plot, encoding: .utf8)
+        #expect(svg.contains("batched") && svg.contains("eager array"))
+        let both = try CLI.run(["bench", "--browser-only", "--memory-only"])
+        #expect(both.status == 2 && both.stderr.contains("do not go together"))
+    }
 }
