@@ -449,6 +449,7 @@ public final class Browser {
             m.idsHeld = stats.idsHeld
             m.idsInSwiftMemory = stats.idsInSwiftMemory + eagerArray.count
             m.lastFaultSeconds = stats.lastFaultSeconds
+            m.valueBytesResident = stats.valueBytesResident
         }
         dispatch(.memorySampled(m))
     }

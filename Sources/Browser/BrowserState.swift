@@ -68,6 +68,8 @@ public struct MemorySnapshot: Sendable, Equatable {
     public var idsHeld = 0
     public var idsInSwiftMemory = 0
     public var lastFaultSeconds: Double?
+    /// Packed values of the resident batches, when the collection packs them.
+    public var valueBytesResident: Int?
     public init() {}
 }
 

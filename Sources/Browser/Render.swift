@@ -226,6 +226,7 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
     lines.append(("peak     \(megabytes(m.peakRSS))", .plain))
     lines.append(("objects  \(group(m.objectsAlive)) alive", .plain))
     lines.append(("batches  \(m.batchesResident)/\(m.residentLimit) resident", .plain))
+    if let bytes = m.valueBytesResident { lines.append(("values   \(group(max(bytes, 0) / 1024)) KB packed", .plain)) }
     lines.append(("faulted  \(group(m.batchesFaulted)) batches", .plain))
     lines.append(("row IDs  \(group(m.idsHeld))", .plain))
     lines.append(("  in SQLite \(group(m.idsHeld - m.idsInSwiftMemory))", .plain))

@@ -62,6 +62,11 @@ import Testing
         #expect(try kept.value(forKey: "v") == .integer(80))
         #expect(rows[7] === kept, "and it is still the one object for its row")
         #expect(context.registeredObjectCount <= 2 * 100 + 1)
+        // Two resident batches of 100 rows x 3 columns: cells plus one arena each.
+        let bytes = try #require(rows.statistics.valueBytesResident)
+        #expect(bytes > 2 * 100 * 3 * 13 && bytes <= 2 * (100 * 3 * 13 + 8192), "\(bytes)")
+        rows.evictAllBatches()
+        #expect(rows.statistics.valueBytesResident == 0)
     }
 
     @Test func anObjectInTwoCollectionsIsDetachedWhenItsOwnerDropsIt() throws {

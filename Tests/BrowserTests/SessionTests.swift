@@ -214,6 +214,9 @@ struct SessionTests {
         #expect(term.text.contains { $0.contains("Memory (m hides)") })
         #expect(term.text.contains { $0.contains("row IDs  3,000") })
         #expect(term.text.contains { $0.contains("in Swift  0") })
+        let resident = try #require(b.state.memory.valueBytesResident)
+        #expect(resident > 0 && term.text.contains { $0.contains("values   \(group(resident / 1024)) KB packed") },
+                "the resident batches' packed values are shown")
         b.send(.char("M"))
         #expect(b.state.eagerActive && b.state.message?.contains("watch RSS climb (Esc stops)") == true)
         b.send(.escape)   // while it is still copying

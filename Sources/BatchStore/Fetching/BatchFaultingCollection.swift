@@ -125,6 +125,9 @@ public struct BatchStatistics: Sendable, Equatable {
     public var lastFaultSeconds: Double?
     /// Time spent in batch faults so far, in seconds.
     public var totalFaultSeconds: Double
+    /// Bytes of packed values held by resident batches (cells and text/blob arenas); nil where
+    /// batches keep decoded values (a child context, several stores).
+    public var valueBytesResident: Int? = nil
 }
 
 /// Progress of an ID fetch, handed to the progress handler of ``ProgressiveFetch/finish(progress:)``.
@@ -459,6 +462,7 @@ final class BatchStorage {
             objectsResident: cache.values.reduce(0) { $0 + $1.objects.count },
             objectsAlive: context.registeredObjectCount, idsHeld: count, idsInSwiftMemory: 0,
             idStorage: "SQLite temp table \(tableName)", idFetchSeconds: idFetchSeconds,
-            lastFaultSeconds: lastFaultSeconds, totalFaultSeconds: totalFaultSeconds)
+            lastFaultSeconds: lastFaultSeconds, totalFaultSeconds: totalFaultSeconds,
+            valueBytesResident: context.parent == nil ? cache.values.reduce(0) { $0 + ($1.packed?.byteCount ?? 0) } : nil)
     }
 }

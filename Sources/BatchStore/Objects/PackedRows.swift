@@ -43,8 +43,8 @@ final class PackedRows {
         arena?.deallocate()
     }
 
-    /// Bytes held by this batch (cells and arena), for statistics.
-    var byteCount: Int { capacity * columns * 13 + arenaCapacity }
+    /// Bytes held by this batch (a tag, a word and a length per cell, and the arena), for statistics.
+    var byteCount: Int { max(1, capacity * columns) * 13 + arenaCapacity }
 
     /// Appends the current row of `stmt` (columns `first ..< first + columns`, read with the C API)
     /// and returns its row index.
