@@ -58,6 +58,26 @@ public enum Benchmark {
             }
         }
 
+        /// Every column of the current row of `stmt` as Swift values, with the plain C API calls a
+        /// hand-written loop makes (inlined, so the baseline pays no call).
+        @inline(__always)
+        static func rowValues(_ stmt: OpaquePointer?, _ n: Int32) -> [SQLValue] {
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(n))
+            for i in 0..<n {
+                switch sqlite3_column_type(stmt, i) {
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(stmt, i)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(stmt, i)))
+                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, i))))
+                case SQLITE_NULL: values.append(.null)
+                default:
+                    let bytes = sqlite3_column_blob(stmt, i)
+                    values.append(.blob(bytes.map { Data(bytes: $0, count: Int(sqlite3_column_bytes(stmt, i))) } ?? Data()))
+                }
+            }
+            return values
+        }
+
         /// Steps `sql` to the end reading every column into Swift values (the minimal consumer);
         /// returns the rows read.
         @discardableResult
@@ -69,19 +89,7 @@ public enum Benchmark {
             var rows = 0
             var sink = 0
             while sqlite3_step(stmt) == SQLITE_ROW {
-                var values: [SQLValue] = []
-                values.reserveCapacity(Int(n))
-                for i in 0..<n {
-                    switch sqlite3_column_type(stmt, i) {
-                    case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(stmt, i)))
-                    case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(stmt, i)))
-                    case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, i))))
-                    case SQLITE_NULL: values.append(.null)
-                    default:
-                        let bytes = sqlite3_column_blob(stmt, i)
-                        values.append(.blob(bytes.map { Data(bytes: $0, count: Int(sqlite3_column_bytes(stmt, i))) } ?? Data()))
-                    }
-                }
+                let values = Self.rowValues(stmt, n)
                 sink &+= values.count
                 rows += 1
             }
@@ -97,19 +105,7 @@ public enum Benchmark {
             let n = sqlite3_column_count(stmt)
             var rows = 0
             while sqlite3_step(stmt) == SQLITE_ROW {
-                var values: [SQLValue] = []
-                values.reserveCapacity(Int(n))
-                for i in 0..<n {
-                    switch sqlite3_column_type(stmt, i) {
-                    case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(stmt, i)))
-                    case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(stmt, i)))
-                    case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, i))))
-                    case SQLITE_NULL: values.append(.null)
-                    default:
-                        let bytes = sqlite3_column_blob(stmt, i)
-                        values.append(.blob(bytes.map { Data(bytes: $0, count: Int(sqlite3_column_bytes(stmt, i))) } ?? Data()))
-                    }
-                }
+                let values = Self.rowValues(stmt, n)
                 body(values)
                 rows += 1
             }
