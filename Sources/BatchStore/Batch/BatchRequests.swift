@@ -311,7 +311,10 @@ extension ManagedObjectContext {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")
                     try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
-                    try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) SELECT \(keys) FROM main.\(quoteIdentifier(entity.name)) AS t\(capture.whereSQL)",
+                    // In key order: the table's primary key is the key, so rows append instead of
+                    // landing at random (which made a 1M-row capture 7x slower), and the change
+                    // below then visits rows in key order too.
+                    try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) SELECT \(keys) FROM main.\(quoteIdentifier(entity.name)) AS t\(capture.whereSQL) ORDER BY \(keys)",
                                    arguments: capture.arguments.statementArguments)
                     try before?(db)
                     let (keyedSQL, keyedArguments) = capture.keyed(storedTable)
