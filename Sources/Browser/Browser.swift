@@ -398,7 +398,7 @@ public final class Browser {
         // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
         request.resultType = .changes
         let (result, undoNote) = try data.execute(request, marked: marked)
-        merge(result, deleted: false)
+        merge(result)
         return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
     }
 
@@ -412,11 +412,11 @@ public final class Browser {
             request = BatchDeleteRequest(fetchRequest: fetch, resultType: .changes)
         }
         let (result, undoNote) = try data.execute(request)
-        merge(result, deleted: true)
+        merge(result)
         return try afterEdit("deleted \(group(result.count ?? 0)) rows from \(state.table ?? "")\(undoNote)", started: started)
     }
 
-    private func merge(_ result: BatchResult, deleted: Bool) {
+    private func merge(_ result: BatchResult) {
         if let changes = result.changes {
             data.merge(changes)
         } else {

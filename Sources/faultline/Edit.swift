@@ -108,7 +108,6 @@ struct EditOptions: ParsableArguments {
         case .status: print(result.succeeded ? "ok" : "failed")
         case .count: print(result.count ?? 0)
         case .ids:
-            for id in result.objectIDs ?? [] { print(id.uriRepresentation) }
             for stored in result.changes?.stored ?? [] { try stored.forEachObjectID { print($0.uriRepresentation) } }
         }
         if let count = result.count {

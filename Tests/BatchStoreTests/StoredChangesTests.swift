@@ -1,4 +1,4 @@
-import BatchStore
+@testable import BatchStore
 import Foundation
 import GRDB
 import Testing
@@ -101,5 +101,23 @@ import Testing
         }
         #expect(try context.temporaryTableNames() == before, "the rolled-back request left no change table")
         #expect(try direct(path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM n WHERE v < 0") } == 0)
+    }
+
+    /// When the stored table cannot be read, a merge refaults every held object of the entity:
+    /// slower to read back, never stale.
+    @Test func anUnreadableTableRefaultsEverythingOfTheEntity() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 50)
+        let store = try PersistentStore(path: path)
+        let worker = try ManagedObjectContext(store: store)
+        let viewer = try ManagedObjectContext(store: store)
+        let held = try viewer.fetchAll(FetchRequest(entityName: "n", predicate: try FetchPredicate("id <= 10")))
+        let result = try worker.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate("id == 3"),
+                                                           propertiesToUpdate: [("v", .constant(.integer(-3)))], resultType: .changes))
+        let stored = try #require(result.changes?.stored.first)
+        try stored.queue.inDatabase { db in try db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(stored.table))") }
+        let report = viewer.mergeChanges(try #require(result.changes))
+        #expect(report.updated.count == 10 && held.allSatisfy(\.isFault))
+        #expect(try held[2].value(forKey: "v") == .integer(-3) && held[3].value(forKey: "v") == .integer(40))
     }
 }

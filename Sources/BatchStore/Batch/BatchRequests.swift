@@ -316,11 +316,11 @@ extension ManagedObjectContext {
                     // below then visits rows in key order too.
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) SELECT \(keys) FROM main.\(quoteIdentifier(entity.name)) AS t\(capture.whereSQL) ORDER BY \(keys)",
                                    arguments: capture.arguments.statementArguments)
+                    let rows = db.changesCount
                     try before?(db)
                     let (keyedSQL, keyedArguments) = capture.keyed(storedTable)
                     try db.execute(sql: keyedSQL, arguments: keyedArguments.statementArguments)
                     let count = db.changesCount
-                    let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(storedTable))") ?? 0
                     let stored = StoredChanges(entity: entity, kind: capture.kind, count: rows, queue: queue, table: storedTable)
                     result = BatchResult(succeeded: true, count: count, objectIDs: nil, changes: ChangeSet(stored: [stored]))
                     return .commit

@@ -69,7 +69,7 @@ extension ManagedObjectContext {
             try db.inTransaction(.immediate) {
                 try db.execute(sql: StoredChanges.createSQL(stored, entity: entity))
                 try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u")
-                let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(stored))") ?? 0
+                let rows = db.changesCount
                 let kind: StoredChanges.Kind
                 switch entry.kind {
                 case .update(let columns):

@@ -66,12 +66,9 @@ extension Benchmark {
     /// in full (every column, as objects would be), then `perRowSQL` bound with (rowid, votes) for
     /// each row, through one prepared statement, in one transaction.
     static func rawRowLoop(_ path: String, perRowSQL: String) throws -> Double {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BatchStoreError(.notADatabase, "cannot open \(path)") }
-        defer { sqlite3_close_v2(db) }
-        sqlite3_exec(db, "PRAGMA foreign_keys = ON", nil, nil, nil)
-        let raw = RawConnection(handle: db)
-        defer { raw.db = nil }
+        let raw = try RawConnection(path: path, readOnly: false)
+        let db = raw.db
+        try raw.exec("PRAGMA foreign_keys = ON")
         return try time {
             guard sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
             var rows: [(Int64, Int64)] = []

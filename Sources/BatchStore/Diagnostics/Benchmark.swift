@@ -40,13 +40,11 @@ public enum Benchmark {
     /// A raw sqlite3 connection, for baselines.
     final class RawConnection {
         var db: OpaquePointer?
-        init(path: String) throws {
-            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+        init(path: String, readOnly: Bool = true) throws {
+            guard sqlite3_open_v2(path, &db, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
                 throw BatchStoreError(.notADatabase, "cannot open \(path)")
             }
         }
-        /// Wraps a handle the caller owns (set `db` to nil before this goes away).
-        init(handle: OpaquePointer?) { db = handle }
         deinit { sqlite3_close_v2(db) }
 
         func exec(_ sql: String) throws {

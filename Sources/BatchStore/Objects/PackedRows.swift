@@ -17,6 +17,7 @@ import GRDBSQLite
 final class PackedRows {
     let columns: Int
     let capacity: Int
+    private let cells: Int
     private(set) var rowCount = 0
     private let tags: UnsafeMutablePointer<UInt8>
     private let words: UnsafeMutablePointer<Int64>
@@ -30,7 +31,7 @@ final class PackedRows {
     init(rows: Int, columns: Int) {
         self.columns = columns
         self.capacity = max(1, rows)
-        let cells = max(1, rows * columns)
+        cells = max(1, rows * columns)
         tags = .allocate(capacity: cells)
         words = .allocate(capacity: cells)
         lengths = .allocate(capacity: cells)
@@ -44,7 +45,7 @@ final class PackedRows {
     }
 
     /// Bytes held by this batch (a tag, a word and a length per cell, and the arena), for statistics.
-    var byteCount: Int { max(1, capacity * columns) * 13 + arenaCapacity }
+    var byteCount: Int { cells * 13 + arenaCapacity }
 
     /// Appends the current row of `stmt` (columns `first ..< first + columns`, read with the C API)
     /// and returns its row index.
