@@ -35,6 +35,10 @@ struct Token: Equatable {
 
 /// Splits predicate or expression text into tokens. Never traps: bad input becomes a `.syntax` error
 /// naming the column.
+///
+/// The text is read as Unicode scalars, not grapheme clusters (as NSPredicate's parser reads
+/// UTF-16 units): a quote followed by a combining mark still opens a string literal, and columns
+/// count scalars.
 struct Lexer {
     static let keywords: Set<String> = [
         "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES",
@@ -43,7 +47,7 @@ struct Lexer {
     ]
 
     static func tokenize(_ text: String, what: String = "predicate") throws -> [Token] {
-        let chars = Array(text)
+        let chars = Array(text.unicodeScalars)
         var tokens: [Token] = []
         var i = 0
         func fail(_ column: Int, _ message: String) -> BatchStoreError {
@@ -52,10 +56,10 @@ struct Lexer {
         while i < chars.count {
             let c = chars[i]
             let column = i + 1
-            if c.isWhitespace { i += 1; continue }
+            if c.properties.isWhitespace { i += 1; continue }
             // Strings
             if c == "\"" || c == "'" {
-                var s = ""
+                var s = String.UnicodeScalarView()
                 var j = i + 1
                 var closed = false
                 while j < chars.count {
@@ -70,11 +74,11 @@ struct Lexer {
                         case "r": s.append("\r")
                         case "0": s.append("\0")
                         case "u":
-                            let hex = String(chars[min(j + 2, chars.count)..<min(j + 6, chars.count)])
-                            guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
+                            let hex = String(String.UnicodeScalarView(chars[min(j + 2, chars.count)..<min(j + 6, chars.count)]))
+                            guard hex.unicodeScalars.count == 4, hex.allSatisfy(\.isHexDigit), let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
                                 throw fail(j + 1, "expected four hex digits after \\u")
                             }
-                            s.unicodeScalars.append(scalar)
+                            s.append(scalar)
                             j += 4
                         default: s.append(e)
                         }
@@ -85,38 +89,38 @@ struct Lexer {
                     j += 1
                 }
                 if !closed { throw fail(column, "unterminated string starting here") }
-                tokens.append(Token(kind: .string(s), column: column))
+                tokens.append(Token(kind: .string(String(s)), column: column))
                 i = j
                 continue
             }
             // Numbers
-            if c.isASCII && c.isNumber || (c == "." && i + 1 < chars.count && chars[i + 1].isASCII && chars[i + 1].isNumber) {
+            if c.isDigit || (c == "." && i + 1 < chars.count && chars[i + 1].isDigit) {
                 var j = i
                 if c == "0", i + 1 < chars.count, chars[i + 1] == "x" || chars[i + 1] == "X" {
                     j = i + 2
                     while j < chars.count, chars[j].isHexDigit { j += 1 }
-                    guard let v = Int64(String(chars[(i + 2)..<j]), radix: 16) else { throw fail(column, "bad hexadecimal number") }
+                    guard let v = Int64(string(chars, (i + 2)..<j), radix: 16) else { throw fail(column, "bad hexadecimal number") }
                     tokens.append(Token(kind: .integer(v), column: column))
                     i = j
                     continue
                 }
                 var isReal = false
-                while j < chars.count, chars[j].isASCII, chars[j].isNumber { j += 1 }
+                while j < chars.count, chars[j].isDigit { j += 1 }
                 if j < chars.count, chars[j] == "." , j + 1 >= chars.count || chars[j + 1] != "." {
                     isReal = true
                     j += 1
-                    while j < chars.count, chars[j].isASCII, chars[j].isNumber { j += 1 }
+                    while j < chars.count, chars[j].isDigit { j += 1 }
                 }
                 if j < chars.count, chars[j] == "e" || chars[j] == "E" {
                     var k = j + 1
                     if k < chars.count, chars[k] == "+" || chars[k] == "-" { k += 1 }
-                    if k < chars.count, chars[k].isASCII, chars[k].isNumber {
+                    if k < chars.count, chars[k].isDigit {
                         isReal = true
                         j = k
-                        while j < chars.count, chars[j].isASCII, chars[j].isNumber { j += 1 }
+                        while j < chars.count, chars[j].isDigit { j += 1 }
                     }
                 }
-                let literal = String(chars[i..<j])
+                let literal = string(chars, i..<j)
                 if !isReal, let v = Int64(literal) {
                     tokens.append(Token(kind: .integer(v), column: column))
                 } else if let v = Double(literal), v.isFinite {
@@ -124,13 +128,13 @@ struct Lexer {
                 } else {
                     throw fail(column, "number \(literal) is out of range")
                 }
-                if j < chars.count, chars[j].isLetter { throw fail(j + 1, "unexpected '\(chars[j])' after a number") }
+                if j < chars.count, chars[j].isLetter || chars[j].isDigit { throw fail(j + 1, "unexpected '\(chars[j])' after a number") }
                 i = j
                 continue
             }
             // Backtick-quoted identifier: any spelling, `` doubles a backtick.
             if c == "`" {
-                var s = ""
+                var s = String.UnicodeScalarView()
                 var j = i + 1
                 var closed = false
                 while j < chars.count {
@@ -144,7 +148,7 @@ struct Lexer {
                     j += 1
                 }
                 if !closed { throw fail(column, "unterminated `quoted name` starting here") }
-                tokens.append(Token(kind: .identifier(s), column: column))
+                tokens.append(Token(kind: .identifier(String(s)), column: column))
                 i = j
                 continue
             }
@@ -152,8 +156,8 @@ struct Lexer {
             if c.isLetter || c == "_" || c == "#" || c == "$" {
                 var j = c == "#" ? i + 1 : i
                 let start = j
-                while j < chars.count, chars[j].isLetter || chars[j].isNumber || chars[j] == "_" || chars[j] == "$" { j += 1 }
-                let word = String(chars[start..<j])
+                while j < chars.count, chars[j].continuesName { j += 1 }
+                let word = string(chars, start..<j)
                 if word.isEmpty { throw fail(column, "expected a name after '#'") }
                 if c != "#", keywords.contains(word.uppercased()) {
                     tokens.append(Token(kind: .keyword(word.uppercased()), column: column))
@@ -187,14 +191,14 @@ struct Lexer {
                 i = j + 1
                 continue
             }
-            let two = i + 1 < chars.count ? String([c, chars[i + 1]]) : ""
-            if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
+            let two = i + 1 < chars.count ? string(chars, i..<(i + 2)) : ""
+            if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||", "**"].contains(two) {
                 let normalized = ["=<": "<=", "=>": ">="][two] ?? two
                 tokens.append(Token(kind: .symbol(normalized), column: column))
                 i += 2
                 continue
             }
-            if "=<>!+-*/(){},.".contains(c) {
+            if "=<>!+-*/(){},.".unicodeScalars.contains(c) {
                 tokens.append(Token(kind: .symbol(String(c)), column: column))
                 i += 1
                 continue
@@ -203,5 +207,23 @@ struct Lexer {
         }
         tokens.append(Token(kind: .end, column: chars.count + 1))
         return tokens
+    }
+}
+
+private func string(_ scalars: [Unicode.Scalar], _ range: Range<Int>) -> String {
+    String(String.UnicodeScalarView(scalars[range]))
+}
+
+private extension Unicode.Scalar {
+    var isDigit: Bool { ("0"..."9").contains(self) }
+    var isHexDigit: Bool { isDigit || ("a"..."f").contains(self) || ("A"..."F").contains(self) }
+    var isLetter: Bool { properties.isAlphabetic }
+    /// Letters, digits, `_`, `$` and combining marks continue a name.
+    var continuesName: Bool {
+        if isLetter || self == "_" || self == "$" || properties.numericType != nil { return true }
+        switch properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
     }
 }

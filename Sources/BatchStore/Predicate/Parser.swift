@@ -128,7 +128,7 @@ struct Parser {
                 if level == 0 {
                     // "(a + b) > 3": what follows decides
                     let after = i + 1 < tokens.count ? tokens[i + 1].kind : .end
-                    if case .symbol(let s) = after, ["==", "=", "!=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/"].contains(s) { return false }
+                    if case .symbol(let s) = after, ["==", "=", "!=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/", "**", "%"].contains(s) { return false }
                     if case .keyword(let w) = after, ["BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES"].contains(w) { return false }
                     return true
                 }
@@ -168,13 +168,20 @@ struct Parser {
         case .keyword("MATCHES"): op = .matches
         case .keyword("BETWEEN"):
             advance()
+            let flags = takeModifier()
             let bounds = try parseList(context: "after BETWEEN")
             guard bounds.count == 2 else { throw error("BETWEEN needs exactly two values, as in BETWEEN {1, 10}", at: opToken) }
-            let node = PredicateNode.between(lhs, bounds[0], bounds[1])
+            let node = PredicateNode.between(lhs, bounds[0], bounds[1], flags: flags)
             return negated ? .not(node) : node
         case .keyword("IN"):
             advance()
-            let node = PredicateNode.inList(lhs, try parseList(context: "after IN"))
+            let flags = takeModifier()
+            let node: PredicateNode
+            switch try parseInOperand() {
+            case .list(let items): node = .inList(lhs, items, flags: flags)
+            // NSPredicate: with a string (or a key) on the right, IN is a substring test.
+            case let haystack: node = .comparison(haystack, .contains, flags: flags, lhs)
+            }
             return negated ? .not(node) : node
         case .end:
             throw error("expected a comparison operator (==, !=, <, >, BEGINSWITH, IN, …) after \(describe(startToken))")
@@ -183,12 +190,54 @@ struct Parser {
         }
         let operatorToken = current
         advance()
-        var flags = 0
-        if case .modifier(let f) = current.kind { flags = f; advance() }
+        let flags = takeModifier()
         if current.kind == .end { throw error("expected a value after '\(operatorToken.text)'") }
         let rhs = try parseExpression()
+        if case .list = rhs { throw error("a list {…} fits only after IN or BETWEEN, or before CONTAINS", at: operatorToken) }
+        if case .list(let items) = lhs {
+            // `{1, 2} CONTAINS year` is `year IN {1, 2}`.
+            guard op == .contains else { throw error("a list {…} fits only after IN or BETWEEN, or before CONTAINS", at: startToken) }
+            let node = PredicateNode.inList(rhs, items, flags: flags)
+            return negated ? .not(node) : node
+        }
         let node = PredicateNode.comparison(lhs, op, flags: flags, rhs)
         return negated ? .not(node) : node
+    }
+
+    /// `[c]`, `[d]` or `[cd]` after an operator, or 0.
+    private mutating func takeModifier() -> Int {
+        guard case .modifier(let f) = current.kind else { return 0 }
+        advance()
+        return f
+    }
+
+    /// The right side of IN: `{…}`, `(a, b)`, a list bound to `%@` (all as `.list`), or one value
+    /// or key (a string to search in).
+    private mutating func parseInOperand() throws -> ExpressionNode {
+        if isSymbol("(") && parenthesisHoldsList() { return .list(try parseList(context: "after IN")) }
+        if current.kind == .end { throw error("expected a list like {1, 2} or a string after IN") }
+        let e = try parseExpression()
+        if case .value(let v) = e, v != .null, !v.isText { return .list([e]) }
+        return e
+    }
+
+    /// True when the '(' at the current token holds `a, b, …` or nothing, rather than one expression.
+    private func parenthesisHoldsList() -> Bool {
+        var level = 0
+        var i = index
+        while i < tokens.count {
+            switch tokens[i].kind {
+            case .symbol("("), .symbol("{"): level += 1
+            case .symbol(")"), .symbol("}"):
+                level -= 1
+                if level == 0 { return i == index + 1 }
+            case .symbol(","): if level == 1 { return true }
+            case .end: return false
+            default: break
+            }
+            i += 1
+        }
+        return false
     }
 
     private func describe(_ token: Token) -> String {
@@ -207,10 +256,13 @@ struct Parser {
             case .key: throw error("%@ \(context) needs a value or a list, not a key", at: t)
             }
         }
-        let close: String
-        if isSymbol("{") { close = "}" } else if isSymbol("(") { close = ")" } else {
-            throw error("expected '{' \(context), found \(current.text)")
-        }
+        if isSymbol("{") || isSymbol("(") { return try parseBracedList(context: context) }
+        throw error("expected '{' \(context), found \(current.text)")
+    }
+
+    /// `{a, b, …}` or `(a, b, …)`.
+    private mutating func parseBracedList(context: String) throws -> [ExpressionNode] {
+        let close = isSymbol("{") ? "}" : ")"
         let open = current
         advance()
         var items: [ExpressionNode] = []
@@ -282,6 +334,14 @@ struct Parser {
         return lhs
     }
 
+    /// `a ** b`: exponentiation, binding tighter than `*` and to the right (`2 ** 3 ** 2` is 2 ** 9).
+    private mutating func parsePower() throws -> ExpressionNode {
+        let base = try parseAtom()
+        guard isSymbol("**") else { return base }
+        advance()
+        return .binary("**", base, try parseUnary())
+    }
+
     private mutating func parseUnary() throws -> ExpressionNode {
         try enter(); defer { depth -= 1 }
         if isSymbol("-") {
@@ -294,7 +354,7 @@ struct Parser {
             }
         }
         if isSymbol("+") { advance(); return try parseUnary() }
-        return try parseAtom()
+        return try parsePower()
     }
 
     private mutating func parseAtom() throws -> ExpressionNode {
@@ -310,13 +370,15 @@ struct Parser {
             advance()
             switch try takeArgument(t) {
             case .value(let v): return .value(v)
-            case .list: throw error("a list argument fits only after IN", at: t)
+            case .list(let values): return .list(values.map { .value($0) })
             case .key(let k): return .keyPath(k.split(separator: ".", omittingEmptySubsequences: false).map(String.init), column: t.column)
             }
         case .keyPlaceholder:
             advance()
             guard case .key(let k) = try takeArgument(t) else { throw error("%K needs a key argument (PredicateArgument.key)", at: t) }
             return .keyPath(k.split(separator: ".", omittingEmptySubsequences: false).map(String.init), column: t.column)
+        case .symbol("{"):
+            return .list(try parseBracedList(context: "here"))
         case .symbol("("):
             advance()
             let inner = try parseExpression()

@@ -38,6 +38,9 @@ indirect enum ExpressionNode: Sendable, Equatable {
     case binary(String, ExpressionNode, ExpressionNode)
     case negate(ExpressionNode)
     case function(String, [ExpressionNode], column: Int)
+    /// An aggregate `{a, b, …}` (or a list bound to `%@`): only on the right of IN, on the left of
+    /// CONTAINS, or as BETWEEN's bounds.
+    case list([ExpressionNode])
 }
 
 /// A predicate tree, produced by the parser and compiled to SQL per entity.
@@ -47,8 +50,9 @@ indirect enum PredicateNode: Sendable, Equatable {
     case and([PredicateNode])
     case or([PredicateNode])
     case comparison(ExpressionNode, ComparisonOperator, flags: Int, ExpressionNode)
-    case between(ExpressionNode, ExpressionNode, ExpressionNode)
-    case inList(ExpressionNode, [ExpressionNode])
+    case between(ExpressionNode, ExpressionNode, ExpressionNode, flags: Int)
+    /// Membership: `x IN {a, b}` and `{a, b} CONTAINS x`, each item compared as `==` with `flags`.
+    case inList(ExpressionNode, [ExpressionNode], flags: Int)
 }
 
 /// A filter in NSPredicate's format, parsed once and compiled to SQL with bound arguments per fetch.
@@ -92,4 +96,12 @@ public struct FetchPredicate: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { format }
+}
+
+extension SQLValue {
+    /// True for `.text`.
+    var isText: Bool {
+        if case .text = self { return true }
+        return false
+    }
 }

@@ -28,7 +28,13 @@ final class QueryBuilder {
         (["\(databaseName).\(quoteIdentifier(entity.name)) AS \(alias)"] + joins).joined(separator: " ")
     }
 
+    /// Binds `value` and returns its placeholder. GRDB binds text up to its first NUL, so text that
+    /// holds one is bound as its UTF-8 bytes and cast back: `CAST(? AS TEXT)` keeps every byte.
     func bind(_ value: SQLValue) -> String {
+        if case .text(let s) = value, s.utf8.contains(0) {
+            arguments.append(.blob(Data(s.utf8)))
+            return "CAST(? AS TEXT)"
+        }
         arguments.append(value)
         return "?"
     }
@@ -38,7 +44,70 @@ final class QueryBuilder {
 
     // MARK: Key paths
 
+    /// The attribute or relationship `name` of `entity`, matched exactly: key paths are
+    /// case-sensitive, as in key-value coding. A wrong case or a near miss is named in the error.
+    private func attribute(_ name: String, of entity: Entity, column: Int) throws -> Attribute {
+        if let i = entity.attributeIndex[name] { return entity.attributes[i] }
+        let names = entity.attributes.map(\.name)
+        let where_ = column > 0 ? " (column \(column))" : ""
+        var message = "\(entity.name) has no column named \(name.debugDescription)\(where_)"
+        if let suggestion = Self.suggestion(for: name, among: names + entity.relationships.map(\.name)) {
+            message += "; did you mean \(suggestion.debugDescription)? (names are case-sensitive)"
+        } else {
+            message += "; columns: " + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
+        }
+        throw BatchStoreError(.noSuchAttribute, message)
+    }
+
+    /// The name among `names` that `name` most likely meant: the same but for case, else one within
+    /// two edits (for names of four or more characters).
+    static func suggestion(for name: String, among names: [String]) -> String? {
+        if let same = names.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return same }
+        guard name.count >= 4 else { return nil }
+        let lower = Array(name.lowercased())
+        var best: (String, Int)?
+        for candidate in names {
+            let d = editDistance(lower, Array(candidate.lowercased()), limit: 2)
+            if d <= 2, d < (best?.1 ?? 3) { best = (candidate, d) }
+        }
+        return best?.0
+    }
+
+    private static func editDistance(_ a: [Character], _ b: [Character], limit: Int) -> Int {
+        if abs(a.count - b.count) > limit { return limit + 1 }
+        var previous = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var row = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = row
+        }
+        return previous[b.count]
+    }
+
+    /// The relationship `name` of `entity` (exact name, or its single source column's exact name).
+    private func relationship(_ name: String, of entity: Entity, path: [String]) throws -> Relationship {
+        if let r = entity.relationships.first(where: { $0.name == name })
+            ?? entity.relationships.first(where: { $0.sourceColumns == [name] }) {
+            return r
+        }
+        var message = "\(entity.name) has no relationship named \(name.debugDescription)"
+        let names = entity.relationships.map(\.name) + entity.relationships.compactMap { $0.sourceColumns.count == 1 ? $0.sourceColumns[0] : nil }
+        if let suggestion = Self.suggestion(for: name, among: names) {
+            message += "; did you mean \(suggestion.debugDescription)? (names are case-sensitive)"
+        } else {
+            message += " (relationships: \(entity.relationships.map(\.name).joined(separator: ", ").ifEmpty("none")))"
+        }
+        throw BatchStoreError(.noSuchAttribute, message)
+    }
+
     func column(for path: [String], at column: Int = 0) throws -> String {
+        try resolve(path, at: column).sql
+    }
+
+    /// The SQL of a key path and the affinity of the column it ends at.
+    private func resolve(_ path: [String], at column: Int) throws -> (sql: String, affinity: String, isRowid: Bool) {
         guard let last = path.last, !path.contains(where: \.isEmpty) else {
             throw BatchStoreError(.syntax, "empty name in key path \(path.joined(separator: ".").debugDescription)")
         }
@@ -49,9 +118,7 @@ final class QueryBuilder {
             guard allowsJoins else {
                 throw BatchStoreError(.invalidQuery, "key path \(path.joined(separator: ".")) crosses a relationship, which is not allowed here")
             }
-            guard let rel = current.relationship(named: part) else {
-                throw BatchStoreError(.noSuchAttribute, "\(current.name) has no relationship named \(part.debugDescription) (relationships: \(current.relationships.map(\.name).joined(separator: ", ").ifEmpty("none")))")
-            }
+            let rel = try relationship(part, of: current, path: path)
             walked.append(rel.name)
             let key = walked.joined(separator: "\u{1F}")
             if let existing = joinAliases[key] {
@@ -74,53 +141,146 @@ final class QueryBuilder {
             current = destination
             currentAlias = joinAlias
         }
-        if let attribute = current.attribute(named: last) {
-            return "\(currentAlias).\(quoteIdentifier(attribute.name))"
+        if current.attributeIndex[last] == nil, let rowid = current.rowidName, ["rowid", "_rowid_", "oid"].contains(last.lowercased()) {
+            return ("\(currentAlias).\(rowid)", "INTEGER", true)
         }
-        if let rowid = current.rowidName, ["rowid", "_rowid_", "oid"].contains(last.lowercased()) {
-            return "\(currentAlias).\(rowid)"
-        }
-        let names = current.attributes.map(\.name)
-        let list = names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
-        let where_ = column > 0 ? " (column \(column))" : ""
-        throw BatchStoreError(.noSuchAttribute, "\(current.name) has no column named \(last.debugDescription)\(where_); columns: \(list)")
+        let attribute = try attribute(last, of: current, column: column)
+        return ("\(currentAlias).\(quoteIdentifier(attribute.name))", attribute.affinity, false)
     }
 
     // MARK: Expressions
 
-    func compile(_ e: ExpressionNode) throws -> String {
-        switch e {
-        case .value(let v): return bind(v)
-        case .keyPath(let path, let column): return try self.column(for: path, at: column)
-        case .negate(let inner): return "(-\(try compile(inner)))"
-        case .binary(let op, let l, let r):
-            return "(\(try compile(l)) \(op) \(try compile(r)))"
-        case .function(let name, let args, let column):
-            return try compileFunction(name, args, column: column)
+    /// What the compiler knows of an expression's values before any row is read.
+    struct Operand {
+        /// The storage classes NSPredicate tells apart: numbers (integer and real) compare with
+        /// numbers, text with text, blobs with blobs.
+        enum Kind: String {
+            case number, text, blob, null, unknown
+        }
+        var sql: String
+        /// The kind of every non-NULL value, as far as the schema says (`unknown`: rows decide).
+        var kind: Kind
+        /// True when every non-NULL value is surely of `kind` (constants, arithmetic), false when a
+        /// row may hold another kind (a column: SQLite stores any value in any column).
+        var certain: Bool
+        /// The column's affinity when the operand is a bare column reference (SQLite converts the
+        /// other side of a comparison to it).
+        var affinity: String?
+        /// The value, when the operand is a constant.
+        var constant: SQLValue?
+        /// What to call the operand in an error.
+        var name: String
+
+        /// The `typeof()` names of `kind`.
+        var typeNames: String {
+            switch kind {
+            case .number: return "'integer', 'real'"
+            case .text: return "'text'"
+            case .blob: return "'blob'"
+            case .null, .unknown: return ""
+            }
+        }
+
+        static func kind(of value: SQLValue) -> Kind {
+            switch value {
+            case .null: return .null
+            case .integer, .real: return .number
+            case .text: return .text
+            case .blob: return .blob
+            }
+        }
+
+        /// The kind a column's affinity promises for the purpose of errors: INTEGER and REAL hold
+        /// numbers, TEXT holds text; NUMERIC (dates, decimals) and BLOB columns hold anything.
+        static func kind(ofAffinity affinity: String) -> Kind {
+            switch affinity {
+            case "INTEGER", "REAL": return .number
+            case "TEXT": return .text
+            default: return .unknown
+            }
         }
     }
 
-    private func compileFunction(_ name: String, _ args: [ExpressionNode], column: Int) throws -> String {
+    func compile(_ e: ExpressionNode) throws -> String { try operand(e).sql }
+
+    /// Compiles an expression, folding text for `[c]` / `[d]` when `flags` says so.
+    func operand(_ e: ExpressionNode, fold flags: Int = 0) throws -> Operand {
+        if flags != 0 {
+            if case .value(.text(let s)) = e {
+                let folded = SQLValue.text(SQLFunctions.fold(s, flags: flags))
+                return Operand(sql: bind(folded), kind: .text, certain: true, constant: folded, name: s.debugDescription)
+            }
+            var o = try operand(e)
+            if o.constant == nil {
+                o.sql = "bs_fold(\(o.sql), \(flags))"
+                o.affinity = nil
+            }
+            return o
+        }
+        switch e {
+        case .value(let v):
+            let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
+            return Operand(sql: bind(v), kind: Operand.kind(of: v), certain: true, constant: v, name: name)
+        case .keyPath(let path, let column):
+            let (sql, affinity, isRowid) = try resolve(path, at: column)
+            return Operand(sql: sql, kind: Operand.kind(ofAffinity: affinity), certain: isRowid, affinity: affinity,
+                           name: "\(path.joined(separator: ".")) (\(affinity == "BLOB" ? "untyped" : affinity) column)")
+        case .negate(let inner):
+            let o = try operand(inner)
+            try requireNumber(o, for: "-")
+            return Operand(sql: "(-\(o.sql))", kind: .number, certain: true, name: "an arithmetic expression")
+        case .binary(let op, let l, let r):
+            let lo = try operand(l), ro = try operand(r)
+            if op == "||" {
+                return Operand(sql: "(\(lo.sql) || \(ro.sql))", kind: .text, certain: true, name: "a concatenation")
+            }
+            try requireNumber(lo, for: op)
+            try requireNumber(ro, for: op)
+            let sql: String
+            switch op {
+            // NSExpression divides as floating point: 9 / 4 is 2.25, not 2.
+            case "/": sql = "(CAST(\(lo.sql) AS REAL) / \(ro.sql))"
+            case "**": sql = "bs_pow(\(lo.sql), \(ro.sql))"
+            default: sql = "(\(lo.sql) \(op) \(ro.sql))"
+            }
+            return Operand(sql: sql, kind: .number, certain: true, name: "an arithmetic expression")
+        case .function(let name, let args, let column):
+            return try compileFunction(name, args, column: column)
+        case .list:
+            throw BatchStoreError(.invalidQuery, "a list {…} fits only after IN or BETWEEN, or before CONTAINS")
+        }
+    }
+
+    private func requireNumber(_ o: Operand, for op: String) throws {
+        guard o.kind == .number || o.kind == .unknown || o.kind == .null else {
+            throw BatchStoreError(.invalidQuery, "'\(op)' needs numbers, and \(o.name) is \(o.kind == .text ? "text" : "a blob")")
+        }
+    }
+
+    private func compileFunction(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
         func arity(_ range: ClosedRange<Int>) throws {
             guard range.contains(args.count) else {
                 let expected = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
                 throw BatchStoreError(.invalidQuery, "\(name)() at column \(column) takes \(expected) argument\(range.upperBound == 1 ? "" : "s"), not \(args.count)")
             }
         }
-        let compiled = try args.map { try compile($0) }
+        let compiled = try args.map { try operand($0).sql }
+        func result(_ sql: String, _ kind: Operand.Kind, certain: Bool) -> Operand {
+            Operand(sql: sql, kind: kind, certain: certain, name: "\(name)()")
+        }
         switch name {
-        case "now": try arity(0...0); return "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-        case "lowercase", "lower": try arity(1...1); return "bs_case(\(compiled[0]), 0)"
-        case "uppercase", "upper": try arity(1...1); return "bs_case(\(compiled[0]), 1)"
-        case "coalesce": try arity(1...64); return compiled.count == 1 ? compiled[0] : "coalesce(\(compiled.joined(separator: ", ")))"
-        case "abs": try arity(1...1); return "abs(\(compiled[0]))"
-        case "round": try arity(1...2); return "round(\(compiled.joined(separator: ", ")))"
-        case "length": try arity(1...1); return "length(\(compiled[0]))"
-        case "trim": try arity(1...1); return "trim(\(compiled[0]))"
-        case "concat": try arity(1...64); return "(" + compiled.map { "coalesce(\($0), '')" }.joined(separator: " || ") + ")"
-        case "substr", "substring": try arity(2...3); return "substr(\(compiled.joined(separator: ", ")))"
-        case "min": try arity(2...64); return "min(\(compiled.joined(separator: ", ")))"
-        case "max": try arity(2...64); return "max(\(compiled.joined(separator: ", ")))"
+        case "now": try arity(0...0); return result("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", .text, certain: true)
+        case "lowercase", "lower": try arity(1...1); return result("bs_case(\(compiled[0]), 0)", .text, certain: false)
+        case "uppercase", "upper": try arity(1...1); return result("bs_case(\(compiled[0]), 1)", .text, certain: false)
+        case "coalesce": try arity(1...64); return result(compiled.count == 1 ? compiled[0] : "coalesce(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
+        case "abs": try arity(1...1); return result("abs(\(compiled[0]))", .number, certain: true)
+        case "round": try arity(1...2); return result("round(\(compiled.joined(separator: ", ")))", .number, certain: true)
+        case "length": try arity(1...1); return result("length(\(compiled[0]))", .number, certain: true)
+        case "trim": try arity(1...1); return result("trim(\(compiled[0]))", .text, certain: false)
+        case "concat": try arity(1...64); return result("(" + compiled.map { "coalesce(\($0), '')" }.joined(separator: " || ") + ")", .text, certain: true)
+        case "substr", "substring": try arity(2...3); return result("substr(\(compiled.joined(separator: ", ")))", .text, certain: false)
+        case "min": try arity(2...64); return result("min(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
+        case "max": try arity(2...64); return result("max(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
         default:
             throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, min, max")
         }
@@ -128,80 +288,202 @@ final class QueryBuilder {
 
     // MARK: Predicates
 
+    /// Compiles a predicate to an SQL condition with NSPredicate's two-valued logic.
+    ///
+    /// Every comparison is true or false, never unknown: a comparison with a NULL operand is false
+    /// (except `== nil`, `!= nil` and `!=`, which NSPredicate defines for nil), and `NOT P` is
+    /// `NOT coalesce(P, 0)`, the exact complement of `P`. AND and OR need no such care: SQL's
+    /// three-valued AND and OR, read with unknown as false, agree with two-valued logic.
     func compile(_ p: PredicateNode) throws -> String {
         switch p {
         case .constant(let b): return b ? "1" : "0"
-        case .not(let inner): return "NOT (\(try compile(inner)))"
+        case .not(let inner): return "NOT coalesce(\(try compile(inner)), 0)"
         case .and(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " AND ") + ")"
         case .or(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " OR ") + ")"
-        case .between(let e, let lo, let hi):
-            return "(\(try compile(e)) BETWEEN \(try compile(lo)) AND \(try compile(hi)))"
-        case .inList(let e, let items):
-            let lhs = try compile(e)
-            if items.isEmpty { return "0" }
-            let hasNull = items.contains(.value(.null))
-            let others = items.filter { $0 != .value(.null) }
-            var parts: [String] = []
-            if !others.isEmpty { parts.append("\(lhs) IN (\(try others.map { try compile($0) }.joined(separator: ", ")))") }
-            if hasNull { parts.append("\(lhs) IS NULL") }
-            return "(" + parts.joined(separator: " OR ") + ")"
+        case .between(let e, let lo, let hi, let flags):
+            return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
+        case .inList(let e, let items, let flags):
+            return try membership(e, items, flags)
         case .comparison(let l, let op, let flags, let r):
-            return try compileComparison(l, op, flags, r)
+            switch op {
+            case .equal: return try equality(l, flags, r)
+            case .notEqual: return try inequality(l, flags, r)
+            case .less, .lessOrEqual, .greater, .greaterOrEqual: return try ordering(l, op, flags, r)
+            case .beginsWith, .endsWith, .contains, .like, .matches: return try stringOperation(l, op, flags, r)
+            }
         }
     }
 
-    private func folded(_ e: ExpressionNode, _ flags: Int) throws -> String {
-        if flags == 0 { return try compile(e) }
-        if case .value(.text(let s)) = e { return bind(.text(SQLFunctions.fold(s, flags: flags))) }
-        return "bs_fold(\(try compile(e)), \(flags))"
+    /// `l == r`: nil equals nil only; numbers equal numbers, text text, blobs blobs; no conversion
+    /// between kinds (`year == "2001"` does not match the integer 2001).
+    ///
+    /// A bare column compared with a constant keeps the plain `=` (so an index serves it); when the
+    /// column's affinity would convert the constant to another kind, a `typeof()` guard keeps only
+    /// rows whose value really is of the constant's kind. Other pairs drop affinity with unary `+`.
+    private func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        if l == .value(.null) || r == .value(.null) {
+            let other = l == .value(.null) ? r : l
+            if other == .value(.null) { return "1" }
+            return "(\(try operand(other).sql) IS NULL)"
+        }
+        let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
+        if let (column, constant) = columnAndConstant(lo, ro) {
+            if converts(column, constant) {
+                return "(\(lo.sql) = \(ro.sql) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
+            }
+            return "(\(lo.sql) = \(ro.sql))"
+        }
+        if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
+            return "(\(lo.sql) = \(ro.sql))"
+        }
+        // Two keys (or a key and an expression): nil == nil is true, and no affinity applies.
+        return "(\(unaffine(lo)) IS \(unaffine(ro)))"
     }
 
-    private func constantText(_ e: ExpressionNode) -> String? {
-        if case .value(.text(let s)) = e { return s }
+    /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
+    private func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        if l == .value(.null) || r == .value(.null) {
+            let other = l == .value(.null) ? r : l
+            if other == .value(.null) { return "0" }
+            return "(\(try operand(other).sql) IS NOT NULL)"
+        }
+        let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
+        if let (column, constant) = columnAndConstant(lo, ro) {
+            if converts(column, constant) {
+                return "NOT coalesce(\(lo.sql) = \(ro.sql) AND typeof(\(column.sql)) IN (\(constant.typeNames)), 0)"
+            }
+            return "(\(lo.sql) IS NOT \(ro.sql))"
+        }
+        if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
+            return "(\(lo.sql) IS NOT \(ro.sql))"
+        }
+        return "(\(unaffine(lo)) IS NOT \(unaffine(ro)))"
+    }
+
+    /// `l < r` and the like: false when either side is nil or the two are of different kinds;
+    /// an error before anything runs when the schema already says they differ.
+    private func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        if l == .value(.null) || r == .value(.null) { return "0" }
+        let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
+        let known: Set<Operand.Kind> = [.number, .text, .blob]
+        if known.contains(lo.kind), known.contains(ro.kind), lo.kind != ro.kind {
+            throw BatchStoreError(.invalidQuery, "cannot order \(lo.name) (\(lo.kind.rawValue)) against \(ro.name) (\(ro.kind.rawValue)) with \(op.rawValue): NSPredicate compares numbers with numbers and text with text")
+        }
+        let comparison = "\(lo.sql) \(op.rawValue) \(ro.sql)"
+        if lo.certain && ro.certain && lo.kind == ro.kind { return "(\(comparison))" }
+        if let (column, constant) = columnAndConstant(lo, ro) {
+            // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
+            // column), compare without affinity, as text with text.
+            let plain = converts(column, constant)
+                ? "\(lo.affinity == nil ? lo.sql : unaffine(lo)) \(op.rawValue) \(ro.affinity == nil ? ro.sql : unaffine(ro))"
+                : comparison
+            return "(\(plain) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
+        }
+        if lo.affinity != nil, ro.affinity == nil, ro.certain, known.contains(ro.kind) {
+            return "(\(comparison) AND typeof(\(lo.sql)) IN (\(ro.typeNames)))"
+        }
+        if ro.affinity != nil, lo.affinity == nil, lo.certain, known.contains(lo.kind) {
+            return "(\(comparison) AND typeof(\(ro.sql)) IN (\(lo.typeNames)))"
+        }
+        // Kinds decided row by row: bs_cmp is NULL for nil or for two kinds, else -1, 0 or 1.
+        return "(bs_cmp(\(lo.sql), \(ro.sql)) \(op.rawValue) 0)"
+    }
+
+    /// `x IN {a, b, …}`: `x == a OR x == b …`, as one `IN (…)` where the items allow it.
+    private func membership(_ e: ExpressionNode, _ items: [ExpressionNode], _ flags: Int) throws -> String {
+        if items.isEmpty { return "0" }
+        var parts: [String] = []
+        if items.contains(.value(.null)) { parts.append(try equality(e, 0, .value(.null))) }
+        let others = items.filter { $0 != .value(.null) }
+        // Constants whose kind the left side's affinity would not convert go in one IN (…).
+        let probe = try QueryBuilder(copying: self).operand(e, fold: flags)
+        var grouped: [ExpressionNode] = [], single: [ExpressionNode] = []
+        for item in others {
+            if case .value(let v) = item, probe.affinity == nil || !converts(probe, Operand(sql: "", kind: Operand.kind(of: v), certain: true, constant: v, name: "")) {
+                grouped.append(item)
+            } else {
+                single.append(item)
+            }
+        }
+        if grouped.count == 1 { single.insert(grouped.removeFirst(), at: 0) }
+        if !grouped.isEmpty {
+            let lhs = try operand(e, fold: flags)
+            let values = try grouped.map { try operand($0, fold: flags).sql }
+            parts.append("\(lhs.sql) IN (\(values.joined(separator: ", ")))")
+        }
+        for item in single { parts.append(try equality(e, flags, item)) }
+        return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// BEGINSWITH, ENDSWITH, CONTAINS, LIKE and MATCHES: text only (nil, numbers and blobs do not
+    /// match); an empty string is found in nothing, as with Foundation's `range(of:)`.
+    private func stringOperation(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        if l == .value(.null) || r == .value(.null) { return "0" }
+        for side in [l, r] {
+            if case .value(let v) = side, !v.isText {
+                throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(v.description) is \(Operand.kind(of: v) == .number ? "a number" : "a blob")")
+            }
+            if case .keyPath(let path, let column) = side {
+                let affinity = try QueryBuilder(copying: self).resolve(path, at: column).affinity
+                if Operand.kind(ofAffinity: affinity) == .number {
+                    throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(path.joined(separator: ".")) is an \(affinity) column")
+                }
+            }
+        }
+        if op == .matches {
+            if case .value(.text(let pattern)) = r, let problem = SQLFunctions.validateRegex(pattern) {
+                throw BatchStoreError(.invalidQuery, problem)
+            }
+            let lo = try operand(l), ro = try operand(r)
+            return "(bs_matches(\(lo.sql), \(ro.sql), \(flags)) = 1)"
+        }
+        let lo = try operand(l, fold: flags)
+        // A bare column searched for a constant: a GLOB prefix (which an index can serve) or instr,
+        // with a typeof() guard (SQLite would otherwise match the text form of a number). GLOB
+        // reads text up to a NUL, which is exact for a prefix without one; instr reads lengths.
+        if lo.affinity != nil, case .value(.text(let needle)) = r, op == .beginsWith || op == .contains {
+            let folded = SQLFunctions.fold(needle, flags: flags)
+            if folded.isEmpty { return "0" }
+            let guardSQL = "typeof(\(lo.sql)) = 'text'"
+            if op == .contains { return "(instr(\(lo.sql), \(bind(.text(folded)))) > 0 AND \(guardSQL))" }
+            if !folded.utf8.contains(0) { return "(\(lo.sql) GLOB \(bind(.text(Self.escapeGlob(folded) + "*"))) AND \(guardSQL))" }
+        }
+        let ro = try operand(r, fold: flags)
+        let code: Int
+        switch op {
+        case .contains: code = 0
+        case .beginsWith: code = 1
+        case .endsWith: code = 2
+        default: code = 3
+        }
+        return "(bs_has(\(code), \(lo.sql), \(ro.sql)) = 1)"
+    }
+
+    /// The bare column and the constant, when one side is each.
+    private func columnAndConstant(_ a: Operand, _ b: Operand) -> (column: Operand, constant: Operand)? {
+        if a.affinity != nil, b.constant != nil { return (a, b) }
+        if b.affinity != nil, a.constant != nil { return (b, a) }
         return nil
     }
 
-    private func compileComparison(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
-        let lIsNull = l == .value(.null), rIsNull = r == .value(.null)
-        switch op {
-        case .equal, .notEqual:
-            if lIsNull || rIsNull {
-                let other = lIsNull ? r : l
-                return "(\(try compile(other)) IS \(op == .equal ? "" : "NOT ")NULL)"
-            }
-            let lhs = try folded(l, flags), rhs = try folded(r, flags)
-            let bothKeys = !(isConstant(l) || isConstant(r))
-            if op == .equal { return bothKeys ? "(\(lhs) IS \(rhs))" : "(\(lhs) = \(rhs))" }
-            return "(\(lhs) IS NOT \(rhs))"
-        case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            return "(\(try folded(l, flags)) \(op.rawValue) \(try folded(r, flags)))"
-        case .beginsWith:
-            let lhs = try folded(l, flags)
-            if let s = constantText(r) { return "(\(lhs) GLOB \(bind(.text(Self.escapeGlob(SQLFunctions.fold(s, flags: flags)) + "*"))))" }
-            let rhs = try folded(r, flags)
-            return "(substr(\(lhs), 1, length(\(rhs))) = \(rhs))"
-        case .endsWith:
-            let lhs = try folded(l, flags)
-            if let s = constantText(r) { return "(\(lhs) GLOB \(bind(.text("*" + Self.escapeGlob(SQLFunctions.fold(s, flags: flags))))))" }
-            let rhs = try folded(r, flags)
-            return "(length(\(rhs)) = 0 OR substr(\(lhs), -length(\(rhs))) = \(rhs))"
-        case .contains:
-            return "(instr(\(try folded(l, flags)), \(try folded(r, flags))) > 0)"
-        case .like:
-            let lhs = try folded(l, flags)
-            if let s = constantText(r) { return "(\(lhs) GLOB \(bind(.text(Self.likeToGlob(SQLFunctions.fold(s, flags: flags))))))" }
-            return "(\(lhs) GLOB \(try folded(r, flags)))"
-        case .matches:
-            if let s = constantText(r), let problem = SQLFunctions.validateRegex(s) {
-                throw BatchStoreError(.invalidQuery, problem)
-            }
-            return "(bs_matches(\(try compile(l)), \(try compile(r)), \(flags)) = 1)"
+    /// True when comparing `column` with `constant` would make SQLite convert the constant to
+    /// another kind (numeric affinity turns text that looks like a number into a number; TEXT
+    /// affinity turns numbers into text).
+    private func converts(_ column: Operand, _ constant: Operand) -> Bool {
+        switch (column.affinity, Operand.kind(of: constant.constant ?? .null)) {
+        case ("INTEGER", .text), ("REAL", .text), ("NUMERIC", .text): return true
+        case ("TEXT", .number): return true
+        default: return false
         }
     }
 
-    private func isConstant(_ e: ExpressionNode) -> Bool {
-        if case .value = e { return true }
-        return false
+    /// The operand's SQL with its column affinity dropped (unary `+`), so nothing is converted.
+    private func unaffine(_ o: Operand) -> String { o.affinity == nil ? o.sql : "+\(o.sql)" }
+
+    /// A builder over the same entity whose bound arguments are thrown away (for looking at an
+    /// operand's kind without binding it into this builder's SQL).
+    private convenience init(copying other: QueryBuilder) {
+        self.init(entity: other.entity, schema: other.schema, alias: other.alias, allowsJoins: other.allowsJoins, databaseName: other.databaseName)
     }
 
     /// Escapes GLOB's special characters so text matches literally.
@@ -211,22 +493,6 @@ final class QueryBuilder {
             switch c {
             case "*": out += "[*]"
             case "?": out += "[?]"
-            case "[": out += "[[]"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
-    /// NSPredicate LIKE (`*` any run, `?` one character, `\` escapes) as a GLOB pattern.
-    static func likeToGlob(_ s: String) -> String {
-        var out = ""
-        var escaped = false
-        for c in s {
-            if escaped { out += escapeGlob(String(c)); escaped = false; continue }
-            switch c {
-            case "\\": escaped = true
-            case "*", "?": out.append(c)
             case "[": out += "[[]"
             default: out.append(c)
             }

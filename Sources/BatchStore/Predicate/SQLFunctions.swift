@@ -1,11 +1,23 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
-/// SQL functions every BatchStore connection registers, for the predicate operators SQLite lacks.
+/// SQL functions every BatchStore connection registers, for what SQLite lacks or does differently
+/// from NSPredicate. They are registered with SQLite's C API, which passes text with its byte
+/// length (GRDB's function values stop at a NUL), and marked direct-only, so a view or trigger in
+/// a file cannot call them.
 ///
-/// - `bs_fold(text, flags)`: case (flags & 1) and diacritic (flags & 2) folding, for `[c]`, `[d]`, `[cd]`.
+/// - `bs_fold(x, flags)`: case (flags & 1) and diacritic (flags & 2) folding of text, for `[c]`,
+///   `[d]`, `[cd]`; other values unchanged.
+/// - `bs_case(x, upper)`: Unicode lower (0) or upper (1) case of text; SQLite's own is ASCII only.
 /// - `bs_matches(text, pattern, flags)`: 1 when the whole text matches the regular expression
-///   (NSPredicate's MATCHES), with the same folding flags.
+///   (NSPredicate's MATCHES), NULL when either is not text.
+/// - `bs_cmp(a, b)`: -1, 0 or 1 for two numbers, two texts (by code point) or two blobs; NULL for
+///   nil or two different kinds, so an ordering between kinds is false, never a guess.
+/// - `bs_has(op, text, needle)`: 1 when `text` contains (op 0), begins with (1), ends with (2)
+///   `needle`, or matches it as an NSPredicate LIKE pattern (3); an empty needle is found in
+///   nothing; NULL when either is not text.
+/// - `bs_pow(a, b)`: `a ** b` as a real; NULL unless both are numbers.
 enum SQLFunctions {
     static func fold(_ s: String, flags: Int) -> String {
         var options: String.CompareOptions = []
@@ -15,14 +27,75 @@ enum SQLFunctions {
         return s.folding(options: options, locale: nil)
     }
 
-    static let foldFunction = DatabaseFunction("bs_fold", argumentCount: 2, pure: true) { values in
-        guard let s = String.fromDatabaseValue(values[0]) else { return values[0].isNull ? nil : values[0] }
-        return fold(s, flags: Int.fromDatabaseValue(values[1]) ?? 0)
+    typealias Body = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
+    static func register(in db: Database) {
+        let functions: [(String, Int32, Body)] = [
+            ("bs_fold", 2, { ctx, _, argv in
+                guard let argv, let s = SQLFunctions.text(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
+                SQLFunctions.result(ctx, SQLFunctions.fold(s, flags: Int(sqlite3_value_int64(argv[1]))))
+            }),
+            ("bs_case", 2, { ctx, _, argv in
+                guard let argv, let s = SQLFunctions.text(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
+                SQLFunctions.result(ctx, sqlite3_value_int64(argv[1]) == 1 ? s.uppercased() : s.lowercased())
+            }),
+            ("bs_matches", 3, { ctx, _, argv in
+                guard let argv, let s = SQLFunctions.text(argv[0]), let pattern = SQLFunctions.text(argv[1]) else { sqlite3_result_null(ctx); return }
+                sqlite3_result_int64(ctx, SQLFunctions.matches(s, pattern, flags: Int(sqlite3_value_int64(argv[2]))) ? 1 : 0)
+            }),
+            ("bs_cmp", 2, { ctx, _, argv in
+                guard let argv, let order = SQLFunctions.compare(argv[0], argv[1]) else { sqlite3_result_null(ctx); return }
+                sqlite3_result_int64(ctx, Int64(order))
+            }),
+            ("bs_has", 3, { ctx, _, argv in
+                guard let argv, let hay = SQLFunctions.bytes(argv[1]), let needle = SQLFunctions.bytes(argv[2]) else { sqlite3_result_null(ctx); return }
+                sqlite3_result_int64(ctx, SQLFunctions.has(Int(sqlite3_value_int64(argv[0])), hay, needle) ? 1 : 0)
+            }),
+            ("bs_pow", 2, { ctx, _, argv in
+                guard let argv, let a = SQLFunctions.number(argv[0]), let b = SQLFunctions.number(argv[1]) else { sqlite3_result_null(ctx); return }
+                let p = Foundation.pow(a, b)
+                if p.isFinite { sqlite3_result_double(ctx, p) } else { sqlite3_result_null(ctx) }
+            }),
+        ]
+        for (name, arity, body) in functions {
+            sqlite3_create_function_v2(db.sqliteConnection, name, arity, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
+                                       nil, body, nil, nil, nil)
+        }
     }
 
-    static let matchesFunction = DatabaseFunction("bs_matches", argumentCount: 3, pure: true) { values in
-        guard let s = String.fromDatabaseValue(values[0]), let pattern = String.fromDatabaseValue(values[1]) else { return nil }
-        let flags = Int.fromDatabaseValue(values[2]) ?? 0
+    // MARK: Reading and returning values
+
+    /// The bytes of a text value (not a copy; valid until the value changes), or nil for another kind.
+    fileprivate static func bytes(_ value: OpaquePointer?) -> UnsafeBufferPointer<UInt8>? {
+        guard sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
+        let count = Int(sqlite3_value_bytes(value))
+        guard let p = sqlite3_value_text(value) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: p, count: count)
+    }
+
+    fileprivate static func text(_ value: OpaquePointer?) -> String? {
+        bytes(value).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    fileprivate static func number(_ value: OpaquePointer?) -> Double? {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER, SQLITE_FLOAT: return sqlite3_value_double(value)
+        default: return nil
+        }
+    }
+
+    fileprivate static func result(_ ctx: OpaquePointer?, _ s: String) {
+        var s = s
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        s.withUTF8 { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0 else { sqlite3_result_text(ctx, "", 0, nil); return }
+            base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { sqlite3_result_text(ctx, $0, Int32(buffer.count), transient) }
+        }
+    }
+
+    // MARK: What the functions compute
+
+    static func matches(_ s: String, _ pattern: String, flags: Int) -> Bool {
         guard let regex = RegexCache.shared.regex(pattern, flags: flags) else { return false }
         let subject = flags & 2 != 0 ? fold(s, flags: 2) : s
         let range = NSRange(subject.startIndex..., in: subject)
@@ -30,10 +103,82 @@ enum SQLFunctions {
         return m.range.location == 0 && m.range.length == range.length
     }
 
-    static func register(in db: Database) {
-        db.add(function: foldFunction)
-        db.add(function: matchesFunction)
-        db.add(function: caseFunction)
+    /// NSPredicate's ordering: numbers with numbers, text with text (by code point, as SQLite's
+    /// BINARY collation), blobs with blobs; nil for NULL or two kinds.
+    fileprivate static func compare(_ a: OpaquePointer?, _ b: OpaquePointer?) -> Int? {
+        let ta = sqlite3_value_type(a), tb = sqlite3_value_type(b)
+        switch (ta, tb) {
+        case (SQLITE_INTEGER, SQLITE_INTEGER):
+            let x = sqlite3_value_int64(a), y = sqlite3_value_int64(b)
+            return x < y ? -1 : (x == y ? 0 : 1)
+        case (SQLITE_INTEGER, SQLITE_FLOAT), (SQLITE_FLOAT, SQLITE_INTEGER), (SQLITE_FLOAT, SQLITE_FLOAT):
+            let x = sqlite3_value_double(a), y = sqlite3_value_double(b)
+            return x < y ? -1 : (x == y ? 0 : 1)
+        case (SQLITE_TEXT, SQLITE_TEXT):
+            guard let x = bytes(a), let y = bytes(b) else { return nil }
+            return lexicographic(x, y)
+        case (SQLITE_BLOB, SQLITE_BLOB):
+            let x = UnsafeBufferPointer(start: sqlite3_value_blob(a)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_value_bytes(a)))
+            let y = UnsafeBufferPointer(start: sqlite3_value_blob(b)?.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_value_bytes(b)))
+            return lexicographic(x, y)
+        default:
+            return nil
+        }
+    }
+
+    private static func lexicographic(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(x.count, y.count)
+        if n > 0, let xb = x.baseAddress, let yb = y.baseAddress {
+            let c = memcmp(xb, yb, n)
+            if c != 0 { return c < 0 ? -1 : 1 }
+        }
+        return x.count < y.count ? -1 : (x.count == y.count ? 0 : 1)
+    }
+
+    /// CONTAINS (0), BEGINSWITH (1), ENDSWITH (2) on UTF-8 bytes (a byte match of valid UTF-8 is a
+    /// code point match), or LIKE (3) with `*`, `?` and `\` over code points.
+    static func has(_ op: Int, _ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+        if op == 3 {
+            return like(Array(String(decoding: hay, as: UTF8.self).unicodeScalars), Array(String(decoding: needle, as: UTF8.self).unicodeScalars))
+        }
+        guard needle.count > 0, needle.count <= hay.count else { return false }
+        switch op {
+        case 1: return hay.prefix(needle.count).elementsEqual(needle)
+        case 2: return hay.suffix(needle.count).elementsEqual(needle)
+        default:
+            let first = needle[0]
+            var i = 0
+            while i + needle.count <= hay.count {
+                if hay[i] == first, hay[i..<(i + needle.count)].elementsEqual(needle) { return true }
+                i += 1
+            }
+            return false
+        }
+    }
+
+    /// NSPredicate LIKE: `*` any run, `?` one character, `\` makes the next character literal; the
+    /// whole text must match.
+    static func like(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
+        // Iterative wildcard matching with backtracking to the last `*`: O(n·m) at worst.
+        var t = 0, p = 0
+        var star = -1, mark = 0
+        while t < text.count {
+            if p < pattern.count, pattern[p] == "\\", p + 1 < pattern.count, pattern[p + 1] == text[t] {
+                t += 1; p += 2
+            } else if p < pattern.count, pattern[p] == "?" {
+                t += 1; p += 1
+            } else if p < pattern.count, pattern[p] == "*" {
+                star = p; mark = t; p += 1
+            } else if p < pattern.count, pattern[p] != "\\", pattern[p] == text[t] {
+                t += 1; p += 1
+            } else if star >= 0 {
+                p = star + 1; mark += 1; t = mark
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count, pattern[p] == "*" { p += 1 }
+        return p == pattern.count
     }
 
     /// Compiles a MATCHES pattern, or returns a message naming what is wrong with it.
@@ -65,13 +210,5 @@ final class RegexCache: @unchecked Sendable {
         if cache.count > 64 { cache.removeAll() }
         cache[key] = r
         return r
-    }
-}
-
-extension SQLFunctions {
-    /// `bs_case(text, upper)`: Unicode-correct lower (0) or upper (1) case; SQLite's own is ASCII only.
-    static let caseFunction = DatabaseFunction("bs_case", argumentCount: 2, pure: true) { values in
-        guard let s = String.fromDatabaseValue(values[0]) else { return values[0] }
-        return (Int.fromDatabaseValue(values[1]) ?? 0) == 1 ? s.uppercased() : s.lowercased()
     }
 }

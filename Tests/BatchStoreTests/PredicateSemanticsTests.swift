@@ -1,0 +1,175 @@
+import BatchStore
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// NSPredicate's meaning, item by item: Apple's Predicate Programming Guide (format string syntax)
+/// and NSComparisonPredicate's documented behaviour are the reference; the SQL follows them.
+@Suite struct PredicateSemanticsTests {
+    static let sql = """
+        CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, genre TEXT, year INTEGER, rating REAL,
+                           released DATE, extra, director_id INTEGER REFERENCES director(id));
+        INSERT INTO director VALUES (1, 'Akira Kurosawa'), (2, 'Agnès Varda');
+        INSERT INTO movie VALUES
+          (1, 'Rashomon', 'Drama', 1950, 8.2, '1950-08-25', 10, 1),
+          (2, 'Ran', 'Drama', 1985, 8.2, '1985-06-01', '10', 1),
+          (3, 'Cléo de 5 à 7', 'Comedy', 1962, 7.8, '1962-04-11', 'ten', 2),
+          (4, 'Le Bonheur', NULL, 2000, NULL, NULL, x'0a', 2),
+          (5, 'Éclair', 'drama', 2001, 5.0, '2001', 2.5, NULL),
+          (6, '', NULL, NULL, 1.0, NULL, NULL, NULL),
+          (7, 'Dr. Strangelove', 'Dr', 8, 8.4, '1964-01-29', 'Dr', NULL),
+          (8, 'Ikiru', 'Drama', 1952, 8.3, '1952-10-09', -1, 1);
+        """
+
+    final class Fixture {
+        let dir = TempDir()
+        let context: ManagedObjectContext
+        init() throws {
+            let store = try PersistentStore(path: try makeDatabase(dir, sql: PredicateSemanticsTests.sql))
+            context = try ManagedObjectContext(store: store)
+        }
+        func ids(_ format: String, _ args: [PredicateArgument] = []) throws -> [Int64] {
+            let p = try FetchPredicate(format: format, arguments: args)
+            return try context.fetchAll(FetchRequest(entityName: "movie", predicate: p)).map(\.intID)
+        }
+        func error(_ format: String) -> String {
+            do { _ = try ids(format); return "no error" } catch let e as BatchStoreError { return e.message } catch { return "\(error)" }
+        }
+    }
+
+    @Test("logic is two-valued: NOT P is exactly the complement of P, for every operator")
+    func notIsTheComplement() throws {
+        let f = try Fixture()
+        let all: [Int64] = Array(1...8)
+        let predicates = [
+            "genre == 'Drama'", "genre != 'Drama'", "year > 1960", "year <= 1985", "rating < 8", "rating >= 8.2",
+            "genre IN {'Drama', 'Comedy'}", "genre IN {'Drama', nil}", "year BETWEEN {1950, 1990}",
+            "genre BEGINSWITH 'Dr'", "genre ENDSWITH 'ma'", "genre CONTAINS 'ram'", "genre LIKE 'D*a'", "genre MATCHES 'D.*'",
+            "genre ==[c] 'drama'", "title CONTAINS[cd] 'cleo'", "'Dr' IN genre", "director.name BEGINSWITH 'Ak'",
+            "director.name != 'Akira Kurosawa'", "extra > 5", "extra == '10'", "released > '1960'", "year / 4 > 490",
+            "year ** 2 > 4000000", "-year < -1960", "genre == nil", "genre != nil", "year + rating > 1990",
+        ]
+        for p in predicates {
+            let yes = try f.ids(p)
+            let no = try f.ids("NOT (\(p))")
+            #expect(Set(yes).isDisjoint(with: no), "\(p): a row is in both P and NOT P")
+            #expect((yes + no).sorted() == all, "\(p): P and NOT P together must be every row; P \(yes), NOT P \(no)")
+        }
+        #expect(try f.ids("NOT (genre == 'Drama')") == [3, 4, 5, 6, 7], "NULL genres are not Drama")
+        #expect(try f.ids("genre NOT IN {'Drama'}") == [3, 4, 5, 6, 7])
+        #expect(try f.ids("NOT (director.name == 'Akira Kurosawa')") == [3, 4, 5, 6, 7], "a missing director is not Kurosawa")
+        #expect(try f.ids("NOT (year < 1960)") == [2, 3, 4, 5, 6], "a NULL year is not < 1960")
+        #expect(try f.ids("year < nil").isEmpty && f.ids("NOT (year < nil)") == all, "ordering against nil is false")
+    }
+
+    @Test("arithmetic: / divides as floating point, ** raises to a power, unary minus")
+    func arithmetic() throws {
+        let f = try Fixture()
+        #expect(try f.ids("id / 4 == 2") == [8], "8 / 4 is 2; 9 / 4 would be 2.25, not 2")
+        #expect(try f.ids("id / 4 == 1.75") == [7])
+        #expect(try f.ids("id ** 2 == 49") == [7])
+        #expect(try f.ids("2 ** 3 ** 2 == 512 AND id == 1") == [1], "** is right-associative")
+        #expect(try f.ids("-id == -3") == [3])
+        #expect(try f.ids("-(id + 1) < -7") == [7, 8])
+        #expect(f.error("title + 1 > 2").contains("needs numbers"))
+        #expect(try f.ids("id * 2 - 1 == 5") == [3])
+    }
+
+    @Test("no implicit type conversion between numbers and strings")
+    func noImplicitConversion() throws {
+        let f = try Fixture()
+        #expect(try f.ids("year == '2001'").isEmpty, "the integer 2001 is not the string \"2001\"")
+        #expect(try f.ids("year == 2001") == [5])
+        #expect(try f.ids("year != '2001'").count == 8)
+        #expect(try f.ids("year IN {'2001', 1950}") == [1])
+        #expect(try f.ids("title == 5").isEmpty)
+        #expect(try f.ids("extra == 10") == [1], "an untyped column holds 10 and '10': only the number matches")
+        #expect(try f.ids("extra == '10'") == [2])
+        #expect(try f.ids("extra > 5") == [1], "only numbers order against numbers")
+        #expect(try f.ids("extra > 'a'") == [3], "only text orders against text")
+        #expect(try f.ids("released >= '1960' AND released < '1990'") == [2, 3, 7], "a DATE column's text compares as text")
+        #expect(try f.ids("released == '2001'").isEmpty, "a DATE column stored '2001' as the integer 2001")
+        #expect(try f.ids("released == 2001") == [5])
+        #expect(try f.ids("released BEGINSWITH '19'") == [1, 2, 3, 7, 8])
+        #expect(f.error("year < '2001'") == "cannot order year (INTEGER column) (number) against \"2001\" (text) with <: NSPredicate compares numbers with numbers and text with text")
+        #expect(f.error("title > 5").contains("cannot order title (TEXT column)"))
+        #expect(f.error("year BEGINSWITH '19'") == "BEGINSWITH compares text, and year is an INTEGER column")
+        #expect(f.error("title CONTAINS 5") == "CONTAINS compares text, and 5 is a number")
+    }
+
+    @Test("key names are case-sensitive; a wrong case suggests the right name")
+    func caseSensitiveKeys() throws {
+        let f = try Fixture()
+        #expect(f.error("Title == 'Ran'") == "movie has no column named \"Title\" (column 1); did you mean \"title\"? (names are case-sensitive)")
+        #expect(f.error("Director.name == 'x'").contains("did you mean \"director\"?"))
+        #expect(f.error("director.Name == 'x'").contains("director has no column named \"Name\" (column 1); did you mean \"name\"?"))
+        #expect(f.error("titel == 'x'").contains("did you mean \"title\"?"))
+        #expect(try f.ids("title == 'Ran'") == [2])
+        #expect(throws: BatchStoreError.self) {
+            try f.context.fetchAll(FetchRequest(entityName: "movie", sortDescriptors: try SortDescriptor.parse("Title")))
+        }
+    }
+
+    @Test("IN and CONTAINS with a constant on the left, IN with a string on the right, [c] [d] [cd] on == != IN")
+    func inAndContainsBothWays() throws {
+        let f = try Fixture()
+        #expect(try f.ids("'Dr' IN genre") == [1, 2, 7, 8], "IN with a string on the right is a substring test")
+        #expect(try f.ids("'dr' IN[c] genre") == [1, 2, 5, 7, 8])
+        #expect(try f.ids("genre IN 'Drama Comedy'") == [1, 2, 3, 7, 8], "the key's value is searched for in the constant")
+        #expect(try f.ids("'Drama and Comedy' CONTAINS genre") == [1, 2, 3, 7, 8])
+        #expect(try f.ids("{1950, 1985} CONTAINS year") == [1, 2], "a list on the left of CONTAINS is membership")
+        #expect(try f.ids("genre IN %@", [.value(.text("Drama Comedy"))]) == [1, 2, 3, 7, 8], "%@ bound to a string: substring")
+        #expect(try f.ids("genre IN %@", [.list([.text("Comedy"), .text("Dr")])]) == [3, 7])
+        #expect(try f.ids("genre ==[c] 'DRAMA'") == [1, 2, 5, 8])
+        #expect(try f.ids("genre !=[c] 'DRAMA'") == [3, 4, 6, 7])
+        #expect(try f.ids("title ==[cd] 'eclair'") == [5])
+        #expect(try f.ids("title ==[d] 'Eclair'") == [5])
+        #expect(try f.ids("title ==[d] 'eclair'").isEmpty)
+        #expect(try f.ids("genre IN[c] {'DRAMA', 'comedy'}") == [1, 2, 3, 5, 8])
+        #expect(try f.ids("title IN[cd] {'CLEO DE 5 A 7'}") == [3])
+        #expect(try f.ids("genre CONTAINS ''").isEmpty, "an empty string is found in nothing")
+        #expect(try f.ids("genre BEGINSWITH ''").isEmpty && f.ids("genre ENDSWITH ''").isEmpty)
+        #expect(try f.ids("title LIKE ''") == [6])
+        #expect(f.error("genre == {1, 2}").contains("a list {…} fits only after IN"))
+    }
+
+    @Test("the lexer reads Unicode scalars: a literal may begin with a combining mark")
+    func unicodeScalars() throws {
+        let f = try Fixture()
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT); INSERT INTO t VALUES (1, '\u{301}abc'), (2, 'abc');")
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let p = try FetchPredicate("s == \"\u{301}abc\"")
+        #expect(try context.fetchAll(FetchRequest(entityName: "t", predicate: p)).map(\.intID) == [1])
+        let q = try FetchPredicate("s BEGINSWITH '\u{301}'")
+        #expect(try context.fetchAll(FetchRequest(entityName: "t", predicate: q)).map(\.intID) == [1])
+        #expect(f.error("title == 'x' AND year > 1 AND \u{301}") .contains("column 31"), "columns count scalars, not grapheme clusters")
+    }
+
+    @Test("text with an embedded NUL survives predicate constants and assignments")
+    func embeddedNUL() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT)")
+        try direct(path) { db in
+            try db.execute(sql: "INSERT INTO t VALUES (1, CAST(x'61006263' AS TEXT)), (2, 'a'), (3, CAST(x'610078' AS TEXT))")
+        }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        func ids(_ p: String, _ args: [PredicateArgument] = []) throws -> [Int64] {
+            try context.fetchAll(FetchRequest(entityName: "t", predicate: try FetchPredicate(format: p, arguments: args))).map(\.intID)
+        }
+        #expect(try ids("s == %@", [.value(.text("a\0bc"))]) == [1])
+        #expect(try ids("s == 'a\\0bc'") == [1])
+        #expect(try ids("s == 'a'") == [2], "'a' is not 'a\\0bc'")
+        #expect(try ids("s BEGINSWITH %@", [.value(.text("a\0"))]) == [1, 3])
+        #expect(try ids("s CONTAINS[c] %@", [.value(.text("\0B"))]) == [1])
+        #expect(try ids("s ==[c] %@", [.value(.text("A\0BC"))]) == [1])
+        #expect(try ids("s IN %@", [.list([.text("a\0x"), .text("zz")])]) == [3])
+        let update = BatchUpdateRequest(entityName: "t", predicate: try FetchPredicate("id == 2"),
+                                        propertiesToUpdate: try UpdateExpression.parseAssignments("s = 'x\\0y' || s"))
+        _ = try context.execute(update)
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT hex(s) FROM t WHERE id = 2") } == "78007961")
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT typeof(s) FROM t WHERE id = 2") } == "text")
+    }
+}
