@@ -172,3 +172,35 @@ func sqlTuple(_ expressions: [String]) -> String {
 func qualified(_ columns: [String], alias: String = "t") -> [String] {
     columns.map { "\(alias).\(quoteIdentifier($0))" }
 }
+
+extension SQLValue {
+    /// True for text that holds a NUL, which GRDB would bind and read only up to that NUL.
+    var isTextWithNUL: Bool {
+        if case .text(let s) = self { return s.utf8.contains(0) }
+        return false
+    }
+
+    /// Column `index` of a row read from a live statement (a cursor's row), exactly: text keeps
+    /// every byte, NULs included (`row[index] as DatabaseValue` stops text at a NUL).
+    init(row: Row, at index: Int) {
+        let value: DatabaseValue = row[index]
+        if case .string = value.storage, let exact = try? row.withUnsafeData(atIndex: index, { $0.map { String(decoding: $0, as: UTF8.self) } }) {
+            self = .text(exact)
+        } else {
+            self.init(value)
+        }
+    }
+}
+
+extension Statement {
+    /// Sets `values` as the arguments of the next run without arguments (`execute()`,
+    /// `Row.fetchCursor(statement)`, `Int.fetchOne(statement)`), binding text that holds a NUL
+    /// with its byte length through SQLite's C API: GRDB binds text only up to its first NUL.
+    /// - Throws: when the number of values does not match the statement's parameters.
+    @discardableResult
+    func bound(_ values: [SQLValue]) throws -> Statement {
+        try setArguments(values.statementArguments)
+        for (i, v) in values.enumerated() where v.isTextWithNUL { v.bind(to: sqliteStatement, at: Int32(i + 1)) }
+        return self
+    }
+}

@@ -245,7 +245,7 @@ extension ManagedObjectContext {
             try withDatabase { db in
                 try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\(cols.joined(separator: ", ")))")
                 let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(table)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
-                for id in ids { try insert.execute(arguments: id.keyValues.statementArguments) }
+                for id in ids { try insert.bound(id.keyValues).execute() }
             }
             cleanup = table
             let keyList = sqlTuple(qualified(keys))

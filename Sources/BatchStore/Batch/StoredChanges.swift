@@ -72,7 +72,7 @@ public final class StoredChanges: Sendable, CustomStringConvertible {
                     sql = "SELECT \(cols.joined(separator: ", ")) FROM temp.\(table) WHERE (\(cols.joined(separator: ", "))) IN (VALUES \(chunk.map { _ in tuple }.joined(separator: ", ")))"
                 }
                 let statement = try db.cachedStatement(sql: sql)
-                let rows = try Row.fetchCursor(statement, arguments: chunk.flatMap(\.keyValues).statementArguments)
+                let rows = try Row.fetchCursor(try statement.bound(chunk.flatMap(\.keyValues)))
                 while let row = try rows.next() { found.insert(ObjectID(entity: entity, keyRow: row)) }
             }
             return found
@@ -92,7 +92,10 @@ public final class StoredChanges: Sendable, CustomStringConvertible {
         while true {
             let page: [ObjectID] = try queue.inDatabase { db in
                 let sql = "SELECT \(list) FROM temp.\(table)\(last == nil ? "" : " WHERE \(after)") ORDER BY \(list) LIMIT 10000"
-                return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: (last ?? []).statementArguments).map { ObjectID(entity: entity, keyRow: $0) }
+                let rows = try Row.fetchCursor(try db.cachedStatement(sql: sql).bound(last ?? []))
+                var ids: [ObjectID] = []
+                while let row = try rows.next() { ids.append(ObjectID(entity: entity, keyRow: row)) }
+                return ids
             }
             for id in page { try body(id) }
             guard page.count == 10_000, let final = page.last else { return }

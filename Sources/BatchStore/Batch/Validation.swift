@@ -39,13 +39,13 @@ extension ManagedObjectContext {
                 let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(written)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
                 var changed = 0
                 let cursor = try Row.fetchCursor(db.makeStatement(sql: ignoring), arguments: arguments.statementArguments)
-                var returned: [[DatabaseValue]] = []
+                var returned: [[SQLValue]] = []
                 while let row = try cursor.next() {
-                    returned.append(Array(row.databaseValues))
+                    returned.append((0..<row.count).map { SQLValue(row: row, at: $0) })
                     changed += 1
-                    if returned.count >= 10_000 { for r in returned { try insert.execute(arguments: StatementArguments(r)) }; returned.removeAll() }
+                    if returned.count >= 10_000 { for r in returned { try insert.bound(r).execute() }; returned.removeAll() }
                 }
-                for r in returned { try insert.execute(arguments: StatementArguments(r)) }
+                for r in returned { try insert.bound(r).execute() }
                 report.rowsFailing = report.rowsMatched - changed
                 guard report.rowsFailing > 0 else { return .rollback }
                 // One skipped row (matched, not written), tried alone on top of what the pass wrote:
@@ -53,13 +53,14 @@ extension ManagedObjectContext {
                 let keyList = cols.joined(separator: ", ")
                 let notWritten = "\(keyTuple) NOT IN (SELECT \(keyList) FROM temp.\(quoteIdentifier(written)))"
                 let exampleSQL = "SELECT \(keySelect)\(matchedKeys.fromWhere)\(matchedKeys.whereClause.isEmpty ? " WHERE " : " AND ")\(notWritten) LIMIT 1"
-                guard let row = try Row.fetchOne(db, sql: exampleSQL, arguments: matchedKeys.arguments.statementArguments) else { return .rollback }
+                let example = try Row.fetchCursor(db.makeStatement(sql: exampleSQL).bound(matchedKeys.arguments))
+                guard let row = try example.next() else { return .rollback }
                 let id = ObjectID(entity: entity, keyRow: row)
                 let keyValues = id.keyValues
                 let onlyThisRow = keys.map { "t.\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
                 var reason = "constraint failed"
                 do {
-                    try db.execute(sql: update.sql(extraCondition: onlyThisRow), arguments: (arguments + keyValues).statementArguments)
+                    try db.makeStatement(sql: update.sql(extraCondition: onlyThisRow)).bound(arguments + keyValues).execute()
                 } catch let e as DatabaseError {
                     reason = e.message ?? "\(e.resultCode)"
                 }

@@ -200,7 +200,7 @@ extension ManagedObjectContext {
                 offset += chunk.count
                 let sql = "SELECT t.\(quoteIdentifier(keyColumn))\(columns.isEmpty ? "" : ", " + columns) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE t.\(quoteIdentifier(keyColumn)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
                 let statement = try db.cachedStatement(sql: sql)
-                let cursor = try Row.fetchCursor(statement, arguments: Array(chunk).statementArguments)
+                let cursor = try Row.fetchCursor(try statement.bound(Array(chunk)))
                 let stmt = statement.sqliteStatement
                 while try cursor.next() != nil {
                     let key = SQLValue(statement: stmt, column: 0)

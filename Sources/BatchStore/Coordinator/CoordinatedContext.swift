@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A context over a ``PersistentStoreCoordinator``: one ``ManagedObjectContext`` per store (each
 /// with its identity map, merging and undo), plus one connection that sees every store attached,
@@ -124,7 +125,13 @@ public final class CoordinatedContext {
         let (sql, arguments) = try idQuery(request, entities: entities)
         do {
             return try sortQueue.inDatabase { db in
-                try Row.fetchAll(db, sql: sql, arguments: arguments.statementArguments).map { ($0[0], SQLValue($0[1] as DatabaseValue)) }
+                let statement = try db.makeStatement(sql: sql).bound(arguments)
+                let cursor = try Row.fetchCursor(statement)
+                var pairs: [(store: Int, key: SQLValue)] = []
+                while try cursor.next() != nil {
+                    pairs.append((Int(sqlite3_column_int64(statement.sqliteStatement, 0)), SQLValue(statement: statement.sqliteStatement, column: 1)))
+                }
+                return pairs
             }
         } catch {
             throw BatchStoreError.wrap(error)

@@ -266,8 +266,10 @@ final class BatchStorage {
             try context.withDatabase { db in
                 let stmt = try db.cachedStatement(sql: "SELECT \(cols) FROM temp.\(quoteIdentifier(tableName)) WHERE pos = ?")
                 for a in anchors where a >= 0 && a < count {
-                    if let row = try Row.fetchOne(stmt, arguments: [a + 1]) {
-                        anchorKeys.append((0..<row.count).map { SQLValue(row[$0] as DatabaseValue) })
+                    // The cursor stays alive while the row is read: a row reads its statement.
+                    let cursor = try Row.fetchCursor(stmt, arguments: [a + 1])
+                    if let row = try cursor.next() {
+                        anchorKeys.append((0..<row.count).map { SQLValue(row: row, at: $0) })
                     }
                 }
             }
@@ -287,7 +289,7 @@ final class BatchStorage {
         return try context.withDatabase { db -> Int? in
             let stmt = try db.cachedStatement(sql: "SELECT pos FROM temp.\(quoteIdentifier(oldName)) WHERE \(match) LIMIT 1")
             for key in anchorKeys {
-                if let pos = try Int.fetchOne(stmt, arguments: key.statementArguments) { return pos - 1 }
+                if let pos = try Int.fetchOne(try stmt.bound(key)) { return pos - 1 }
             }
             return nil
         }

@@ -329,9 +329,9 @@ public final class ManagedObjectContext {
         let stmts = statements(for: id.entity)
         let values = try withDatabase { db -> [SQLValue]? in
             let statement = try db.cachedStatement(sql: stmts.selectByKey)
-            let cursor = try Row.fetchCursor(statement, arguments: id.keyValues.statementArguments)
+            let cursor = try Row.fetchCursor(try statement.bound(id.keyValues))
             guard let row = try cursor.next() else { return nil }
-            return (0..<row.count).map { SQLValue(row[$0] as DatabaseValue) }
+            return (0..<row.count).map { SQLValue(row: row, at: $0) }
         }
         guard var values else {
             throw BatchStoreError(.objectNotFound, "\(id.entity.name) row \(id.keyString) no longer exists")
@@ -461,7 +461,7 @@ public final class ManagedObjectContext {
                     if object.isInserted {
                         let indexes = object.changes.keys.sorted()
                         let sql = stmts.insertSQL(columns: indexes)
-                        try db.cachedStatement(sql: sql).execute(arguments: indexes.map { object.changes[$0]! }.statementArguments)
+                        try db.cachedStatement(sql: sql).bound(indexes.compactMap { object.changes[$0] }).execute()
                         if entity.isKeyedByRowid {
                             insertedKeys.append((object, .rowid(db.lastInsertedRowID)))
                         } else {
@@ -474,11 +474,11 @@ public final class ManagedObjectContext {
                             insertedKeys.append((object, .primaryKey(key)))
                         }
                     } else if pendingDeletes.contains(object.objectID) {
-                        try db.cachedStatement(sql: stmts.deleteByKey).execute(arguments: object.objectID.keyValues.statementArguments)
+                        try db.cachedStatement(sql: stmts.deleteByKey).bound(object.objectID.keyValues).execute()
                     } else if !object.changes.isEmpty {
                         let indexes = object.changes.keys.sorted()
                         let sql = stmts.updateSQL(columns: indexes)
-                        try db.cachedStatement(sql: sql).execute(arguments: (indexes.map { object.changes[$0]! } + object.objectID.keyValues).statementArguments)
+                        try db.cachedStatement(sql: sql).bound(indexes.compactMap { object.changes[$0] } + object.objectID.keyValues).execute()
                         if db.changesCount == 0 {
                             throw BatchStoreError(.objectNotFound, "cannot save \(object.objectID): the row was deleted by someone else")
                         }

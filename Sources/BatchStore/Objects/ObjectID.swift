@@ -160,7 +160,7 @@ extension ObjectID {
         if entity.isKeyedByRowid {
             self.init(entity: entity, key: .rowid(row[offset]))
         } else {
-            self.init(entity: entity, key: .primaryKey((offset..<(offset + entity.keyColumns.count)).map { SQLValue(row[$0] as DatabaseValue) }))
+            self.init(entity: entity, key: .primaryKey((offset..<(offset + entity.keyColumns.count)).map { SQLValue(row: row, at: $0) }))
         }
     }
 }

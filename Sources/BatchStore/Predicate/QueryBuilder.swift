@@ -279,10 +279,13 @@ final class QueryBuilder {
         case "trim": try arity(1...1); return result("trim(\(compiled[0]))", .text, certain: false)
         case "concat": try arity(1...64); return result("(" + compiled.map { "coalesce(\($0), '')" }.joined(separator: " || ") + ")", .text, certain: true)
         case "substr", "substring": try arity(2...3); return result("substr(\(compiled.joined(separator: ", ")))", .text, certain: false)
+        // An extension (NSExpression has no such function): the value as SQLite writes it as
+        // text, for searching what a grid shows (`string(year) CONTAINS "19"`).
+        case "string": try arity(1...1); return result("CAST(\(compiled[0]) AS TEXT)", .text, certain: true)
         case "min": try arity(2...64); return result("min(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
         case "max": try arity(2...64); return result("max(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
         default:
-            throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, min, max")
+            throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, string, min, max")
         }
     }
 
