@@ -148,7 +148,7 @@ import TestSupport
         let textual = ["s", "u", "d", "p.name"].contains(column)
         let numeric = ["n", "x"].contains(column)
         let anyConstant: SQLValue = g.next(8) == 0 ? .null : (g.next(2) == 0 ? g.pick(numbers) : .text(g.pick(texts)))
-        switch g.next(9) {
+        switch g.next(10) {
         case 0, 1: // == and != with any constant (across kinds too)
             let op = g.pick(["==", "!="]), m = textual ? g.pick(modifiers) : "", f = flags(m)
             let c = anyConstant
@@ -203,6 +203,18 @@ import TestSupport
             case 1: return .leaf("\(col) ** 2 > \(k)") { r in num(r).map { $0 * $0 > k } ?? false }
             case 2: return .leaf("-\(col) < \(k)") { r in num(r).map { -$0 < k } ?? false }
             default: return .leaf("\(col) * 2 + 1 >= \(k)") { r in num(r).map { $0 * 2 + 1 >= k } ?? false }
+            }
+        case 8: // a column against an expression or another column
+            switch g.next(3) {
+            case 0: return .leaf("d >= concat('19', '99')") { order($0["d"] ?? .null, .text("1999")).map { $0 >= 0 } ?? false }
+            case 1: return .leaf("u > n + 0") { row in
+                guard let n = row["n"], n != .null, let o = order(row["u"] ?? .null, n) else { return false }
+                return o > 0
+            }
+            default: return .leaf("s ==[c] lowercase(s)") { row in
+                let v = row["s"] ?? .null
+                return equal(v, v.textValue.map { .text($0.lowercased()) } ?? v, 1)
+            }
             }
         default: // nil tests
             let op = g.pick(["==", "!="])

@@ -377,16 +377,16 @@ final class QueryBuilder {
         if let (column, constant) = columnAndConstant(lo, ro) {
             // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
             // column), compare without affinity, as text with text.
-            let plain = converts(column, constant)
-                ? "\(lo.affinity == nil ? lo.sql : unaffine(lo)) \(op.rawValue) \(ro.affinity == nil ? ro.sql : unaffine(ro))"
-                : comparison
+            let plain = converts(column, constant) ? "\(unaffine(lo)) \(op.rawValue) \(unaffine(ro))" : comparison
             return "(\(plain) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
         }
+        // A column against an expression of one known kind: no affinity, and a typeof() guard.
+        let plain = "\(unaffine(lo)) \(op.rawValue) \(unaffine(ro))"
         if lo.affinity != nil, ro.affinity == nil, ro.certain, known.contains(ro.kind) {
-            return "(\(comparison) AND typeof(\(lo.sql)) IN (\(ro.typeNames)))"
+            return "(\(plain) AND typeof(\(lo.sql)) IN (\(ro.typeNames)))"
         }
         if ro.affinity != nil, lo.affinity == nil, lo.certain, known.contains(lo.kind) {
-            return "(\(comparison) AND typeof(\(ro.sql)) IN (\(lo.typeNames)))"
+            return "(\(plain) AND typeof(\(ro.sql)) IN (\(lo.typeNames)))"
         }
         // Kinds decided row by row: bs_cmp is NULL for nil or for two kinds, else -1, 0 or 1.
         return "(bs_cmp(\(lo.sql), \(ro.sql)) \(op.rawValue) 0)"
