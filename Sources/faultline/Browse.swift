@@ -43,7 +43,7 @@ struct Browse: ParsableCommand {
 
     func run() throws {
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
-        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, useWAL: !readOnly)) }
+        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {
             if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }

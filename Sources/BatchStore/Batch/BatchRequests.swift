@@ -307,6 +307,7 @@ extension ManagedObjectContext {
         let queue = db
         return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
+            self.switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")
