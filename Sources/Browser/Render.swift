@@ -179,10 +179,10 @@ private func drawMessage(_ state: BrowserState, into screen: inout ScreenBuffer,
     case .confirm(let c):
         let text: String
         switch c {
-        case .delete(let n, let marked):
-            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") from \(state.table ?? "")? y/n"
-        case .update(let n, let a, let marked):
-            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") of \(state.table ?? ""): \(a)? y/n"
+        case .delete(let n, let target):
+            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") from \(target.table)? y/n"
+        case .update(let n, let a, let target):
+            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") of \(target.table): \(a)? y/n"
         }
         screen.put(text, x: 0, y: y, style: p.error)
     default:
