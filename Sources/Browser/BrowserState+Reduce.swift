@@ -101,14 +101,14 @@ extension BrowserState {
         case .openingFirstRows(let t, let cols, let rows):
             // No result is on screen until the IDs are fetched: no marks apply meanwhile.
             resultID = nil
+            // A new filter or sort of the same table keeps the cursor's column.
+            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
             table = t
             columns = cols
             mode = .grid
             count = rows.count
             cursorRow = 0
             topRow = 0
-            cursorColumn = 0
-            leftColumn = 0
             windowStart = 0
             window = rows
             windowValid = true
