@@ -210,9 +210,9 @@ public final class Browser {
                 // Undo acts on the last edit, which may be of another table: say which.
                 let tables = Set((changes.inserted + changes.updated + changes.deleted).map(\.entity.name) + changes.stored.map(\.entity.name)).sorted().joined(separator: ", ")
                 let of = tables.isEmpty ? "" : " of \(tables)"
-                let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount)) deleted\(of)"
+                let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)"
                     : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
-                    : "removed \(rows(changes.deletedCount)) inserted\(of)"
+                    : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
                 return [try afterEdit("undo: \(what)", started: started)]
             case .reload:
                 guard collection != nil else {
@@ -423,7 +423,6 @@ public final class Browser {
         return fields
     }
 
-
     /// The first column's name when several stores are shown: which store a row comes from.
     public static let storeColumn = "@store"
 
@@ -503,8 +502,8 @@ public final class Browser {
     }
 }
 
-/// `1 row`, `2 rows`, `1,000 rows`.
-func rows(_ n: Int) -> String { "\(group(n)) \(n == 1 ? "row" : "rows")" }
+/// `1 row`, `2 rows`, `1,000 deleted rows`.
+func rows(_ n: Int, _ kind: String = "") -> String { "\(group(n)) \(kind.isEmpty ? "" : kind + " ")\(n == 1 ? "row" : "rows")" }
 
 func milliseconds(_ seconds: Double) -> String {
     seconds < 10 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)

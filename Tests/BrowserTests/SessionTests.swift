@@ -133,7 +133,7 @@ struct SessionTests {
         b.send([.escape, .char("k"), .enter])
         #expect(b.state.table == "a" && b.state.marked.isEmpty)
         b.send(.char("u"))
-        #expect(b.state.message?.hasPrefix("undo: restored 1 row deleted of b") == true, "\(b.state.message ?? "")")
+        #expect(b.state.message?.hasPrefix("undo: restored 1 deleted row of b") == true, "\(b.state.message ?? "")")
     }
 
     @Test("the table list remembers each table's filter, sort and row: a stray Esc loses nothing")
