@@ -154,7 +154,7 @@ struct SessionTests {
         #expect(term.text[8].contains("row 5 of 14") && term.text[8].contains("filter: v == 3"), "\(term.text[8])")
     }
 
-    @Test("Esc during a search over a big result cancels the search only: the table, filter and sort stay")
+    @Test("a search over a big result shows progress, and Esc cancels the search only: the table, filter and sort stay")
     func searchCancel() throws {
         let dir = TempDir()
         let path = try makeDatabase(dir, sql: """
@@ -167,9 +167,14 @@ struct SessionTests {
         let b = try Browser(store: store, options: BrowserOptions(table: "n", filter: "v != 3", sort: "v desc"), backend: term)
         b.start()
         #expect(b.state.count == 1_350_000)
-        term.keys = [.escape]   // pressed while the search runs
-        b.send(keys("ll/no such text") + [.enter])
+        // Pressed while the search runs: the progress handler takes one key per tick (50 ms), so
+        // Esc comes after the first progress frames (drawn from 0.2 s on).
+        term.keys = Array(repeating: .resize, count: 8) + [.escape]
+        let typed = keys("ll/no such text") + [.enter]
+        let frames = term.framesPresented
+        b.send(typed)
         #expect(b.state.message?.hasPrefix("search cancelled") == true, "\(b.state.message ?? "")")
+        #expect(term.framesPresented > frames + typed.count, "progress frames while searching")
         #expect(b.state.mode == .grid && b.state.table == "n" && b.state.filter == "v != 3" && b.state.sort?.column == "v")
     }
 
