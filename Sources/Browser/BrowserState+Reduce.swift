@@ -145,7 +145,9 @@ extension BrowserState {
         case .edited(let n, let cursor, let msg, let kept):
             count = n
             cursorRow = min(max(0, cursor), max(0, n - 1))
-            let note = resultID.flatMap { rebaseMarks(to: kept, result: $0) }
+            // An edit clears the marks (its rows are done with); a reload keeps those still in the result.
+            var note: String?
+            if kept == nil { marks = nil } else if let resultID { note = rebaseMarks(to: kept, result: resultID) }
             windowValid = false
             mode = .grid
             say(msg + (note.map { "; " + $0 } ?? ""))

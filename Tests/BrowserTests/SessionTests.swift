@@ -125,6 +125,7 @@ struct SessionTests {
         #expect(term.text[9] == "Delete 1 row (marked) from b? y/n")
         b.send(.char("y"))
         #expect(b.state.message?.hasPrefix("deleted 1 row from b; u undoes") == true, "\(b.state.message ?? "")")
+        #expect(b.state.message?.contains("mark") == false, "an edit clears its marks without a note: \(b.state.message ?? "")")
         #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM a") } == [1, 2])
         #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM b") } == [1, 3])
         // A sort keeps every mark (the rows are the same); going back to a shows a unmarked.
