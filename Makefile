@@ -37,10 +37,10 @@ bench: release
 	.build/release/faultline bench --rows 1000000 --plot Assets/memory-1M.svg
 
 # Longer deterministic random runs: browser keys and the predicate and expression parsers
-# (make test runs 4,000 of each).
+# (make test runs 4,000 of each), and the model-based browser run (3,000 steps in make test).
 fuzz: deps
 	$(SWIFT) build --build-tests
-	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|random'
+	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_MODEL_STEPS=100000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|ModelTests|random'
 
 clean:
 	rm -rf .build

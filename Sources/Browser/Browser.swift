@@ -38,6 +38,10 @@ public final class Browser {
     let data: BrowserData
     let options: BrowserOptions
     private(set) var collection: BrowserResult?
+    /// The number of the result in `collection` (``BrowserState/resultID``); edits aimed at any
+    /// other result are refused.
+    private var collectionID: Int?
+    private var resultSerial = 0
     private var eagerArray: [ManagedObject] = []
     private var dataVersion: Int?
     private var lastTick = Date.distantPast
@@ -179,38 +183,36 @@ public final class Browser {
             case .countTable(let index):
                 pendingCounts.append(index)
                 return []
-            case .open(let table, let filter, let sort):
-                perform(open: table, filter: filter, sorts: sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? [])
+            case .open(let table, let filter, let sort, let cursor):
+                perform(open: table, filter: filter, sorts: sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? [], cursor: cursor)
                 return []
             case .loadWindow(let range):
                 return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
             case .loadRecord(let row):
                 return [.recordLoaded(try recordFields(row))]
             case .search(let column, let text, let from, let backwards):
-                guard let collection else { return [] }
-                let predicate = try FetchPredicate(format: "%K CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
-                if let row = try collection.firstPosition(matching: predicate, after: from, backwards: backwards) {
-                    return [.searchFound(row: row, text: text, wrapped: false)]
-                }
-                let row = try collection.firstPosition(matching: predicate, after: backwards ? collection.count : -1, backwards: backwards)
-                return [.searchFound(row: row, text: text, wrapped: row != nil)]
-            case .countDelete:
-                if !state.allMarked && !state.marked.isEmpty { return [.countedForDelete(state.marked.count)] }
-                return [.countedForDelete(try data.count(try currentRequest(sorted: false)))]
-            case .runDelete(let marked):
-                return [try runDelete(marked)]
-            case .countUpdate(let text, let marked):
-                let request = try updateRequest(text)
-                return [.countedForUpdate(rows: try data.count(forUpdate: request, marked: marked), assignments: text)]
-            case .runUpdate(let text, let marked):
-                return [try runUpdate(text, marked: marked)]
+                return try search(column: column, text: text, from: from, backwards: backwards)
+            case .countDelete(let target):
+                let result = try result(for: target)
+                return [.countedForDelete(try data.countDelete(in: result, marked: target.marked), target: target)]
+            case .runDelete(let target):
+                return [try runDelete(target)]
+            case .countUpdate(let text, let target):
+                let result = try result(for: target)
+                let assignments = try UpdateExpression.parseAssignments(text)
+                return [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked), assignments: text, target: target)]
+            case .runUpdate(let text, let target):
+                return [try runUpdate(text, target: target)]
             case .undo:
                 guard data.canUndo else { return [.failed("nothing to undo")] }
                 let started = Date()
                 let changes = try data.undo()
-                let what = changes.insertedCount > 0 ? "restored \(group(changes.insertedCount)) deleted rows"
-                    : changes.updatedCount > 0 ? "restored the old values of \(group(changes.updatedCount)) rows"
-                    : "removed \(group(changes.deletedCount)) inserted rows"
+                // Undo acts on the last edit, which may be of another table: say which.
+                let tables = Set((changes.inserted + changes.updated + changes.deleted).map(\.entity.name) + changes.stored.map(\.entity.name)).sorted().joined(separator: ", ")
+                let of = tables.isEmpty ? "" : " of \(tables)"
+                let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)"
+                    : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
+                    : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
                 return [try afterEdit("undo: \(what)", started: started)]
             case .reload:
                 guard collection != nil else {
@@ -219,7 +221,7 @@ public final class Browser {
                 }
                 data.refreshAllObjects()
                 let started = Date()
-                let action = try afterEdit("reloaded", started: started)
+                let action = try afterEdit("reloaded", started: started, keepingMarks: true)
                 dataVersion = data.dataVersion()
                 state.fileChanged = false
                 return [action]
@@ -250,12 +252,43 @@ public final class Browser {
         data.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) }
     }
 
-    private func currentRequest(sorted: Bool) throws -> FetchRequest {
-        guard let table = state.table else { throw BatchStoreError(.invalidArgument, "no table is open") }
-        let predicate = state.filter.isEmpty ? nil : try FetchPredicate(format: state.filter)
-        var request = FetchRequest(entityName: table, predicate: predicate, fetchBatchSize: options.batchSize)
-        if sorted, let s = state.sort { request.sortDescriptors = [SortDescriptor(key: s.column, ascending: s.ascending)] }
-        return request
+    /// The result `target` was aimed at, if it is still the one on screen; otherwise nothing runs.
+    private func result(for target: EditTarget) throws -> BrowserResult {
+        guard let collection, let collectionID, target.result == collectionID,
+              collection.request.entityName == target.table else {
+            throw BatchStoreError(.invalidArgument, "that edit was for a result no longer on screen; nothing was changed")
+        }
+        return collection
+    }
+
+    /// Searches the current column from `from`, wrapping once; a long search shows progress, and
+    /// Esc (or Ctrl-C, or q) cancels the search alone: the cursor, filter and sort stay.
+    private func search(column: String, text: String, from: Int, backwards: Bool) throws -> [Action] {
+        guard let collection else { return [] }
+        let predicate = try FetchPredicate(format: "%K CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
+        let started = Date()
+        var lastDraw = Date.distantPast
+        let progress: (IDFetchProgress) -> IDFetchDecision = { [self] p in
+            if let key = backend.nextKey(timeoutMilliseconds: 0) {
+                if key == .escape || key == .ctrl("c") || key == .char("q") { return .cancel }
+                if key == .resize { let s = backend.size; _ = state.reduce(.resized(width: s.width, height: s.height)) }
+            }
+            if Date().timeIntervalSince(started) >= 0.2, Date().timeIntervalSince(lastDraw) >= 0.1 {
+                lastDraw = Date()
+                _ = state.reduce(.searchProgress(text: text, rows: p.rowsScanned))
+                present()
+            }
+            return .proceed
+        }
+        do {
+            if let row = try collection.firstPosition(matching: predicate, after: from, backwards: backwards, progress: progress) {
+                return [.searchFound(row: row, text: text, wrapped: false)]
+            }
+            let row = try collection.firstPosition(matching: predicate, after: backwards ? collection.count : -1, backwards: backwards, progress: progress)
+            return [.searchFound(row: row, text: text, wrapped: row != nil)]
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.info("search cancelled: still on row \(group(state.cursorRow + 1))")]
+        }
     }
 
     /// Opens `table` with a progressive fetch: the first batch on screen at once, then the ID
@@ -274,7 +307,7 @@ public final class Browser {
         state.sort.map { [SortDescriptor(keyPath: [$0.column], ascending: $0.ascending)] } ?? []
     }
 
-    private func perform(open table: String, filter: String, sorts: [SortDescriptor]) {
+    private func perform(open table: String, filter: String, sorts: [SortDescriptor], cursor: Int = 0) {
         let before = state
         do {
             let entity = try data.entity(named: table)
@@ -322,12 +355,21 @@ public final class Browser {
                 return
             }
             if state.eagerLoaded != nil { eagerArray = []; dispatch(.eagerStopped("the eager array was dropped with the old result")) }
+            // Marks belong to one result: only those whose rows are in the new ID table go on.
+            var kept: Marks?
+            resultSerial += 1
+            if let marks = state.marks, !marks.all, !marks.ids.isEmpty {
+                let members = (try? opened.members(of: Array(marks.ids))) ?? []
+                kept = Marks(result: resultSerial, ids: Set(members))
+            }
             collection = opened
+            collectionID = resultSerial
             let seconds = Date().timeIntervalSince(started)
             let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
             let sort = sorts.first.map { (column: $0.keyPath.joined(separator: "."), ascending: $0.ascending) }
-            dispatch(.opened(table: entity.name, columns: columns, filter: filter, sort: sort, count: opened.count, cursor: 0, readOnly: readOnly,
-                             message: "\(group(opened.count)) rows in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)"))
+            dispatch(.opened(table: entity.name, columns: columns, filter: filter, sort: sort, count: opened.count, cursor: cursor, readOnly: readOnly,
+                             message: "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)",
+                             result: resultSerial, marks: kept))
             log?("opened \(entity.name) filter=\(filter) sort=\(sorts) rows=\(opened.count) in \(seconds)s")
         } catch let error as BatchStoreError {
             state = before
@@ -381,39 +423,27 @@ public final class Browser {
         return fields
     }
 
-    /// The update of the current result (the data narrows it to marked rows, store by store).
-    private func updateRequest(_ text: String) throws -> BatchUpdateRequest {
-        let base = try currentRequest(sorted: false)
-        return BatchUpdateRequest(entityName: base.entityName, predicate: base.predicate,
-                                  propertiesToUpdate: try UpdateExpression.parseAssignments(text))
-    }
-
     /// The first column's name when several stores are shown: which store a row comes from.
     public static let storeColumn = "@store"
 
-    private func runUpdate(_ text: String, marked: [ObjectID]?) throws -> Action {
-        var request = try updateRequest(text)
+    /// Runs `text` on the target's rows of the result on screen; the message gives SQLite's count.
+    private func runUpdate(_ text: String, target: EditTarget) throws -> Action {
+        let result = try result(for: target)
+        let assignments = try UpdateExpression.parseAssignments(text)
         let started = Date()
-        let rows = try data.count(forUpdate: request, marked: marked)
         // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
-        request.resultType = .changes
-        let (result, undoNote) = try data.execute(request, marked: marked)
-        merge(result)
-        return try afterEdit("updated \(group(result.count ?? rows)) rows of \(request.entityName)\(undoNote)", started: started)
+        let (changed, undoNote) = try data.update(assignments, in: result, marked: target.marked)
+        merge(changed)
+        return try afterEdit("updated \(rows(changed.count ?? 0)) of \(target.table)\(undoNote)", started: started)
     }
 
-    private func runDelete(_ marked: [ObjectID]?) throws -> Action {
+    /// Deletes the target's rows of the result on screen; the message gives SQLite's count.
+    private func runDelete(_ target: EditTarget) throws -> Action {
+        let result = try result(for: target)
         let started = Date()
-        var request: BatchDeleteRequest
-        if let marked {
-            request = BatchDeleteRequest(objectIDs: marked, resultType: .changes)
-        } else {
-            let fetch = try currentRequest(sorted: false)
-            request = BatchDeleteRequest(fetchRequest: fetch, resultType: .changes)
-        }
-        let (result, undoNote) = try data.execute(request)
-        merge(result)
-        return try afterEdit("deleted \(group(result.count ?? 0)) rows from \(state.table ?? "")\(undoNote)", started: started)
+        let (deleted, undoNote) = try data.delete(in: result, marked: target.marked)
+        merge(deleted)
+        return try afterEdit("deleted \(rows(deleted.count ?? 0)) from \(target.table)\(undoNote)", started: started)
     }
 
     private func merge(_ result: BatchResult) {
@@ -425,15 +455,20 @@ public final class Browser {
     }
 
     /// Re-runs the result's ID fetch keeping the cursor on its row (or the nearest survivor).
-    private func afterEdit(_ what: String, started: Date) throws -> Action {
-        guard let collection else { return .info(what) }
+    /// With `keepingMarks` (a reload), marks whose rows are still in the new ID table stay.
+    private func afterEdit(_ what: String, started: Date, keepingMarks: Bool = false) throws -> Action {
+        guard let collection, let collectionID else { return .info(what) }
         let c = state.cursorRow
         var anchors = [c]
         for d in 1...50 { anchors += [c + d, c - d] }
         anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
         let newCursor = try collection.refresh(keeping: anchors) ?? min(c, max(0, collection.count - 1))
         dataVersion = data.dataVersion()
-        return .edited(count: collection.count, cursor: newCursor, message: "\(what) (\(milliseconds(Date().timeIntervalSince(started))))")
+        var kept: Marks?
+        if keepingMarks, let marks = state.currentMarks {
+            kept = marks.all ? marks : Marks(result: collectionID, ids: Set(try collection.members(of: Array(marks.ids))))
+        }
+        return .edited(count: collection.count, cursor: newCursor, message: "\(what) (\(milliseconds(Date().timeIntervalSince(started))))", marks: kept)
     }
 
     private func sampleMemory() {
@@ -466,6 +501,9 @@ public final class Browser {
         dispatch(.eagerProgress(loaded: eagerArray.count, done: eagerArray.count >= collection.count || end == start))
     }
 }
+
+/// `1 row`, `2 rows`, `1,000 deleted rows`.
+func rows(_ n: Int, _ kind: String = "") -> String { "\(group(n)) \(kind.isEmpty ? "" : kind + " ")\(n == 1 ? "row" : "rows")" }
 
 func milliseconds(_ seconds: Double) -> String {
     seconds < 10 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)

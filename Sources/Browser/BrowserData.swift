@@ -6,9 +6,14 @@ import Foundation
 protocol BrowserResult {
     var count: Int { get }
     var statistics: BatchStatistics { get }
+    /// The request the result was fetched with: its entity and predicate are what edits act on.
+    var request: FetchRequest { get }
     func object(at position: Int) throws -> ManagedObject?
     func refresh(keeping anchors: [Int]) throws -> Int?
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int?
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool,
+                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int?
+    /// The IDs among `ids` whose rows are in the result's ID table.
+    func members(of ids: [ObjectID]) throws -> [ObjectID]
 }
 
 /// What the browser reads and edits: one store's context, or a context over several stores.
@@ -27,24 +32,35 @@ protocol BrowserData: AnyObject {
     func open(_ request: FetchRequest, residentBatches: Int, firstRows: ([ManagedObject]) -> Void,
               progress: @escaping (IDFetchProgress) -> IDFetchDecision) throws -> BrowserResult
     func count(_ request: FetchRequest) throws -> Int
-    /// Rows `request` would change, narrowed to `marked` when given.
-    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int
-    /// Runs the batch with undo when it can, and says when it cannot; narrowed to `marked`.
-    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String)
-    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String)
+    // Edits act on the rows of `result` only: the `marked` ones that are still in it, or (nil)
+    // every row of it. Each count is what the matching edit would change now.
+    func countDelete(in result: BrowserResult, marked: [ObjectID]?) throws -> Int
+    /// Deletes with undo when it can, and says when it cannot.
+    func delete(in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String)
+    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> Int
+    /// Updates with undo when it can, and says when it cannot.
+    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String)
     func undo() throws -> ChangeSet
     func merge(_ changes: ChangeSet)
     func refreshAllObjects()
     func dataVersion() -> Int?
 }
 
-/// `request` narrowed to the rows of `ids` (all of one store), or unchanged for nil.
-private func narrowed(_ request: BatchUpdateRequest, to ids: [ObjectID]?) throws -> BatchUpdateRequest {
-    guard let ids else { return request }
-    var r = request
-    let m = try FetchPredicate.matching(ids)
-    r.predicate = r.predicate.map { $0 && m } ?? m
-    return r
+/// The update of `result`'s rows (its entity and predicate), narrowed to `marked` when given.
+private func updateRequest(_ assignments: [(name: String, value: UpdateExpression)], of result: BrowserResult, marked: [ObjectID]?) throws -> BatchUpdateRequest {
+    var request = BatchUpdateRequest(entityName: result.request.entityName, predicate: result.request.predicate,
+                                     propertiesToUpdate: assignments, resultType: .changes)
+    if let marked {
+        let m = try FetchPredicate.matching(marked)
+        request.predicate = request.predicate.map { $0 && m } ?? m
+    }
+    return request
+}
+
+/// The delete of `result`'s rows (its entity and predicate, unsorted), or of `marked`.
+private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?) -> BatchDeleteRequest {
+    if let marked { return BatchDeleteRequest(objectIDs: marked, resultType: .changes) }
+    return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate), resultType: .changes)
 }
 
 /// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
@@ -82,15 +98,25 @@ final class SingleStoreData: BrowserData {
         return try progressive.finish(progress: progress)
     }
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
-    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int {
-        try context.count(forUpdate: try narrowed(request, to: marked))
+    /// The one-store result: its ID table is on the context's connection, so every count and edit
+    /// tests membership in the statement itself (``BatchFaultingCollection/execute(_:undoable:)-(BatchDeleteRequest,_)``).
+    private func collection(_ result: BrowserResult) -> BatchFaultingCollection {
+        guard let collection = result as? BatchFaultingCollection else { preconditionFailure("a one-store browser shows a BatchFaultingCollection") }
+        return collection
     }
-    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
-        let request = try narrowed(request, to: marked)
-        return try undoable { try context.execute(request, undoable: $0) }
+    func countDelete(in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
+        try collection(result).count(forDelete: deleteRequest(of: result, marked: marked))
     }
-    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {
-        try undoable { try context.execute(request, undoable: $0) }
+    func delete(in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let request = deleteRequest(of: result, marked: marked)
+        return try undoable { try collection(result).execute(request, undoable: $0) }
+    }
+    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
+        try collection(result).count(forUpdate: try updateRequest(assignments, of: result, marked: marked))
+    }
+    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let request = try updateRequest(assignments, of: result, marked: marked)
+        return try undoable { try collection(result).execute(request, undoable: $0) }
     }
     func undo() throws -> ChangeSet { try context.undo() }
     func merge(_ changes: ChangeSet) { context.mergeChanges(changes) }
@@ -125,22 +151,49 @@ final class MultiStoreData: BrowserData {
     func count(_ request: FetchRequest) throws -> Int {
         try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }
     }
-    func count(forUpdate request: BatchUpdateRequest, marked: [ObjectID]?) throws -> Int {
-        try coordinator.entities(named: request.entityName).reduce(0) { total, entity in
-            let ids = marked?.filter { $0.entity === entity }
-            if let ids, ids.isEmpty { return total }
-            return try total + context.context(for: entity.storeName).count(forUpdate: try narrowed(request, to: ids))
+    // The ID table lives on the connection that sorts across stores, not on the stores' own: the
+    // marked rows are checked against it first (`members(of:)`), then each store's edit runs on
+    // those rows only; the result's entity and predicate come from the result itself.
+
+    /// Rows of `ids` (of one entity, several stores) that exist, store by store.
+    private func countExisting(_ ids: [ObjectID]) throws -> Int {
+        try Dictionary(grouping: ids) { $0.entity.storeName }.reduce(0) { total, part in
+            try total + context.context(for: part.key).count(for: FetchRequest(entityName: part.value[0].entity.name, predicate: try FetchPredicate.matching(part.value)))
         }
     }
-    func execute(_ request: BatchUpdateRequest, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
-        let (results, note) = try undoable { undo in
-            if let marked { return try context.execute(request, objectIDs: marked, undoable: undo) }
-            return try context.execute(request, undoable: undo)
-        }
+    func countDelete(in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
+        if let marked { return try countExisting(try result.members(of: marked)) }
+        return try count(FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate))
+    }
+    func delete(in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let ids = try marked.map { try result.members(of: $0) }
+        if let ids, ids.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
+        let request = deleteRequest(of: result, marked: ids)
+        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
         return (combine(results, undone: note == "; u undoes"), note)
     }
-    func execute(_ request: BatchDeleteRequest) throws -> (BatchResult, undoNote: String) {
-        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
+    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
+        let ids = try marked.map { try result.members(of: $0) }
+        let request = try updateRequest(assignments, of: result, marked: nil)
+        return try coordinator.entities(named: request.entityName).reduce(0) { total, entity in
+            let mine = ids?.filter { $0.entity === entity }
+            if let mine, mine.isEmpty { return total }
+            var part = request
+            if let mine {
+                let m = try FetchPredicate.matching(mine)
+                part.predicate = part.predicate.map { $0 && m } ?? m
+            }
+            return try total + context.context(for: entity.storeName).count(forUpdate: part)
+        }
+    }
+    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+        let ids = try marked.map { try result.members(of: $0) }
+        if let ids, ids.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
+        let request = try updateRequest(assignments, of: result, marked: nil)
+        let (results, note) = try undoable { undo in
+            if let ids { return try context.execute(request, objectIDs: ids, undoable: undo) }
+            return try context.execute(request, undoable: undo)
+        }
         return (combine(results, undone: note == "; u undoes"), note)
     }
     private func combine(_ results: [String: BatchResult], undone: Bool) -> BatchResult {

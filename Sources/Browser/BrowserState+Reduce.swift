@@ -7,18 +7,23 @@ public enum Action: Sendable {
     case resized(width: Int, height: Int)
     case tablesListed([TableEntry])
     case tableCounted(index: Int, count: Int)
-    /// A result opened (or reloaded): its table, columns, filter, sort and row count.
-    case opened(table: String, columns: [String], filter: String, sort: (column: String, ascending: Bool)?, count: Int, cursor: Int, readOnly: String?, message: String?)
+    /// A result opened: its table, columns, filter, sort and row count; `result` numbers it, and
+    /// `marks` are the previous marks whose rows are in it (the session checked, in its ID table).
+    case opened(table: String, columns: [String], filter: String, sort: (column: String, ascending: Bool)?, count: Int, cursor: Int, readOnly: String?, message: String?,
+                result: Int = 0, marks: Marks? = nil)
     /// The first rows of a result whose IDs are still being fetched.
     case openingFirstRows(table: String, columns: [String], rows: [RowSnapshot])
     case loadProgress(fraction: Double?, rows: Int)
     case windowLoaded(start: Int, rows: [RowSnapshot])
     case recordLoaded([(name: String, value: String)])
     case searchFound(row: Int?, text: String, wrapped: Bool)
-    case countedForDelete(Int)
-    case countedForUpdate(rows: Int, assignments: String)
-    /// A batch operation or undo finished: the new count, where the cursor goes, what to say.
-    case edited(count: Int, cursor: Int, message: String)
+    /// Progress of a search that takes a while: rows of the result looked at so far.
+    case searchProgress(text: String, rows: Int)
+    case countedForDelete(Int, target: EditTarget)
+    case countedForUpdate(rows: Int, assignments: String, target: EditTarget)
+    /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
+    /// say, and the marks still in the result (nil: none, as after an edit).
+    case edited(count: Int, cursor: Int, message: String, marks: Marks? = nil)
     case failed(String)
     case info(String)
     case memorySampled(MemorySnapshot)
@@ -31,14 +36,14 @@ public enum Action: Sendable {
 public enum Effect: Sendable, Equatable {
     case listTables
     case countTable(index: Int)
-    case open(table: String, filter: String, sort: SortSpec?)
+    case open(table: String, filter: String, sort: SortSpec?, cursor: Int = 0)
     case loadWindow(Range<Int>)
     case loadRecord(row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
-    case countDelete
-    case runDelete(marked: [ObjectID]?)
-    case countUpdate(assignments: String, marked: [ObjectID]?)
-    case runUpdate(assignments: String, marked: [ObjectID]?)
+    case countDelete(EditTarget)
+    case runDelete(EditTarget)
+    case countUpdate(assignments: String, target: EditTarget)
+    case runUpdate(assignments: String, target: EditTarget)
     case undo
     case reload
     case startEager
@@ -77,9 +82,11 @@ extension BrowserState {
         case .tableCounted(let index, let n):
             if index < tables.count { tables[index].count = n }
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
-        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg):
+        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept):
             readOnlyReason = readOnly
-            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0; marked = []; allMarked = false }
+            if let table, table != t { remember() }
+            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
+            let note = rebaseMarks(to: kept, result: result)
             table = t
             columns = cols
             filter = f
@@ -89,17 +96,19 @@ extension BrowserState {
             if mode == .picker { mode = .grid }
             cursorRow = min(max(0, cursor), max(0, n - 1))
             windowValid = false
-            if let msg { say(msg) }
+            if let msg { say(msg + (note.map { "; " + $0 } ?? "")) } else if let note { say(note) }
             scrollToCursor()
         case .openingFirstRows(let t, let cols, let rows):
+            // No result is on screen until the IDs are fetched: no marks apply meanwhile.
+            resultID = nil
+            // A new filter or sort of the same table keeps the cursor's column.
+            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
             table = t
             columns = cols
             mode = .grid
             count = rows.count
             cursorRow = 0
             topRow = 0
-            cursorColumn = 0
-            leftColumn = 0
             windowStart = 0
             window = rows
             windowValid = true
@@ -124,18 +133,24 @@ extension BrowserState {
             } else {
                 say("not found: \(text)", error: true)
             }
-        case .countedForDelete(let n):
-            mode = .confirm(.delete(rows: n, marked: !marked.isEmpty && !allMarked))
-        case .countedForUpdate(let n, let text):
-            mode = .confirm(.update(rows: n, assignments: text, marked: !marked.isEmpty && !allMarked))
-        case .edited(let n, let cursor, let msg):
+        case .searchProgress(let text, let rows):
+            say("searching for \(text): \(group(rows)) rows looked at (Esc cancels the search)")
+        case .countedForDelete(let n, let target):
+            // A count for anything but what D would act on now is stale: ask nothing.
+            guard target == editTarget else { break }
+            mode = .confirm(.delete(rows: n, target: target))
+        case .countedForUpdate(let n, let text, let target):
+            guard target == editTarget else { break }
+            mode = .confirm(.update(rows: n, assignments: text, target: target))
+        case .edited(let n, let cursor, let msg, let kept):
             count = n
             cursorRow = min(max(0, cursor), max(0, n - 1))
-            marked = []
-            allMarked = false
+            // An edit clears the marks (its rows are done with); a reload keeps those still in the result.
+            var note: String?
+            if kept == nil { marks = nil } else if let resultID { note = rebaseMarks(to: kept, result: resultID) }
             windowValid = false
             mode = .grid
-            say(msg)
+            say(msg + (note.map { "; " + $0 } ?? ""))
             scrollToCursor()
         case .failed(let msg):
             loading = nil
@@ -164,6 +179,26 @@ extension BrowserState {
             if !covered { effects.append(.loadWindow(needed)) }
         }
         return effects
+    }
+
+    /// Makes `kept` (checked by the session against result `result`'s ID table) the marks, and
+    /// says what became of marks that did not make it, if any.
+    private mutating func rebaseMarks(to kept: Marks?, result: Int) -> String? {
+        let before = marks
+        resultID = result
+        marks = kept.flatMap { $0.result == result && ($0.all || !$0.ids.isEmpty) ? $0 : nil }
+        guard let before, before.all || !before.ids.isEmpty else { return nil }
+        if before.all, marks?.all != true { return "V's marks were for the previous result: cleared" }
+        let lost = before.ids.count - (marks?.ids.count ?? 0)
+        guard lost > 0 else { return nil }
+        if marks == nil { return "\(group(lost)) \(lost == 1 ? "mark" : "marks") cleared: the rows are not in this result" }
+        return "kept \(group(marks?.ids.count ?? 0)) of \(group(before.ids.count)) marks: the others are not in this result"
+    }
+
+    /// Keeps the open table's filter, sort and cursor row for the table list.
+    private mutating func remember() {
+        guard let table else { return }
+        remembered[table] = TableView(filter: filter, sort: sort.map { Effect.SortSpec(column: $0.column, ascending: $0.ascending) }, cursorRow: cursorRow)
     }
 
     private mutating func say(_ text: String, error: Bool = false) {
@@ -216,17 +251,12 @@ extension BrowserState {
                 return []
             }
             mode = .grid
-            let ids = markedIDs
+            // The target the count was for; the session refuses it if the result has changed.
             switch what {
-            case .delete: say("deleting…"); return [.runDelete(marked: ids)]
-            case .update(_, let text, _): say("updating…"); return [.runUpdate(assignments: text, marked: ids)]
+            case .delete(_, let target): say("deleting…"); return [.runDelete(target)]
+            case .update(_, let text, let target): say("updating…"); return [.runUpdate(assignments: text, target: target)]
             }
         }
-    }
-
-    /// The marked rows' IDs when some are marked one by one; nil for "the whole result".
-    private var markedIDs: [ObjectID]? {
-        allMarked || marked.isEmpty ? nil : marked.sorted { $0.description < $1.description }
     }
 
     private mutating func pickerKey(_ key: Key) -> [Effect] {
@@ -237,9 +267,10 @@ extension BrowserState {
         case .char("G"), .end: pickerCursor = max(0, tables.count - 1)
         case .enter, .char("l"), .right:
             guard pickerCursor < tables.count else { return [] }
-            filter = ""
-            sort = nil
-            return [.open(table: tables[pickerCursor].name, filter: "", sort: nil)]
+            let name = tables[pickerCursor].name
+            // As it was left: its filter, sort and row.
+            let view = remembered[name]
+            return [.open(table: name, filter: view?.filter ?? "", sort: view?.sort, cursor: view?.cursorRow ?? 0)]
         case .char("q"), .ctrl("c"): quit = true
         case .char("?"): mode = .help(scroll: 0)
         default: break
@@ -284,7 +315,8 @@ extension BrowserState {
         case .char("r"): return [.reload]
         case .char("q"), .ctrl("c"): quit = true
         case .escape:
-            if !tables.isEmpty { mode = .picker; return [.listTables] }
+            // The table list keeps this table's filter, sort and row: Enter brings them back.
+            if !tables.isEmpty { remember(); mode = .picker; return [.listTables] }
         case .char("?"): mode = .help(scroll: 0)
         case .char("m"):
             memoryPanel.toggle()
@@ -294,21 +326,24 @@ extension BrowserState {
             if eagerLoaded != nil { return [.stopEager] }
             return [.startEager]
         case .char("v"):
-            guard let id = snapshot(cursorRow)?.id else { return [] }
+            guard let resultID, let id = snapshot(cursorRow)?.id else { return [] }
             if allMarked {
                 say("every row is marked; V unmarks them")
                 return []
             }
-            if marked.contains(id) { marked.remove(id) } else { marked.insert(id) }
+            var m = currentMarks ?? Marks(result: resultID)
+            if m.ids.contains(id) { m.ids.remove(id) } else { m.ids.insert(id) }
+            marks = m
             move(to: cursorRow + 1)
         case .char("V"):
-            allMarked.toggle()
-            marked = []
-            say(allMarked ? "marked all \(count) rows of this result" : "unmarked every row")
+            guard let resultID else { return [] }
+            let all = !allMarked
+            marks = all ? Marks(result: resultID, all: true) : nil
+            say(all ? "marked all \(group(count)) \(count == 1 ? "row" : "rows") of this result" : "unmarked every row")
         case .char("D"):
             if let why = readOnlyReason { say("D does nothing: \(why)", error: true); return [] }
-            guard count > 0 else { say("nothing to delete"); return [] }
-            return [.countDelete]
+            guard count > 0, let target = editTarget else { say("nothing to delete"); return [] }
+            return [.countDelete(target)]
         case .char("U"):
             if let why = readOnlyReason { say("U does nothing: \(why)", error: true); return [] }
             guard count > 0 else { say("nothing to update"); return [] }
@@ -351,8 +386,8 @@ extension BrowserState {
                 guard let table else { return [] }
                 return [.open(table: table, filter: text, sort: sort.map { Effect.SortSpec(column: $0.column, ascending: $0.ascending) })]
             case .assignments:
-                guard !text.trimmingCharacters(in: " ").isEmpty else { return [] }
-                return [.countUpdate(assignments: text, marked: markedIDs)]
+                guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
+                return [.countUpdate(assignments: text, target: target)]
             }
             return []
         default:

@@ -54,6 +54,12 @@ public struct TableEntry: Sendable, Equatable {
     public var name: String
     public var isView: Bool
     public var count: Int?
+
+    public init(name: String, isView: Bool, count: Int?) {
+        self.name = name
+        self.isView = isView
+        self.count = count
+    }
 }
 
 /// Memory figures for the panel.
@@ -86,10 +92,51 @@ public enum PromptKind: Sendable, Equatable {
     }
 }
 
-/// A confirmation waiting for y/n.
+/// Rows marked with `v` or `V`, and the result they were marked in: marks belong to that result
+/// (one table, filter, sort and set of stores, fetched once) and mean nothing for any other.
+public struct Marks: Sendable, Equatable {
+    /// The result the rows were marked in (``BrowserState/resultID``).
+    public var result: Int
+    /// Rows marked one by one.
+    public var ids: Set<ObjectID>
+    /// Every row of the result (`V`).
+    public var all: Bool
+
+    public init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
+        self.result = result
+        self.ids = ids
+        self.all = all
+    }
+}
+
+/// The rows an edit key acts on: the marked rows of one result, or all of it. The session runs
+/// the edit only while that result is the one on screen, and only on rows in its ID table.
+public struct EditTarget: Sendable, Equatable {
+    /// The result (``BrowserState/resultID``).
+    public var result: Int
+    /// Its table, as the confirmation and the message name it.
+    public var table: String
+    /// The marked rows, in a stable order; nil for every row of the result.
+    public var marked: [ObjectID]?
+
+    public init(result: Int, table: String, marked: [ObjectID]?) {
+        self.result = result
+        self.table = table
+        self.marked = marked
+    }
+}
+
+/// A confirmation waiting for y/n: the count SQLite gave for exactly the rows `y` changes.
 public enum Confirmation: Sendable, Equatable {
-    case delete(rows: Int, marked: Bool)
-    case update(rows: Int, assignments: String, marked: Bool)
+    case delete(rows: Int, target: EditTarget)
+    case update(rows: Int, assignments: String, target: EditTarget)
+}
+
+/// What a table looked like when the user left it: the table list opens it that way again.
+public struct TableView: Sendable, Equatable {
+    public var filter: String
+    public var sort: Effect.SortSpec?
+    public var cursorRow: Int
 }
 
 /// What the screen shows.
@@ -129,8 +176,13 @@ public struct BrowserState: Sendable {
     public var windowStart = 0
     public var window: [RowSnapshot] = []
     public var windowValid = false
-    public var marked: Set<ObjectID> = []
-    public var allMarked = false
+    /// The result on screen: a new number each time a table, filter or sort is fetched (nil while
+    /// a result loads).
+    public internal(set) var resultID: Int?
+    /// The marks, with the result they belong to; only ``marked`` and ``allMarked`` read them.
+    public internal(set) var marks: Marks?
+    /// Each table's filter, sort and cursor row when it was last left, by table name.
+    public internal(set) var remembered: [String: TableView] = [:]
     public var lastSearch: String?
     public var record: [(name: String, value: String)] = []
 
@@ -173,12 +225,28 @@ public struct BrowserState: Sendable {
         return i >= 0 && i < window.count ? window[i] : nil
     }
 
+    /// The marks of the result on screen (marks of any other result are not there).
+    var currentMarks: Marks? {
+        guard let marks, let resultID, marks.result == resultID else { return nil }
+        return marks
+    }
+
+    /// Rows of the result on screen marked one by one.
+    public var marked: Set<ObjectID> { currentMarks.map { $0.all ? [] : $0.ids } ?? [] }
+    /// True when `V` marked every row of the result on screen.
+    public var allMarked: Bool { currentMarks?.all ?? false }
+
     public func isMarked(_ row: Int) -> Bool {
         if allMarked { return true }
         guard !marked.isEmpty, let id = snapshot(row)?.id else { return false }
         return marked.contains(id)
     }
 
-    /// How many rows an edit key acts on: the marked ones, or the whole result.
-    public var targetRowCount: Int { allMarked || marked.isEmpty ? count : marked.count }
+    /// What an edit key acts on now: the marked rows of the result on screen, or all of it; nil
+    /// without a result.
+    public var editTarget: EditTarget? {
+        guard let resultID, let table else { return nil }
+        let ids = marked
+        return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description })
+    }
 }

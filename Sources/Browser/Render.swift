@@ -10,7 +10,7 @@ let helpLines: [String] = [
     "  g Home         first row        G End     last row",
     "  :N             go to row N",
     "Finding",
-    "  /text          search the current column (SQLite does it)",
+    "  /text          search the current column (SQLite does it; Esc cancels a long one)",
     "  n N            next / previous match",
     "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"war\"",
     "                 (an empty filter shows every row)",
@@ -19,6 +19,8 @@ let helpLines: [String] = [
     "  r              reload (re-runs the fetch, keeps your row)",
     "Editing (one transaction each)",
     "  v              mark / unmark the current row   V  mark / unmark every row",
+    "                 (marks belong to this result: a new table, filter or sort keeps",
+    "                 only the marked rows that are in it)",
     "  D              batch-delete the marked rows, or the whole result",
     "  U              batch-update: votes = votes + 1, rating = round(rating * 1.1, 1)",
     "  u              undo the last batch operation",
@@ -26,7 +28,8 @@ let helpLines: [String] = [
     "  m              the live memory panel",
     "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
     "Other",
-    "  Esc            back to the table list (when opened from it)",
+    "  Esc            back to the table list (when opened from it); it keeps this",
+    "                 table's filter, sort and row for the next Enter",
     "  ?              this help        q         quit",
     "",
     "∅ is NULL; (gone) is a row deleted since the result was fetched.",
@@ -179,10 +182,10 @@ private func drawMessage(_ state: BrowserState, into screen: inout ScreenBuffer,
     case .confirm(let c):
         let text: String
         switch c {
-        case .delete(let n, let marked):
-            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") from \(state.table ?? "")? y/n"
-        case .update(let n, let a, let marked):
-            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(marked ? " (marked)" : "") of \(state.table ?? ""): \(a)? y/n"
+        case .delete(let n, let target):
+            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") from \(target.table)? y/n"
+        case .update(let n, let a, let target):
+            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") of \(target.table): \(a)? y/n"
         }
         screen.put(text, x: 0, y: y, style: p.error)
     default:

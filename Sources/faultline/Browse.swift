@@ -43,7 +43,7 @@ struct Browse: ParsableCommand {
 
     func run() throws {
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
-        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, useWAL: !readOnly)) }
+        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {
             if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }
@@ -91,10 +91,21 @@ extension DemoDatabase {
     /// `~/.cache/faultline`), created with a progress bar on first use.
     static func ensureInCache(rows: Int) throws -> String {
         let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
+        // As the environment says: $XDG_CACHE_HOME, else $HOME/.cache (the account's home only
+        // when HOME is unset).
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (home + "/.cache")
         let path = base + "/faultline/demo.sqlite"
         guard !FileManager.default.fileExists(atPath: path) else { return path }
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw BatchStoreError(.readOnly, "cannot create the folder \(folder) for the demo database; set XDG_CACHE_HOME to a folder you can write")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw BatchStoreError(.readOnly, "cannot create the demo database in \(folder): the folder is not writable; set XDG_CACHE_HOME to a folder you can write")
+        }
         printError("first run: creating the demo database at \(path)")
         let partial = path + ".partial"
         try? FileManager.default.removeItem(atPath: partial)

@@ -66,7 +66,7 @@ struct EditOptions: ParsableArguments {
                  execute: (ManagedObjectContext, Entity) throws -> BatchResult,
                  across: (CoordinatedContext, Entity) throws -> [String: BatchResult]) throws {
         if source.databases.count > 1 {
-            let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(useWAL: true)) })
+            let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(walAtFirstWrite: true)) })
             let context = try CoordinatedContext(coordinator: coordinator)
             let entities = try coordinator.entities(named: source.table, in: source.storeList)
             if dryRun {
@@ -87,7 +87,7 @@ struct EditOptions: ParsableArguments {
             try report(verb + "d", merged, seconds: Date().timeIntervalSince(start))
             return
         }
-        let store = try PersistentStore(path: source.database, options: .init(useWAL: true))
+        let store = try PersistentStore(path: source.database, options: .init(walAtFirstWrite: true))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: source.table)
         if dryRun {

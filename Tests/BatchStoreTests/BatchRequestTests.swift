@@ -4,6 +4,36 @@ import GRDB
 import Testing
 
 @Suite struct BatchRequestTests {
+    @Test("edits through a collection touch only its rows: the same SQL counts and then changes them, other tables' IDs are refused")
+    func editsWithinAResult() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 100)
+        try direct(path) { db in try db.execute(sql: "CREATE TABLE other(id INTEGER PRIMARY KEY); INSERT INTO other VALUES (1), (2)") }
+        let store = try PersistentStore(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let rows = try context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate(format: "id <= 10")))
+        // Rows that match the predicate but came after the fetch are not in the result.
+        try direct(path) { db in try db.execute(sql: "UPDATE n SET id = id + 1000 WHERE id = 100; INSERT INTO n VALUES (0, 0, 'new')") }
+        let all = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate(format: "id <= 10")), resultType: .count)
+        #expect(try rows.count(forDelete: all) == 10)
+        let otherID = ObjectID(entity: try store.entity(named: "other"), key: .rowid(1))
+        #expect(throws: BatchStoreError.self) { try rows.execute(BatchDeleteRequest(objectIDs: [otherID])) }
+        #expect(throws: BatchStoreError.self) { try rows.execute(BatchUpdateRequest(entityName: "other", propertiesToUpdate: [("id", .constant(.integer(9)))])) }
+        let n = try store.entity(named: "n")
+        let picked = [ObjectID(entity: n, key: .rowid(3)), ObjectID(entity: n, key: .rowid(0)), ObjectID(entity: n, key: .rowid(50))]
+        #expect(try rows.members(of: picked + [otherID]) == [picked[0]])
+        let markedDelete = BatchDeleteRequest(objectIDs: picked, resultType: .count)
+        #expect(try rows.count(forDelete: markedDelete) == 1)
+        #expect(try rows.execute(markedDelete).count == 1)
+        let update = BatchUpdateRequest(entityName: "n", propertiesToUpdate: [("v", .constant(.integer(-1)))], resultType: .count)
+        #expect(try rows.count(forUpdate: update) == 9)
+        #expect(try rows.execute(update, undoable: true).count == 9)
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM n WHERE v = -1 ORDER BY id") } == [1, 2, 4, 5, 6, 7, 8, 9, 10])
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM other") } == [1, 2])
+        #expect(try rows.execute(all).count == 9)
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM n WHERE id <= 10") } == [0])
+    }
+
     static let sql = """
         CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
         CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, votes INTEGER CHECK (votes >= 0),

@@ -4,6 +4,38 @@ import GRDB
 import Testing
 
 @Suite struct StoreTests {
+    /// SQLite's files next to `path` (-wal, -shm, -journal) that exist now.
+    func sidecars(_ path: String) -> [String] {
+        ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
+    }
+
+    @Test("walAtFirstWrite: fetching, faulting, searching and counting leave the file byte for byte; the first write switches it to WAL")
+    func walAtFirstWrite() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 2000)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(before[18] == 1 && before[19] == 1, "a rollback-journal file to start with")
+        do {
+            let store = try PersistentStore(path: path, options: .init(walAtFirstWrite: true))
+            let context = try ManagedObjectContext(store: store)
+            let request = FetchRequest(entityName: "n", predicate: try FetchPredicate(format: "v > 100"),
+                                       sortDescriptors: [SortDescriptor(key: "name", ascending: false)], fetchBatchSize: 50)
+            let rows = try context.fetchBatched(request)
+            _ = try rows.object(at: 1500)
+            _ = try rows.firstPosition(matching: try FetchPredicate(format: "name CONTAINS \"99\""), after: 0)
+            _ = try rows.refresh(keeping: [3])
+            _ = try context.count(for: FetchRequest(entityName: "n"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "reading changed the file")
+            #expect(sidecars(path).isEmpty)
+            _ = try context.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate(format: "id == 1"),
+                                                       propertiesToUpdate: [("v", .constant(.integer(0)))]))
+            #expect(try context.dataVersion() >= 0)
+        }
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(after[18] == 2 && after[19] == 2, "the first write switched the file to WAL")
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT v FROM n WHERE id = 1") } == 0)
+    }
+
     @Test func missingPathIsAnErrorAndIsNotCreated() throws {
         let dir = TempDir()
         let path = dir.path("missing.sqlite")

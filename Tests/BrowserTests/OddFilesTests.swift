@@ -47,7 +47,7 @@ struct OddFilesTests {
         b.send([.char("f")] + keys("名前 BEGINSWITH \"Z\"") + [.enter])
         #expect(b.state.count == 1)
         b.send([.char("U")] + keys("where = 'set', `a b` = 2.5") + [.enter, .char("y")])
-        #expect(b.state.message?.hasPrefix("updated 1 rows") == true, "\(b.state.message ?? "")")
+        #expect(b.state.message?.hasPrefix("updated 1 row of") == true, "\(b.state.message ?? "")")
         #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT \"where\" || ':' || \"a b\" FROM \"select\" WHERE \"from\" = 2") } == "set:2.5")
         b.send([.char("f"), .ctrl("u"), .enter, .char("S")])
         #expect(term.text[1].contains("2"))

@@ -64,18 +64,46 @@ struct ReducerTests {
         #expect(s.messageIsError && s.cursorRow == 41)
     }
 
-    @Test("D asks for a count, then confirms; anything but y cancels")
+    @Test("D asks for a count of exactly its target, then confirms that target; anything but y cancels")
     func confirmation() {
         var s = opened(count: 50)
-        #expect(s.reduce(.key(.char("D"))) == [.countDelete])
-        _ = s.reduce(.countedForDelete(50))
-        #expect(s.mode == .confirm(.delete(rows: 50, marked: false)))
+        let target = EditTarget(result: 0, table: "t", marked: nil)
+        #expect(s.reduce(.key(.char("D"))) == [.countDelete(target)])
+        _ = s.reduce(.countedForDelete(50, target: target))
+        #expect(s.mode == .confirm(.delete(rows: 50, target: target)))
         #expect(s.reduce(.key(.char("n"))) == [] && s.message == "cancelled: nothing was changed")
         _ = s.reduce(.key(.char("D")))
-        _ = s.reduce(.countedForDelete(50))
-        #expect(s.reduce(.key(.char("y"))) == [.runDelete(marked: nil)])
+        _ = s.reduce(.countedForDelete(50, target: target))
+        #expect(s.reduce(.key(.char("y"))) == [.runDelete(target)])
         _ = s.reduce(.edited(count: 0, cursor: 10, message: "deleted 50 rows"))
         #expect(s.count == 0 && s.cursorRow == 0 && s.message == "deleted 50 rows")
+    }
+
+    @Test("a count for another result than the one on screen asks nothing")
+    func staleCount() {
+        var s = opened(count: 50)
+        _ = s.reduce(.opened(table: "u", columns: ["a"], filter: "", sort: nil, count: 5, cursor: 0, readOnly: nil, message: nil, result: 1))
+        _ = s.reduce(.countedForDelete(50, target: EditTarget(result: 0, table: "t", marked: nil)))
+        #expect(s.mode == .grid)
+        #expect(s.editTarget == EditTarget(result: 1, table: "u", marked: nil))
+    }
+
+    @Test("Esc to the table list keeps each table's filter, sort and row; Enter opens it that way again")
+    func tableMemory() {
+        var s = BrowserState(width: 60, height: 10)
+        _ = s.reduce(.tablesListed([TableEntry(name: "t", isView: false, count: 100), TableEntry(name: "u", isView: false, count: 3)]))
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "a > 3", sort: (column: "b", ascending: false), count: 90, cursor: 0, readOnly: nil, message: nil, result: 1))
+        load(&s)
+        for _ in 0..<12 { _ = s.reduce(.key(.char("j"))) }
+        #expect(s.reduce(.key(.escape)) == [.listTables])
+        _ = s.reduce(.tablesListed([TableEntry(name: "t", isView: false, count: 100), TableEntry(name: "u", isView: false, count: 3)]))
+        #expect(s.mode == .picker)
+        _ = s.reduce(.key(.char("j")))
+        #expect(s.reduce(.key(.enter)) == [.open(table: "u", filter: "", sort: nil, cursor: 0)])
+        _ = s.reduce(.opened(table: "u", columns: ["a"], filter: "", sort: nil, count: 3, cursor: 0, readOnly: nil, message: nil, result: 2))
+        _ = s.reduce(.key(.escape))
+        _ = s.reduce(.key(.char("k")))
+        #expect(s.reduce(.key(.enter)) == [.open(table: "t", filter: "a > 3", sort: .init(column: "b", ascending: false), cursor: 12)])
     }
 
     @Test("read-only: edit keys produce no effect and say why")

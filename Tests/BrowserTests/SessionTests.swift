@@ -99,6 +99,86 @@ struct SessionTests {
         #expect(term.text[2].hasSuffix("  2  2  20 row 2"))
     }
 
+    @Test("marks belong to one result: v in a, Esc, Enter on b leaves nothing marked, and D never touches a")
+    func marksStayWithTheirResult() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT); CREATE TABLE b(id INTEGER PRIMARY KEY, y TEXT);
+            INSERT INTO a VALUES (1, 'a1'), (2, 'a2'); INSERT INTO b VALUES (1, 'b1'), (2, 'b2'), (3, 'b3');
+            """)
+        let (b, term) = try makeBrowser(path, width: 60, height: 10)
+        b.send(.enter)   // a
+        b.send(.char("v"))
+        #expect(b.state.marked.count == 1 && term.text[8].contains("1 marked"))
+        b.send([.escape, .char("j"), .enter])   // b
+        #expect(b.state.table == "b" && b.state.marked.isEmpty && !b.state.allMarked)
+        #expect(!term.text[8].contains("marked"), "\(term.text[8])")
+        #expect(b.state.message?.contains("1 mark cleared") == true, "\(b.state.message ?? "")")
+        b.send(.char("D"))
+        #expect(term.text[9] == "Delete 3 rows from b? y/n")
+        b.send(.char("n"))
+        // A filter change keeps only the marks whose rows are in the new result, and says so.
+        b.send(keys("vv"))   // ids 1 and 2 of b
+        b.send([.char("f")] + keys("id >= 2") + [.enter])
+        #expect(b.state.marked.count == 1 && b.state.message?.contains("kept 1 of 2 marks") == true, "\(b.state.message ?? "")")
+        b.send(.char("D"))
+        #expect(term.text[9] == "Delete 1 row (marked) from b? y/n")
+        b.send(.char("y"))
+        #expect(b.state.message?.hasPrefix("deleted 1 row from b; u undoes") == true, "\(b.state.message ?? "")")
+        #expect(b.state.message?.contains("mark") == false, "an edit clears its marks without a note: \(b.state.message ?? "")")
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM a") } == [1, 2])
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM b") } == [1, 3])
+        // A sort keeps every mark (the rows are the same); going back to a shows a unmarked.
+        b.send([.char("v"), .char("S")])
+        #expect(b.state.marked.count == 1)
+        b.send([.escape, .char("k"), .enter])
+        #expect(b.state.table == "a" && b.state.marked.isEmpty)
+        b.send(.char("u"))
+        #expect(b.state.message?.hasPrefix("undo: restored 1 deleted row of b") == true, "\(b.state.message ?? "")")
+    }
+
+    @Test("the table list remembers each table's filter, sort and row: a stray Esc loses nothing")
+    func tableMemory() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE a(id INTEGER PRIMARY KEY, v INTEGER); CREATE TABLE b(id INTEGER PRIMARY KEY);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100) INSERT INTO a SELECT x, x % 7 FROM c;
+            """)
+        let (b, term) = try makeBrowser(path, width: 60, height: 10)
+        b.send([.enter, .char("f")] + keys("v == 3") + [.enter, .char("l"), .char("S")] + keys(":5") + [.enter])
+        let row = b.state.snapshot(b.state.cursorRow)?.values
+        b.send(.escape)
+        #expect(b.state.mode == .picker)
+        b.send([.char("j"), .enter, .escape, .char("k"), .enter])
+        #expect(b.state.table == "a" && b.state.filter == "v == 3" && b.state.sort?.column == "v" && b.state.sort?.ascending == false)
+        #expect(b.state.cursorRow == 4 && b.state.snapshot(4)?.values == row)
+        #expect(term.text[8].contains("row 5 of 14") && term.text[8].contains("filter: v == 3"), "\(term.text[8])")
+    }
+
+    @Test("a search over a big result shows progress, and Esc cancels the search only: the table, filter and sort stay")
+    func searchCancel() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500000)
+            INSERT INTO n SELECT x, x % 10, 'row ' || x FROM c;
+            """)
+        let store = try PersistentStore(path: path)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: store, options: BrowserOptions(table: "n", filter: "v != 3", sort: "v desc"), backend: term)
+        b.start()
+        #expect(b.state.count == 1_350_000)
+        // Pressed while the search runs: the progress handler takes one key per tick (50 ms), so
+        // Esc comes after the first progress frames (drawn from 0.2 s on).
+        term.keys = Array(repeating: .resize, count: 8) + [.escape]
+        let typed = keys("ll/no such text") + [.enter]
+        let frames = term.framesPresented
+        b.send(typed)
+        #expect(b.state.message?.hasPrefix("search cancelled") == true, "\(b.state.message ?? "")")
+        #expect(term.framesPresented > frames + typed.count, "progress frames while searching")
+        #expect(b.state.mode == .grid && b.state.table == "n" && b.state.filter == "v != 3" && b.state.sort?.column == "v")
+    }
+
     @Test("D with nothing marked deletes the whole filtered result; the cursor goes to the nearest survivor")
     func deleteResult() throws {
         let dir = TempDir()

@@ -349,6 +349,123 @@ struct BrowserEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
+    /// SQLite's files next to `path` that exist now.
+    func sidecars(_ path: String) -> [String] {
+        ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
+    }
+
+    /// What the `sqlite3` program prints for `sql` on `path` (the file checked by another tool).
+    func sqlite3(_ path: String, _ sql: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["sqlite3", path, sql]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("v on a row of a, Esc, Enter on b: nothing is marked, D acts on b alone, and a is untouched (checked with sqlite3)")
+    func marksStayWithTheirTable() throws {
+        let scratch = Scratch()
+        let db = scratch.path("ab.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: """
+            CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT); CREATE TABLE b(id INTEGER PRIMARY KEY, y TEXT);
+            INSERT INTO a VALUES (1, 'a1'), (2, 'a2'); INSERT INTO b VALUES (1, 'b1'), (2, 'b2'), (3, 'b3');
+            """) }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t.waitFor("Tables and views")
+        try t.send("Enter")
+        try t.waitFor("row 1 of 2")
+        try t.type("v")
+        try t.waitFor("1 marked")
+        try t.send("Escape")
+        try t.waitFor("Tables and views")
+        try t.type("j")
+        try t.send("Enter")
+        let screen = try t.waitFor("row 1 of 3")
+        #expect(!screen.contains { $0.contains("row 1 of 3") && $0.contains("marked") }, "\(screen.joined(separator: "\n"))")
+        try t.type("D")
+        try t.waitFor("Delete 3 rows from b? y/n")
+        try t.type("n")
+        try t.type("jv")
+        try t.waitFor("1 marked")
+        try t.type("D")
+        try t.waitFor("Delete 1 row (marked) from b? y/n")
+        try t.type("y")
+        try t.waitFor("deleted 1 row from b")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+        #expect(try sqlite3(db, "SELECT group_concat(id) FROM a") == "1,2")
+        #expect(try sqlite3(db, "SELECT group_concat(id) FROM b") == "1,3")
+    }
+
+    @Test("browsing, searching, filtering, sorting, reloading and quitting leave the file byte for byte, with no -wal or -shm; the first edit switches it to WAL")
+    func readingNeverWrites() throws {
+        let scratch = Scratch()
+        let db = scratch.path("r.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT); CREATE TABLE other(id INTEGER PRIMARY KEY);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000)
+            INSERT INTO n SELECT x, CASE WHEN x % 9 = 0 THEN NULL ELSE x END, 'Zeile ' || x || ' grüße 東京' FROM c;
+            """) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        #expect(before[18] == 1 && before[19] == 1, "a rollback-journal file to start with")
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
+        try t.waitFor("Tables and views")
+        try t.send("Enter")
+        try t.waitFor("row 1 of 5,000")
+        try t.type("ll/ße 東京")
+        try t.send("Enter")
+        try t.waitFor("/ße 東京")
+        try t.type("f")
+        try t.type("v > 100")
+        try t.send("Enter")
+        try t.waitFor("filter: v > 100")
+        try t.type("hS")
+        try t.waitFor("sort: v desc")
+        try t.type("Gvmr")
+        try t.waitFor("reloaded")
+        try t.send("Escape")
+        try t.waitFor("Tables and views")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+        let after = try Data(contentsOf: URL(fileURLWithPath: db))
+        #expect(after == before, "reading changed the file: header bytes 18-19 \(after[18])/\(after[19])")
+        #expect(sidecars(db).isEmpty, "\(sidecars(db))")
+        // The first edit is what switches the file to WAL.
+        let t2 = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table n")
+        try t2.waitFor("row 1 of 5,000")
+        try t2.type("D")
+        try t2.waitFor("Delete 5,000 rows from n? y/n")
+        try t2.type("y")
+        try t2.waitFor("deleted 5,000 rows from n")
+        try t2.type("q")
+        #expect(try t2.waitForExit().status == 0)
+        let edited = try Data(contentsOf: URL(fileURLWithPath: db))
+        #expect(edited[18] == 2 && edited[19] == 2, "the first edit switched the file to WAL")
+        #expect(try sqlite3(db, "PRAGMA journal_mode") == "wal")
+    }
+
+    @Test("the demo database goes where the environment says: $HOME/.cache without XDG_CACHE_HOME; a cache folder it cannot make is one line")
+    func demoLocation() throws {
+        let scratch = Scratch()
+        let home = scratch.path("home")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let env = ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        let r = try CLI.run(["tour", "--rows", "2000"], environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home + "/.cache/faultline/demo.sqlite"))
+        // A file where the cache folder should be: one clear line, exit 1, nothing created.
+        let blocked = scratch.path("blocked")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocked))
+        let r2 = try CLI.run(["tour", "--rows", "2000"], environment: env.merging(["XDG_CACHE_HOME": blocked]) { $1 })
+        #expect(r2.status == 1)
+        #expect(r2.stderr.split(separator: "\n").count == 1 && r2.stderr.contains("cannot create the folder \(blocked)/faultline"), "\(r2.stderr)")
+    }
+
     @Test("read-only: --read-only and a read-only file refuse edit keys with the reason")
     func readOnly() throws {
         let scratch = Scratch()

@@ -22,10 +22,12 @@ struct CLI {
         var stderr: String
     }
 
-    static func run(_ args: [String]) throws -> Result {
+    /// Runs the binary with `args`; `environment`, when given, replaces the whole environment.
+    static func run(_ args: [String], environment: [String: String]? = nil) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
+        if let environment { p.environment = environment }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -170,7 +170,26 @@ extension ManagedObjectContext {
         }
     }
 
-    func compileUpdate(_ request: BatchUpdateRequest) throws -> CompiledUpdate {
+    /// `whereSQL` (` WHERE …` or empty) narrowed to the rows that also meet `condition` (SQL over
+    /// alias `t` without arguments, such as a result's membership): ` WHERE <condition> AND (…)`.
+    static func restricting(_ whereSQL: String, to condition: String?) -> String {
+        guard let condition else { return whereSQL }
+        guard whereSQL.hasPrefix(" WHERE ") else {
+            precondition(whereSQL.isEmpty, "a batch WHERE clause starts with WHERE")
+            return " WHERE \(condition)"
+        }
+        return " WHERE \(condition) AND (\(whereSQL.dropFirst(" WHERE ".count)))"
+    }
+
+    /// `SELECT count(*) FROM main."T" AS t <whereSQL>`: the rows a batch statement with the same
+    /// WHERE clause changes.
+    func countRows(_ entity: Entity, whereSQL: String, arguments: [SQLValue]) throws -> Int {
+        try withDatabase { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments) ?? 0
+        }
+    }
+
+    func compileUpdate(_ request: BatchUpdateRequest, within: String? = nil) throws -> CompiledUpdate {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
@@ -187,7 +206,8 @@ extension ManagedObjectContext {
             sets.append("\(quoteIdentifier(attribute.name)) = \(try builder.compile(value.node))")
         }
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
-        let (whereSQL, whereArgs) = try batchWhere(match, entity: entity)
+        let (unrestricted, whereArgs) = try batchWhere(match, entity: entity)
+        let whereSQL = Self.restricting(unrestricted, to: within)
         return CompiledUpdate(entity: entity, setClause: sets.joined(separator: ", "), setArguments: builder.arguments,
                               whereClause: whereSQL, whereArguments: whereArgs, match: match, columns: columns)
     }
@@ -199,7 +219,12 @@ extension ManagedObjectContext {
     /// With `undoable`, the assigned columns' before-image of every matching row is journaled in a
     /// temp table in the same transaction, for ``undo()`` (up to ``undoLimit`` rows).
     public func execute(_ request: BatchUpdateRequest, undoable: Bool = false) throws -> BatchResult {
-        let update = try compileUpdate(request)
+        try execute(request, undoable: undoable, within: nil)
+    }
+
+    /// The update, narrowed to the rows that meet `within` (SQL over alias `t`, no arguments).
+    func execute(_ request: BatchUpdateRequest, undoable: Bool, within: String?) throws -> BatchResult {
+        let update = try compileUpdate(request, within: within)
         let entity = update.entity, columns = update.columns
         let sql = update.sql(returningKeys: request.resultType == .objectIDs)
         let capture = ChangeCapture(kind: .updated, whereSQL: update.whereClause, arguments: update.whereArguments) { table in
@@ -210,7 +235,7 @@ extension ManagedObjectContext {
         } catch let error as BatchStoreError where error.code == .constraint {
             throw explainedConstraintFailure(error, request)
         }
-        try checkUndoable(entity, rows: try count(for: update.match), deleting: false)
+        try checkUndoable(entity, rows: try countRows(entity, whereSQL: update.whereClause, arguments: update.whereArguments), deleting: false)
         var journal = ""
         let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)
@@ -226,15 +251,14 @@ extension ManagedObjectContext {
     /// With `undoable`, the deleted rows are journaled whole in a temp table in the same transaction,
     /// for ``undo()``; refused when other tables' foreign-key actions would change too.
     public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
-        let entity: Entity
-        var whereSQL: String
-        var arguments: [SQLValue]
-        var cleanup: String?
+        try execute(request, undoable: undoable, within: nil)
+    }
+
+    /// The rows a batch delete touches: its entity, its ` WHERE …` over alias `t` (narrowed to
+    /// `within`), and the temp table of its object IDs, which the caller drops. Nil for no IDs.
+    func deleteTarget(_ request: BatchDeleteRequest, within: String?) throws -> (entity: Entity, whereSQL: String, arguments: [SQLValue], idTable: String?)? {
         if let ids = request.objectIDs {
-            guard let first = ids.first?.entity else {
-                return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil)
-            }
-            entity = first
+            guard let entity = ids.first?.entity else { return nil }
             try checkWritable(entity)
             guard ids.allSatisfy({ $0.entity === entity && $0.isAddressable }) else {
                 throw BatchStoreError(.invalidArgument, "a batch delete by object IDs takes stored rows of one entity")
@@ -247,16 +271,30 @@ extension ManagedObjectContext {
                 let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(table)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
                 for id in ids { try insert.bound(id.keyValues).execute() }
             }
-            cleanup = table
             let keyList = sqlTuple(qualified(keys))
-            whereSQL = " WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))"
-            arguments = []
-        } else {
-            guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-            entity = try store.entity(named: fetch.entityName)
-            try checkWritable(entity)
-            (whereSQL, arguments) = try batchWhere(fetch, entity: entity)
+            let whereSQL = Self.restricting(" WHERE \(keyList) IN (SELECT \(cols.joined(separator: ", ")) FROM temp.\(quoteIdentifier(table)))", to: within)
+            return (entity, whereSQL, [], table)
         }
+        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+        let entity = try store.entity(named: fetch.entityName)
+        try checkWritable(entity)
+        let (whereSQL, arguments) = try batchWhere(fetch, entity: entity)
+        return (entity, Self.restricting(whereSQL, to: within), arguments, nil)
+    }
+
+    /// How many rows `request` would delete (with `within`, as ``deleteTarget(_:within:)``); writes nothing.
+    func count(forDelete request: BatchDeleteRequest, within: String?) throws -> Int {
+        guard let target = try deleteTarget(request, within: within) else { return 0 }
+        defer { if let table = target.idTable { dropTempTable(table) } }
+        return try countRows(target.entity, whereSQL: target.whereSQL, arguments: target.arguments)
+    }
+
+    /// The delete, narrowed to the rows that meet `within` (SQL over alias `t`, no arguments).
+    func execute(_ request: BatchDeleteRequest, undoable: Bool, within: String?) throws -> BatchResult {
+        guard let target = try deleteTarget(request, within: within) else {
+            return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil)
+        }
+        let entity = target.entity, whereSQL = target.whereSQL, arguments = target.arguments, cleanup = target.idTable
         defer { if let cleanup { dropTempTable(cleanup) } }
         let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)\(returning(entity, request.resultType))"
         let rules: ((Database) throws -> Void)? = request.appliesDeleteRules
@@ -269,10 +307,7 @@ extension ManagedObjectContext {
             ("DELETE FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(ManagedObjectContext.keyedWhere(entity, table))", [])
         }
         guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, before: rules) }
-        let rows = try withDatabase { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments) ?? 0
-        }
-        try checkUndoable(entity, rows: rows, deleting: true)
+        try checkUndoable(entity, rows: try countRows(entity, whereSQL: whereSQL, arguments: arguments), deleting: true)
         let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
         var journal = ""
         let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
@@ -307,6 +342,7 @@ extension ManagedObjectContext {
         let queue = db
         return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
+            self.switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")

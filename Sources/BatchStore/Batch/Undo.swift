@@ -66,6 +66,7 @@ extension ManagedObjectContext {
         let stored = makeTempTableName("bs_changes")
         let queue = db
         try withDatabase { db in
+            switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 try db.execute(sql: StoredChanges.createSQL(stored, entity: entity))
                 try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u")

@@ -32,6 +32,8 @@ public struct CoordinatedCollection: RandomAccessCollection {
 
     public var batchSize: Int { storage.batchSize }
     public var statistics: BatchStatistics { storage.statistics }
+    /// The fetch request the result was made from.
+    public var request: FetchRequest { storage.request }
 
     /// Re-runs the ID fetch (rows inserted, deleted or re-sorted since are seen) and returns the
     /// new position of the first of `anchors` whose row still matches, or nil.
@@ -42,8 +44,19 @@ public struct CoordinatedCollection: RandomAccessCollection {
 
     /// The first position after (or, `backwards`, before) `position` whose row matches
     /// `predicate`: one query per store, each stopping at its first match, in result order.
-    public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false) throws -> Int? {
-        try storage.firstPosition(matching: predicate, after: position, backwards: backwards)
+    /// `progress` is called about every 50 ms while SQLite scans; `.cancel` stops the search with `.cancelled`.
+    public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false,
+                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int? {
+        try storage.firstPosition(matching: predicate, after: position, backwards: backwards, progress: progress)
+    }
+
+    /// The IDs among `ids` whose rows are in this result's ID table, in the order given; IDs of
+    /// other entities or stores are left out.
+    ///
+    /// Runs `SELECT key FROM temp.<ids> WHERE store = ? AND key IN (?, …)`, per store, 500 IDs at a time.
+    /// - Complexity: one scan of the ID table per store and 500 IDs; meant for hand-picked rows.
+    public func members(of ids: [ObjectID]) throws -> [ObjectID] {
+        try storage.members(of: ids)
     }
 }
 
@@ -152,19 +165,49 @@ final class CoordinatedStorage {
         }
     }
 
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool,
+                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
         var best: Int?
         for (i, entity) in entities {
             let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
             let condition = try builder.compile(predicate.node)
             let sql = "SELECT ids.pos FROM temp.\(quoteIdentifier(table)) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
             let arguments = [SQLValue.integer(Int64(position + 1))] + builder.arguments
-            if let pos = try owner.sortQueue.inDatabase({ db in try Int.fetchOne(db, sql: sql, arguments: arguments.statementArguments) }) {
+            let found = try owner.sortQueue.inDatabase { db -> Int? in
+                let statement = try db.makeStatement(sql: sql)
+                guard let progress else { return try Int.fetchOne(statement, arguments: arguments.statementArguments) }
+                var pos: Int?
+                try ProgressReporter.run(db: db, statement: statement, estimate: count, handler: progress) {
+                    pos = try Int.fetchOne(statement, arguments: arguments.statementArguments)
+                }
+                return pos
+            }
+            if let pos = found {
                 let p = pos - 1
                 if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
             }
         }
         return best
+    }
+
+    func members(of ids: [ObjectID]) throws -> [ObjectID] {
+        var found = Set<ObjectID>()
+        let table = self.table
+        for (store, entity) in entities {
+            let mine = ids.filter { $0.entity === entity && $0.isAddressable && $0.keyValues.count == 1 }
+            var offset = 0
+            while offset < mine.count {
+                let chunk = mine[offset..<min(mine.count, offset + 500)]
+                offset += chunk.count
+                let sql = "SELECT key FROM temp.\(quoteIdentifier(table)) WHERE store = \(store) AND key IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
+                let keys = try owner.sortQueue.inDatabase { db in
+                    try Row.fetchAll(db, sql: sql, arguments: chunk.map { $0.keyValues[0] }.statementArguments).map { SQLValue($0[0] as DatabaseValue) }
+                }
+                let present = Set(keys)
+                for id in chunk where present.contains(id.keyValues[0]) { found.insert(id) }
+            }
+        }
+        return ids.filter { found.contains($0) }
     }
 
     /// Drops resident batches holding deleted or refaulted objects (after a merge or undo).

@@ -7,14 +7,17 @@ extension BatchFaultingCollection {
     /// Runs `SELECT ids.pos FROM temp.<ids> AS ids CROSS JOIN main.<entity> AS t … WHERE <key
     /// match> AND ids.pos > ? AND (<predicate>) ORDER BY ids.pos LIMIT 1`.
     /// - Complexity: O(rows between `position` and the match); no rows enter Swift memory.
-    /// - Throws: `.invalidQuery` for a result without row keys (a view): its rows cannot be joined.
-    public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false) throws -> Int? {
-        try storage.firstPosition(matching: predicate, after: position, backwards: backwards)
+    /// - Throws: `.invalidQuery` for a result without row keys (a view): its rows cannot be joined;
+    ///   `.cancelled` when `progress` says `.cancel` (called about every 50 ms while SQLite scans).
+    public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false,
+                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int? {
+        try storage.firstPosition(matching: predicate, after: position, backwards: backwards, progress: progress)
     }
 }
 
 extension BatchStorage {
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> Int? {
+    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool,
+                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
         let keys = entity.keyColumns
         guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
         let builder = QueryBuilder(entity: entity, schema: context.store.schema)
@@ -25,7 +28,13 @@ extension BatchStorage {
         let sql = "SELECT ids.pos FROM temp.\(quoteIdentifier(tableName)) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
         let arguments = [SQLValue.integer(Int64(position + 1))] + builder.arguments
         return try context.withDatabase { db in
-            try Int.fetchOne(db, sql: sql, arguments: arguments.statementArguments).map { $0 - 1 }
+            let statement = try db.makeStatement(sql: sql)
+            guard let progress else { return try Int.fetchOne(statement, arguments: arguments.statementArguments).map { $0 - 1 } }
+            var found: Int?
+            try ProgressReporter.run(db: db, statement: statement, estimate: count, handler: progress) {
+                found = try Int.fetchOne(statement, arguments: arguments.statementArguments).map { $0 - 1 }
+            }
+            return found
         }
     }
 }

@@ -43,6 +43,8 @@ public final class ManagedObjectContext {
     private var tempTablesToDrop: [String] = []
     private var tempTableCounter = 0
     private var statementsByEntity: [Entity: EntityStatements] = [:]
+    /// True once the file is known to be in WAL mode (see ``switchToWALBeforeWriting(_:)``).
+    private var walSwitched = false
 
     nonisolated(unsafe) private static var serialCounter = 0
     private static let serialLock = NSLock()
@@ -102,6 +104,15 @@ public final class ManagedObjectContext {
             throw BatchStoreError.wrap(error)
         }
         // BatchStoreError and errors thrown by callers' own closures (an insert handler) pass through.
+    }
+
+    /// Before a write transaction: switches the file to WAL when the store asks for it at the first
+    /// write (``PersistentStore/Options/walAtFirstWrite``), with `PRAGMA journal_mode = WAL` outside
+    /// any transaction. Where the file does not allow it (a read-only folder, a lock), the write
+    /// goes ahead in the file's own mode and the switch is tried again at the next write.
+    func switchToWALBeforeWriting(_ db: Database) {
+        guard !walSwitched, store.options.walAtFirstWrite, !store.isReadOnly, !db.isInsideTransaction else { return }
+        walSwitched = (try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL"))?.lowercased() == "wal"
     }
 
     /// A new unique temp table name for this connection.
@@ -454,6 +465,7 @@ public final class ManagedObjectContext {
         let objects = Array(changed.values).sorted(by: Self.writesBefore)
         var insertedKeys: [(ManagedObject, ObjectKey)] = []
         try withDatabase { db in
+            switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 for object in objects {
                     let entity = object.entity

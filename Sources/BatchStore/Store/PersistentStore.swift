@@ -20,13 +20,18 @@ public final class PersistentStore: Sendable {
         public var name: String?
         /// Switch the file to WAL journaling on open (only done when asked: it changes the file).
         public var useWAL: Bool
+        /// Switch the file to WAL journaling just before a context's first write (a batch request,
+        /// `save()`, `undo()`), not on open: a session that only reads leaves the file as it was.
+        public var walAtFirstWrite: Bool
 
-        public init(readOnly: Bool = false, create: Bool = false, busyTimeout: Double = 5, name: String? = nil, useWAL: Bool = false) {
+        public init(readOnly: Bool = false, create: Bool = false, busyTimeout: Double = 5, name: String? = nil, useWAL: Bool = false,
+                    walAtFirstWrite: Bool = false) {
             self.readOnly = readOnly
             self.create = create
             self.busyTimeout = busyTimeout
             self.name = name
             self.useWAL = useWAL
+            self.walAtFirstWrite = walAtFirstWrite
         }
     }
 

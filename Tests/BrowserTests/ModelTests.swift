@@ -1,0 +1,432 @@
+import BatchStore
+import Browser
+import Foundation
+import GRDB
+import Testing
+import TerminalCore
+
+/// A model-based random run: a seeded generator drives a browser session on a real SQLite file
+/// (two tables, NULLs, non-ASCII text) through table switches, filters, sorts, marks, `D`, `U`,
+/// `u`, `r` and writes by another connection. A plain Swift model predicts every table's rows, the
+/// result on screen and the marks; the file is compared with the model after every step. On a
+/// failure the steps are shrunk to a shortest sequence that still fails, which is printed.
+/// `make fuzz` runs longer with FAULTLINE_MODEL_STEPS.
+@Suite("Model-based random run")
+struct ModelTests {
+    @Test("the browser, the file and a plain Swift model agree after every step")
+    func modelRun() throws {
+        let steps = Int(ProcessInfo.processInfo.environment["FAULTLINE_MODEL_STEPS"] ?? "") ?? 3000
+        var rng = SplitMix64(seed: 11)
+        // Several shorter sessions: a failure then shrinks within one session.
+        let sessions = max(1, steps / 500)
+        for session in 0..<sessions {
+            let plan = (0..<(steps / sessions)).map { _ in Step.random(&rng) }
+            guard let failure = try ModelRun.failure(plan) else { continue }
+            let shortest = try ModelRun.shrink(plan, failure: failure.index)
+            let final = try ModelRun.failure(shortest)
+            Issue.record("""
+                session \(session): \(final?.message ?? failure.message)
+                shortest sequence that fails (\(shortest.count) steps):
+                \(shortest.map(\.description).joined(separator: "\n"))
+                """)
+            return
+        }
+    }
+
+    @Test("the model itself notices a wrong file: a delete the browser did not make is a failure")
+    func modelCanFail() throws {
+        // A step the browser never sees: the model is told a row went, the file keeps it.
+        let failure = try ModelRun.failure([.open(0), .modelOnlyDelete])
+        #expect(failure?.message.contains("file") == true)
+    }
+}
+
+/// One step of a run, as a user (or another program) would take it.
+enum Step: CustomStringConvertible, Equatable {
+    case open(Int)                     // Esc, the table list, Enter on table N
+    case filter(ModelFilter)
+    case sort(column: Int, ascending: Bool)
+    case go(row: Int)                  // :N
+    case mark                          // v
+    case markAll                       // V
+    case delete                        // D y
+    case update(Int)                   // U k = k + d, y
+    case undo                          // u
+    case reload                        // r
+    case other(OtherWrite)
+    /// Test of the test: the model deletes a row the file keeps.
+    case modelOnlyDelete
+
+    static func random(_ rng: inout SplitMix64) -> Step {
+        switch rng.below(100) {
+        case 0..<8: return .open(rng.below(2))
+        case 8..<22: return .filter(ModelFilter.random(&rng))
+        case 22..<32: return .sort(column: rng.below(3), ascending: rng.below(2) == 0)
+        case 32..<42: return .go(row: 1 + rng.below(30))
+        case 42..<60: return .mark
+        case 60..<63: return .markAll
+        case 63..<71: return .delete
+        case 71..<79: return .update(1 + rng.below(3))
+        case 79..<86: return .undo
+        case 86..<91: return .reload
+        default: return .other(OtherWrite.random(&rng))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .open(let t): return "Esc g \(String(repeating: "j ", count: t))Enter        (open \(ModelRun.tables[t]))"
+        case .filter(let f): return "f Ctrl-U \(f.text) Enter"
+        case .sort(let c, let asc): return "hhh \(String(repeating: "l", count: c)) \(asc ? "s" : "S")        (sort by \(ModelRun.columns[c]))"
+        case .go(let n): return ":\(n) Enter"
+        case .mark: return "v"
+        case .markAll: return "V"
+        case .delete: return "D y"
+        case .update(let d): return "U k = k + \(d) Enter y"
+        case .undo: return "u"
+        case .reload: return "r"
+        case .other(let w): return "[another connection: \(w)]"
+        case .modelOnlyDelete: return "[model only: delete]"
+        }
+    }
+}
+
+/// Filters whose meaning is exact in plain Swift: integer comparisons, == on text, == nil.
+enum ModelFilter: Equatable {
+    case none, kGreater(Int), kEquals(Int), kNil, kNotNil, sEquals(String)
+
+    static func random(_ rng: inout SplitMix64) -> ModelFilter {
+        switch rng.below(6) {
+        case 0: return .none
+        case 1: return .kGreater(rng.below(14) - 1)
+        case 2: return .kEquals(rng.below(14))
+        case 3: return .kNil
+        case 4: return .kNotNil
+        default: return .sEquals(ModelRun.texts.compactMap { $0 }[rng.below(ModelRun.texts.count - 1)])
+        }
+    }
+
+    var text: String {
+        switch self {
+        case .none: return ""
+        case .kGreater(let n): return "k > \(n)"
+        case .kEquals(let n): return "k == \(n)"
+        case .kNil: return "k == nil"
+        case .kNotNil: return "k != nil"
+        case .sEquals(let s): return "s == \"\(s)\""
+        }
+    }
+
+    func matches(_ row: ModelRow) -> Bool {
+        switch self {
+        case .none: return true
+        case .kGreater(let n): return row.k.map { $0 > n } ?? false
+        case .kEquals(let n): return row.k == n
+        case .kNil: return row.k == nil
+        case .kNotNil: return row.k != nil
+        case .sEquals(let s): return row.s.map { Array($0.utf8) == Array(s.utf8) } ?? false
+        }
+    }
+}
+
+/// A write by another connection.
+enum OtherWrite: Equatable, CustomStringConvertible {
+    case insert(table: Int, k: Int?)
+    case setK(table: Int, id: Int64, k: Int?)
+    case delete(table: Int, id: Int64)
+
+    static func random(_ rng: inout SplitMix64) -> OtherWrite {
+        let t = rng.below(2)
+        switch rng.below(3) {
+        case 0: return .insert(table: t, k: rng.below(4) == 0 ? nil : rng.below(13))
+        case 1: return .setK(table: t, id: Int64(1 + rng.below(30)), k: rng.below(4) == 0 ? nil : rng.below(13))
+        default: return .delete(table: t, id: Int64(1 + rng.below(30)))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .insert(let t, let k): return "INSERT INTO \(ModelRun.tables[t]) (k) VALUES (\(k.map(String.init) ?? "NULL"))"
+        case .setK(let t, let id, let k): return "UPDATE \(ModelRun.tables[t]) SET k = \(k.map(String.init) ?? "NULL") WHERE id = \(id)"
+        case .delete(let t, let id): return "DELETE FROM \(ModelRun.tables[t]) WHERE id = \(id)"
+        }
+    }
+}
+
+struct ModelRow: Equatable {
+    var k: Int?
+    var s: String?
+}
+
+/// The model: every table's rows, the result on screen (its IDs as fetched), its filter and sort,
+/// each table's remembered filter and sort, the marks and the undo stack. Plain Swift only.
+struct Model {
+    var rows: [[Int64: ModelRow]]
+    var table: Int?
+    var filters: [ModelFilter] = [.none, .none]
+    var sorts: [(column: Int, ascending: Bool)?] = [nil, nil]
+    /// The result's IDs in order, as the last fetch found them.
+    var fetched: [Int64] = []
+    var marks: Set<Int64> = []
+    var allMarked = false
+    /// Before-images: the table, and the rows as they were (nil: the row did not exist).
+    var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind)] = []
+    var nextID: Int64 = 1000
+    enum Kind { case update, delete }
+
+    /// The rows of table `t` that match its filter now, in the result's order.
+    func result(_ t: Int) -> [Int64] {
+        let filter = filters[t]
+        var ids = rows[t].filter { filter.matches($0.value) }.map(\.key)
+        ids.sort { a, b in
+            if let sort = sorts[t], let ra = rows[t][a], let rb = rows[t][b] {
+                let order = Model.compare(ra, rb, column: sort.column, a, b)
+                if order != 0 { return sort.ascending ? order < 0 : order > 0 }
+            }
+            return a < b
+        }
+        return ids
+    }
+
+    /// SQLite's order for one column: NULL first, integers by value, text by UTF-8 bytes.
+    static func compare(_ a: ModelRow, _ b: ModelRow, column: Int, _ ida: Int64, _ idb: Int64) -> Int {
+        switch column {
+        case 0: return ida < idb ? -1 : (ida > idb ? 1 : 0)
+        case 1:
+            switch (a.k, b.k) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?): return x < y ? -1 : (x > y ? 1 : 0)
+            }
+        default:
+            switch (a.s, b.s) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?):
+                let (u, v) = (Array(x.utf8), Array(y.utf8))
+                return u == v ? 0 : (u.lexicographicallyPrecedes(v) ? -1 : 1)
+            }
+        }
+    }
+
+    /// A new result of the current table: marks stay only where their rows are in it.
+    mutating func refetch(keepingMarks: Bool) {
+        guard let t = table else { return }
+        fetched = result(t)
+        let now = Set(fetched)
+        if keepingMarks { marks = marks.intersection(now) } else { marks = []; allMarked = false }
+    }
+
+    /// The rows an edit acts on now, as the browser's SQL selects them.
+    func target(updating: Bool) -> [Int64] {
+        guard let t = table else { return [] }
+        let inResult = fetched.filter { rows[t][$0] != nil }
+        if !allMarked && !marks.isEmpty {
+            // Marked rows of the result; an update also asks the filter again.
+            return inResult.filter { marks.contains($0) && (!updating || filters[t].matches(rows[t][$0] ?? ModelRow())) }
+        }
+        return inResult.filter { id in rows[t][id].map { filters[t].matches($0) } ?? false }
+    }
+}
+
+enum ModelRun {
+    static let tables = ["p", "q"]
+    static let columns = ["id", "k", "s"]
+    static let texts: [String?] = ["grüße", "東京", "", "a", "Ω", "naïve", "zebra", nil]
+
+    struct Failure { var index: Int; var message: String }
+
+    static func initialRows() -> [[Int64: ModelRow]] {
+        var p: [Int64: ModelRow] = [:], q: [Int64: ModelRow] = [:]
+        for i in 1...30 { p[Int64(i)] = ModelRow(k: i % 5 == 0 ? nil : (i * 7) % 13, s: texts[i % 8]) }
+        for i in 1...25 { q[Int64(i)] = ModelRow(k: i % 6 == 0 ? nil : i % 4, s: texts[(i * 3) % 8]) }
+        return [p, q]
+    }
+
+    /// Runs `steps` on a fresh file; the first disagreement, or nil.
+    static func failure(_ steps: [Step]) throws -> Failure? {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE p(id INTEGER PRIMARY KEY, k INTEGER, s TEXT); CREATE TABLE q(id INTEGER PRIMARY KEY, k INTEGER, s TEXT)")
+        var model = Model(rows: initialRows())
+        try direct(path) { db in
+            for (t, table) in model.rows.enumerated() {
+                for (id, row) in table { try db.execute(sql: "INSERT INTO \(tables[t]) VALUES (?, ?, ?)", arguments: [id, row.k, row.s]) }
+            }
+        }
+        let (b, _) = try makeBrowser(path, width: 80, height: 12, options: BrowserOptions(batchSize: 7))
+        for (i, step) in steps.enumerated() {
+            if let message = try apply(step, to: b, model: &model, path: path) { return Failure(index: i, message: "step \(i + 1) (\(step)): \(message)") }
+            if let message = try check(b, model, path: path) { return Failure(index: i, message: "after step \(i + 1) (\(step)): \(message)") }
+        }
+        return nil
+    }
+
+    /// Sends `step`'s keys (or makes its write) and moves the model the same way; a message when
+    /// what the browser shows on the way disagrees with the model.
+    static func apply(_ step: Step, to b: Browser, model: inout Model, path: String) throws -> String? {
+        let inGrid = model.table != nil
+        switch step {
+        case .open(let t):
+            b.send([.escape, .char("g")] + Array(repeating: Key.char("j"), count: t) + [.enter])
+            // The same table again keeps the marks whose rows are in the new result.
+            let same = model.table == t
+            model.table = t
+            model.allMarked = false
+            model.refetch(keepingMarks: same)
+        case .filter(let f):
+            guard let t = model.table else { return nil }
+            b.send([.char("f"), .ctrl("u")] + keys(f.text) + [.enter])
+            model.filters[t] = f
+            model.allMarked = false
+            model.refetch(keepingMarks: true)
+        case .sort(let c, let asc):
+            guard let t = model.table else { return nil }
+            b.send(keys("hhh" + String(repeating: "l", count: c) + (asc ? "s" : "S")))
+            model.sorts[t] = (c, asc)
+            model.allMarked = false
+            model.refetch(keepingMarks: true)
+        case .go(let n):
+            guard inGrid else { return nil }
+            b.send(keys(":\(n)") + [.enter])
+        case .mark:
+            guard inGrid, let t = model.table else { return nil }
+            let row = b.state.cursorRow
+            let shown = b.state.snapshot(row)
+            b.send(.char("v"))
+            guard row < model.fetched.count else { return nil }
+            if model.allMarked { return nil }
+            let expected = model.fetched[row]
+            guard let id = shown?.id else {
+                // Only a row deleted since the fetch shows without an ID.
+                return model.rows[t][expected] == nil ? nil : "row \(row + 1) showed no ID but id \(expected) exists"
+            }
+            guard case .rowid(let r) = id.key, r == expected else { return "row \(row + 1) is \(id), the model says id \(expected)" }
+            if model.marks.contains(r) { model.marks.remove(r) } else { model.marks.insert(r) }
+        case .markAll:
+            guard inGrid else { return nil }
+            b.send(.char("V"))
+            model.allMarked.toggle()
+            model.marks = []
+        case .delete, .update:
+            guard inGrid, let t = model.table else { return nil }
+            if b.state.count == 0 { b.send(.char(step == .delete ? "D" : "U")); return nil }
+            let updating = step != .delete
+            let target = model.target(updating: updating)
+            if case .update(let d) = step {
+                b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
+                guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
+                if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
+                b.send(.char("y"))
+                var before: [Int64: ModelRow?] = [:]
+                for id in target {
+                    before[id] = model.rows[t][id]
+                    if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
+                }
+                model.undo.append((table: t, before: before, kind: Model.Kind.update))
+            } else {
+                b.send(.char("D"))
+                guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
+                if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
+                b.send(.char("y"))
+                var before: [Int64: ModelRow?] = [:]
+                for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
+                model.undo.append((table: t, before: before, kind: Model.Kind.delete))
+            }
+            let said = target.count == 1 ? "1 row " : "\(group(target.count)) rows "
+            if b.state.message?.contains(said) != true { return "the message says \(b.state.message ?? "nothing"), the model \(said)" }
+            model.refetch(keepingMarks: false)
+        case .undo:
+            guard inGrid else { return nil }
+            b.send(.char("u"))
+            guard let last = model.undo.popLast() else { return nil }
+            for (id, row) in last.before {
+                switch last.kind {
+                case .update: if model.rows[last.table][id] != nil, let row { model.rows[last.table][id]?.k = row.k }
+                case .delete: model.rows[last.table][id] = row
+                }
+            }
+            model.refetch(keepingMarks: false)
+        case .reload:
+            guard inGrid else { return nil }
+            b.send(.char("r"))
+            model.refetch(keepingMarks: true)
+        case .other(let w):
+            try direct(path) { db in
+                switch w {
+                case .insert(let t, let k):
+                    try db.execute(sql: "INSERT INTO \(tables[t]) VALUES (?, ?, 'other')", arguments: [model.nextID, k])
+                    model.rows[t][model.nextID] = ModelRow(k: k, s: "other")
+                    model.nextID += 1
+                case .setK(let t, let id, let k):
+                    try db.execute(sql: "UPDATE \(tables[t]) SET k = ? WHERE id = ?", arguments: [k, id])
+                    if model.rows[t][id] != nil { model.rows[t][id]?.k = k }
+                case .delete(let t, let id):
+                    try db.execute(sql: "DELETE FROM \(tables[t]) WHERE id = ?", arguments: [id])
+                    model.rows[t][id] = nil
+                }
+            }
+        case .modelOnlyDelete:
+            if let t = model.table, let id = model.rows[t].keys.min() { model.rows[t][id] = nil }
+        }
+        return nil
+    }
+
+    /// The file, the result on screen and the marks against the model.
+    static func check(_ b: Browser, _ model: Model, path: String) throws -> String? {
+        let file: [[Int64: ModelRow]] = try direct(path) { db in
+            try tables.map { name in
+                var rows: [Int64: ModelRow] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT id, k, s FROM \(name)") {
+                    let id: Int64 = row[0]
+                    let k: Int? = row[1]
+                    let text: String? = row[2]
+                    rows[id] = ModelRow(k: k, s: text)
+                }
+                return rows
+            }
+        }
+        for t in 0..<2 where file[t] != model.rows[t] {
+            let wrong = Set(file[t].keys).symmetricDifference(model.rows[t].keys).sorted().prefix(5)
+            return "the file's \(tables[t]) differs from the model (ids only on one side: \(Array(wrong)))"
+        }
+        guard let t = model.table else { return nil }
+        let s = b.state
+        guard s.table == tables[t] else { return "the browser shows \(s.table ?? "nothing"), the model \(tables[t])" }
+        guard s.mode == .grid else { return "the browser is in \(s.mode), not the grid: \(s.message ?? "")" }
+        if s.count != model.fetched.count { return "\(s.count) rows on screen, the model \(model.fetched.count)" }
+        if s.allMarked != model.allMarked { return "all marked: browser \(s.allMarked), model \(model.allMarked)" }
+        let marked = Set(s.marked.compactMap { id -> Int64? in if case .rowid(let r) = id.key { return r } else { return nil } })
+        if marked != model.marks { return "marked \(marked.sorted()), the model \(model.marks.sorted())" }
+        for (i, row) in s.window.enumerated() {
+            let pos = s.windowStart + i
+            guard let id = row.id, pos < model.fetched.count else { continue }
+            guard case .rowid(let r) = id.key, r == model.fetched[pos] else { return "row \(pos + 1) is \(id), the model says id \(model.fetched[pos])" }
+        }
+        return nil
+    }
+
+    /// A shortest sequence that still fails: the failing prefix, then chunks removed while it
+    /// still fails (delta debugging), down to single steps.
+    static func shrink(_ steps: [Step], failure index: Int) throws -> [Step] {
+        var current = Array(steps.prefix(index + 1))
+        var chunk = max(1, current.count / 2)
+        while chunk >= 1 {
+            var start = 0
+            var removed = false
+            while start < current.count {
+                var candidate = current
+                candidate.removeSubrange(start..<min(current.count, start + chunk))
+                if !candidate.isEmpty, let f = try failure(candidate) {
+                    current = Array(candidate.prefix(f.index + 1))
+                    removed = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removed { chunk /= 2 }
+        }
+        return current
+    }
+}
