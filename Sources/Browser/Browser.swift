@@ -265,7 +265,8 @@ public final class Browser {
     /// Esc (or Ctrl-C, or q) cancels the search alone: the cursor, filter and sort stay.
     private func search(column: String, text: String, from: Int, backwards: Bool) throws -> [Action] {
         guard let collection else { return [] }
-        let predicate = try FetchPredicate(format: "%K CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
+        // What the grid shows, searched as text: numbers too (`/195` finds the year 1950).
+        let predicate = try FetchPredicate(format: "string(%K) CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
         let started = Date()
         var lastDraw = Date.distantPast
         let progress: (IDFetchProgress) -> IDFetchDecision = { [self] p in

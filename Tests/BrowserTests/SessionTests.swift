@@ -73,6 +73,9 @@ struct SessionTests {
         #expect(b.state.cursorRow == 24 && b.state.message?.contains("wrapped") == true)
         b.send(keys("/nothing like this") + [.enter])
         #expect(b.state.messageIsError && b.state.cursorRow == 24)
+        // A number column is searched in the text the grid shows.
+        b.send(keys("h/26") + [.enter])
+        #expect(b.state.cursorRow == 25 && !b.state.messageIsError, "v = 260 is row 26: \(b.state.message ?? "")")
     }
 
     @Test("D deletes the marked rows after a confirmation with the exact count; u brings them back")
