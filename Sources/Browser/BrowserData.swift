@@ -151,49 +151,30 @@ final class MultiStoreData: BrowserData {
     func count(_ request: FetchRequest) throws -> Int {
         try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context.context(for: $1.storeName).count(for: request) }
     }
-    // The ID table lives on the connection that sorts across stores, not on the stores' own: the
-    // marked rows are checked against it first (`members(of:)`), then each store's edit runs on
-    // those rows only; the result's entity and predicate come from the result itself.
-
-    /// Rows of `ids` (of one entity, several stores) that exist, store by store.
-    private func countExisting(_ ids: [ObjectID]) throws -> Int {
-        try Dictionary(grouping: ids) { $0.entity.storeName }.reduce(0) { total, part in
-            try total + context.context(for: part.key).count(for: FetchRequest(entityName: part.value[0].entity.name, predicate: try FetchPredicate.matching(part.value)))
-        }
+    /// The several-store result: each count and edit copies the result's keys to each store's
+    /// connection and tests membership in the statement itself
+    /// (``CoordinatedCollection/execute(_:undoable:)-(BatchDeleteRequest,_)``), so only rows in
+    /// the result are ever counted or changed.
+    private func collection(_ result: BrowserResult) -> CoordinatedCollection {
+        guard let collection = result as? CoordinatedCollection else { preconditionFailure("a several-store browser shows a CoordinatedCollection") }
+        return collection
     }
     func countDelete(in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
-        if let marked { return try countExisting(try result.members(of: marked)) }
-        return try count(FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate))
+        try collection(result).count(forDelete: deleteRequest(of: result, marked: marked))
     }
     func delete(in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
-        let ids = try marked.map { try result.members(of: $0) }
-        if let ids, ids.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
-        let request = deleteRequest(of: result, marked: ids)
-        let (results, note) = try undoable { try context.execute(request, undoable: $0) }
+        if let marked, marked.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
+        let request = deleteRequest(of: result, marked: marked)
+        let (results, note) = try undoable { try collection(result).execute(request, undoable: $0) }
         return (combine(results, undone: note == "; u undoes"), note)
     }
     func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
-        let ids = try marked.map { try result.members(of: $0) }
-        let request = try updateRequest(assignments, of: result, marked: nil)
-        return try coordinator.entities(named: request.entityName).reduce(0) { total, entity in
-            let mine = ids?.filter { $0.entity === entity }
-            if let mine, mine.isEmpty { return total }
-            var part = request
-            if let mine {
-                let m = try FetchPredicate.matching(mine)
-                part.predicate = part.predicate.map { $0 && m } ?? m
-            }
-            return try total + context.context(for: entity.storeName).count(forUpdate: part)
-        }
+        try collection(result).count(forUpdate: try updateRequest(assignments, of: result, marked: nil), objectIDs: marked)
     }
     func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
-        let ids = try marked.map { try result.members(of: $0) }
-        if let ids, ids.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
+        if let marked, marked.isEmpty { return (BatchResult(succeeded: true, count: 0, objectIDs: nil), "") }
         let request = try updateRequest(assignments, of: result, marked: nil)
-        let (results, note) = try undoable { undo in
-            if let ids { return try context.execute(request, objectIDs: ids, undoable: undo) }
-            return try context.execute(request, undoable: undo)
-        }
+        let (results, note) = try undoable { try collection(result).execute(request, objectIDs: marked, undoable: $0) }
         return (combine(results, undone: note == "; u undoes"), note)
     }
     private func combine(_ results: [String: BatchResult], undone: Bool) -> BatchResult {

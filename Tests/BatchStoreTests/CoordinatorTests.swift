@@ -167,4 +167,42 @@ struct CoordinatorTests {
         let after = try paths.map { p in try DatabaseQueue(path: p).read { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") ?? 0 } }
         #expect(after == before)
     }
+
+    @Test("edits on a result across stores touch only the result's rows: not rows inserted since the fetch, not rows of other stores")
+    func editsWithinAResultAcrossStores() throws {
+        let dir = TempDir()
+        let paths = try makeStores(dir, rows: 50)
+        let context = try coordinator(paths)
+        let result = try context.fetchBatched(FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 2000"), fetchBatchSize: 10))
+        func count(_ path: String, _ sql: String) throws -> Int { try direct(path) { try Int.fetchOne($0, sql: sql) ?? -1 } }
+        let before = try paths.map { try count($0, "SELECT count(*) FROM movie WHERE year >= 2000") }
+        #expect(result.count == before.reduce(0, +) && result.count > 0)
+        // Another program adds a matching row to b after the fetch: the result does not hold it.
+        try direct(paths[1]) { try $0.execute(sql: "INSERT INTO movie VALUES (1000, 'new', 2010, 0)") }
+        let update = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("year >= 2000"),
+                                        propertiesToUpdate: try UpdateExpression.parseAssignments("votes = -1"), resultType: .count)
+        #expect(try result.count(forUpdate: update) == result.count, "the count is of the result's rows only")
+        let updated = try result.execute(update, undoable: true)
+        let updatedCount: Int = updated.values.compactMap(\.count).reduce(0, +)
+        #expect(updatedCount == result.count)
+        #expect(try paths.map { try count($0, "SELECT count(*) FROM movie WHERE votes = -1") } == before)
+        #expect(try count(paths[1], "SELECT votes FROM movie WHERE id = 1000") == 0, "the row inserted since the fetch is untouched")
+        // Marked rows: only those, store by store; a row of another entity or outside the result is refused.
+        let marked = [try result.object(at: 0), try result.object(at: result.count - 1)].compactMap { $0?.objectID }
+        #expect(try result.count(forUpdate: update, objectIDs: marked) == 2)
+        let delete = BatchDeleteRequest(objectIDs: marked, resultType: .count)
+        #expect(try result.count(forDelete: delete) == 2)
+        _ = try result.execute(delete)
+        let left: Int = try paths.map { try count($0, "SELECT count(*) FROM movie WHERE year >= 2000") }.reduce(0, +)
+        let expectedLeft: Int = before.reduce(0, +) - 1
+        #expect(left == expectedLeft, "two marked rows gone, the new row still there")
+        // The whole result, deleted: the new row survives.
+        let all = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 2000")), resultType: .count)
+        #expect(try result.count(forDelete: all) == result.count - 2)
+        _ = try result.execute(all)
+        #expect(try paths.map { try count($0, "SELECT count(*) FROM movie WHERE year >= 2000") } == [0, 1, 0])
+        #expect(throws: BatchStoreError.self) {
+            try result.execute(BatchUpdateRequest(entityName: "nope", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = 1")))
+        }
+    }
 }

@@ -200,8 +200,12 @@ final class CoordinatedStorage {
                 let chunk = mine[offset..<min(mine.count, offset + 500)]
                 offset += chunk.count
                 let sql = "SELECT key FROM temp.\(quoteIdentifier(table)) WHERE store = \(store) AND key IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
-                let keys = try owner.sortQueue.inDatabase { db in
-                    try Row.fetchAll(db, sql: sql, arguments: chunk.map { $0.keyValues[0] }.statementArguments).map { SQLValue($0[0] as DatabaseValue) }
+                let keys = try owner.sortQueue.inDatabase { db -> [SQLValue] in
+                    let statement = try db.makeStatement(sql: sql).bound(chunk.map { $0.keyValues[0] })
+                    let cursor = try Row.fetchCursor(statement)
+                    var keys: [SQLValue] = []
+                    while try cursor.next() != nil { keys.append(SQLValue(statement: statement.sqliteStatement, column: 0)) }
+                    return keys
                 }
                 let present = Set(keys)
                 for id in chunk where present.contains(id.keyValues[0]) { found.insert(id) }

@@ -237,7 +237,7 @@ public final class CoordinatedContext {
         try context(for: storeName ?? coordinator.stores[0].name).execute(request, undoable: undoable)
     }
 
-    private func runAcrossStores(entityName: String, affectedStores: [String]?, undoable: Bool,
+    func runAcrossStores(entityName: String, affectedStores: [String]?, undoable: Bool,
                                  _ body: (ManagedObjectContext, Bool) throws -> BatchResult) throws -> [String: BatchResult] {
         let entities = try coordinator.entities(named: entityName, in: affectedStores)
         for entity in entities {
