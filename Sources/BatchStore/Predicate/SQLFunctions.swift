@@ -135,12 +135,10 @@ enum SQLFunctions {
         return x.count < y.count ? -1 : (x.count == y.count ? 0 : 1)
     }
 
-    /// CONTAINS (0), BEGINSWITH (1), ENDSWITH (2) on UTF-8 bytes (a byte match of valid UTF-8 is a
-    /// code point match), or LIKE (3) with `*`, `?` and `\` over code points.
+    /// CONTAINS (0), BEGINSWITH (1), ENDSWITH (2) or LIKE (3), on UTF-8 bytes: a byte match of
+    /// valid UTF-8 is a code point match, and nothing is decoded or allocated per row.
     static func has(_ op: Int, _ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
-        if op == 3 {
-            return like(Array(String(decoding: hay, as: UTF8.self).unicodeScalars), Array(String(decoding: needle, as: UTF8.self).unicodeScalars))
-        }
+        if op == 3 { return like(hay, needle) }
         guard needle.count > 0, needle.count <= hay.count else { return false }
         switch op {
         case 1: return hay.prefix(needle.count).elementsEqual(needle)
@@ -156,29 +154,35 @@ enum SQLFunctions {
         }
     }
 
-    /// NSPredicate LIKE: `*` any run, `?` one character, `\` makes the next character literal; the
-    /// whole text must match.
-    static func like(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
-        // Iterative wildcard matching with backtracking to the last `*`: O(n·m) at worst.
-        var t = 0, p = 0
-        var star = -1, mark = 0
-        while t < text.count {
-            if p < pattern.count, pattern[p] == "\\", p + 1 < pattern.count, pattern[p + 1] == text[t] {
-                t += 1; p += 2
-            } else if p < pattern.count, pattern[p] == "?" {
-                t += 1; p += 1
-            } else if p < pattern.count, pattern[p] == "*" {
-                star = p; mark = t; p += 1
-            } else if p < pattern.count, pattern[p] != "\\", pattern[p] == text[t] {
-                t += 1; p += 1
-            } else if star >= 0 {
-                p = star + 1; mark += 1; t = mark
-            } else {
-                return false
+    /// NSPredicate LIKE over UTF-8: `*` any run, `?` one character (code point), `\` makes the
+    /// next character literal (a `\` at the end matches nothing); the whole text must match.
+    /// Iterative, backtracking to the last `*`: O(n·m) at worst.
+    static func like(_ t: UnsafeBufferPointer<UInt8>, _ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        func length(_ b: UInt8) -> Int { b < 0xC0 ? 1 : (b < 0xE0 ? 2 : (b < 0xF0 ? 3 : 4)) }
+        let star = UInt8(ascii: "*"), question = UInt8(ascii: "?"), backslash = UInt8(ascii: "\\")
+        var ti = 0, pi = 0
+        var starAt = -1, resume = 0
+        while ti < t.count {
+            if pi < p.count {
+                let c = p[pi]
+                if c == star { starAt = pi; pi += 1; resume = ti; continue }
+                let n = min(length(t[ti]), t.count - ti)
+                if c == question { ti += n; pi += 1; continue }
+                let start = c == backslash ? pi + 1 : pi
+                if start < p.count {
+                    let m = length(p[start])
+                    if m == n, start + m <= p.count, (0..<m).allSatisfy({ p[start + $0] == t[ti + $0] }) {
+                        ti += n; pi = start + m; continue
+                    }
+                }
             }
+            guard starAt >= 0 else { return false }
+            resume += min(length(t[resume]), t.count - resume)
+            ti = resume
+            pi = starAt + 1
         }
-        while p < pattern.count, pattern[p] == "*" { p += 1 }
-        return p == pattern.count
+        while pi < p.count, p[pi] == star { pi += 1 }
+        return pi == p.count
     }
 
     /// Compiles a MATCHES pattern, or returns a message naming what is wrong with it.
