@@ -11,7 +11,8 @@ import GRDBSQLite
 ///    `SELECT <key> FROM main."T" WHERE "c1" = ? AND … LIMIT 1` (one index probe; a NULL never
 ///    conflicts, so a constraint with a NULL value is skipped). The first hit is the existing row.
 /// 2. Found: `UPDATE main."T" SET <given columns> = ? WHERE <key> = ? [RETURNING <key>]`; columns
-///    the row does not give are left alone.
+///    the row does not give are left alone, and so are the primary key columns when the primary
+///    key found the row (they already hold those values).
 /// 3. Not found: `INSERT INTO main."T" (<given columns>) VALUES (?, …) [RETURNING <key>]`; missing
 ///    columns take their defaults, and a NOT NULL column without one fails naming the row.
 ///
@@ -83,14 +84,18 @@ struct UpsertWriter {
 
     /// Writes one row (`pairs` sorted by column, no column twice).
     mutating func write(_ pairs: [(column: Int, value: SQLValue)]) throws -> Outcome {
-        if let existing = try probe(pairs) {
-            return .updated(key: try update(pairs, key: existing))
+        if let (existing, byPrimaryKey) = try probe(pairs) {
+            // Found by its primary key, the row already has the given key values: writing them
+            // again would make SQLite move the row (a rowid change is a delete and an insert).
+            let written = byPrimaryKey ? pairs.filter { !primaryKeyColumns.contains($0.column) } : pairs
+            return .updated(key: try update(written, key: existing))
         }
         return .inserted(key: try insert(pairs))
     }
 
-    /// The key of the existing row that `pairs` conflicts with, or nil.
-    private mutating func probe(_ pairs: [(column: Int, value: SQLValue)]) throws -> [SQLValue]? {
+    /// The key of the existing row that `pairs` conflicts with, and whether the primary key found
+    /// it; nil when none.
+    private mutating func probe(_ pairs: [(column: Int, value: SQLValue)]) throws -> ([SQLValue], Bool)? {
         guard !pairs.isEmpty else { return nil }
         constraintLoop: for (n, columns) in constraints.enumerated() {
             var values: [SQLValue] = []
@@ -107,7 +112,7 @@ struct UpsertWriter {
                 statement = try db.makeStatement(sql: "SELECT \(keyList) FROM \(table) WHERE \(match) LIMIT 1")
                 probes[n] = statement
             }
-            if let key = try stepForKey(statement.sqliteStatement, binding: values) { return key }
+            if let key = try stepForKey(statement.sqliteStatement, binding: values) { return (key, Set(columns) == primaryKeyColumns) }
         }
         return nil
     }
@@ -126,6 +131,7 @@ struct UpsertWriter {
                 entry = sqlite3_last_insert_rowid(connection)
             }
         }
+        if columns.isEmpty { return wantKeys ? key : nil } // the row gave its key and nothing else
         let update: (statement: Statement, returnsKey: Bool)
         if let known = updates[columns] {
             update = known
