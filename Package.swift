@@ -37,10 +37,13 @@ let package = Package(
         .target(name: "TerminalCurses", dependencies: ["CNCurses", "TerminalCore"]),
         // The browser: state, actions, reducer, rendering, and the session that runs effects.
         .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
+        // CSV, TSV and NDJSON readers and writers (what import reads and export writes); no terminal.
+        .target(name: "FaultlineCodecs", dependencies: ["BatchStore"], path: "Sources/Codecs"),
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "BatchStore",
+                "FaultlineCodecs",
                 "Browser",
                 "TerminalCore",
                 "TerminalCurses",
@@ -64,6 +67,10 @@ let package = Package(
         .testTarget(
             name: "BrowserTests",
             dependencies: ["Browser", "BatchStore", "TerminalCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "CodecsTests",
+            dependencies: ["FaultlineCodecs", "BatchStore"]
         ),
         .testTarget(
             name: "FaultlineTests",
