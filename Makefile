@@ -2,7 +2,16 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 
-.PHONY: run test build release deps bench fuzz clean
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean
+
+# Coverage-guided fuzzing with libFuzzer and AddressSanitizer (both ship with the Swift toolchain):
+# one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
+# libFuzzer learns kept in .build-fuzz/corpus/<name>/ (crashes in .build-fuzz/crash-<name>-*).
+FUZZERS := predicate:FuzzPredicate assignments:FuzzAssignments csv:FuzzCSV ndjson:FuzzNDJSON
+FUZZ_BUILD := $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+# Seconds per harness: make test runs each briefly, make fuzz for minutes.
+FUZZ_SHORT ?= 20
+FUZZ_LONG ?= 300
 
 # Installs the system packages Faultline needs, where they are missing and we may install.
 deps:
@@ -31,16 +40,37 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-short
 
 # The README's benchmark table and plot come from here.
 bench: release
 	.build/release/faultline bench --rows 1000000 --plot Assets/memory-1M.svg
 
-# Longer deterministic random runs: browser keys and the predicate and expression parsers
-# (make test runs 4,000 of each).
+# Longer deterministic random runs (browser keys, the predicate and expression parsers, upserts
+# and undos, the command-line verbs against sqlite3; make test runs fewer of each), then each
+# libFuzzer harness for FUZZ_LONG seconds.
 fuzz: deps
 	$(SWIFT) build --build-tests
-	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|random'
+	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_FUZZ_STEPS=2000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|random'
+	$(MAKE) fuzz-long
+
+fuzz-build:
+	@for f in $(FUZZERS); do $(FUZZ_BUILD) --product $${f#*:} || exit 1; done
+
+# Each harness for FUZZ_SHORT seconds (at most 20,000 runs), from the committed corpus.
+fuzz-short: fuzz-build
+	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for at most $(FUZZ_SHORT) s"; \
+	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=20000 -detect_leaks=0 -print_final_stats=0 \
+	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
+	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -1 .build-fuzz/$$name.log; done
+
+fuzz-long: fuzz-build
+	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_LONG) s"; \
+	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_LONG) -detect_leaks=0 -print_final_stats=1 \
+	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
+	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -12 .build-fuzz/$$name.log; done
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

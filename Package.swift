@@ -50,6 +50,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fuzz harnesses, one per input kind: with `-sanitize=fuzzer,address -DFUZZING` (make fuzz)
+        // libFuzzer drives them; a plain build replays a corpus (`FuzzCSV Tests/FuzzCorpus/csv`).
+        .target(name: "FuzzSupport", path: "Sources/Fuzz/Support"),
+        .executableTarget(name: "FuzzPredicate", dependencies: ["BatchStore", "FuzzSupport"], path: "Sources/Fuzz/Predicate"),
+        .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport"], path: "Sources/Fuzz/Assignments"),
+        .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport"], path: "Sources/Fuzz/CSV"),
+        .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport"], path: "Sources/Fuzz/NDJSON"),
         // Temporary folders, databases made with GRDB directly, fuzz text: shared by the test targets.
         .target(
             name: "TestSupport",
@@ -74,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultlineTests",
-            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]
