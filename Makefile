@@ -8,9 +8,11 @@ APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 # one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
 # libFuzzer learns kept in .build-fuzz/corpus/<name>/ (crashes in .build-fuzz/crash-<name>-*).
 FUZZERS := predicate:FuzzPredicate assignments:FuzzAssignments csv:FuzzCSV ndjson:FuzzNDJSON
-FUZZ_BUILD := $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+# (lld: gold stops with an internal error on these binaries.)
+FUZZ_BUILD := $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 # Seconds per harness: make test runs each briefly, make fuzz for minutes.
 FUZZ_SHORT ?= 20
+FUZZ_SHORT_RUNS ?= 200000
 FUZZ_LONG ?= 300
 
 # Installs the system packages Faultline needs, where they are missing and we may install.
@@ -57,11 +59,11 @@ fuzz: deps
 fuzz-build:
 	@for f in $(FUZZERS); do $(FUZZ_BUILD) --product $${f#*:} || exit 1; done
 
-# Each harness for FUZZ_SHORT seconds (at most 20,000 runs), from the committed corpus.
+# Each harness for FUZZ_SHORT seconds or FUZZ_SHORT_RUNS inputs, whichever comes first, from the committed corpus.
 fuzz-short: fuzz-build
 	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
 	  echo "fuzzing $$name for at most $(FUZZ_SHORT) s"; \
-	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=20000 -detect_leaks=0 -print_final_stats=0 \
+	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=$(FUZZ_SHORT_RUNS) -detect_leaks=0 -print_final_stats=0 \
 	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
 	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -1 .build-fuzz/$$name.log; done
 

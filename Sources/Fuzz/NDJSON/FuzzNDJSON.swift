@@ -1,5 +1,6 @@
 import FaultlineCodecs
 import Foundation
+import FuzzDriver
 import FuzzSupport
 
 /// One fuzz input for the NDJSON reader (RowReader, one JSON object per line): it may be refused with an error, never crash.
@@ -9,11 +10,20 @@ func fuzzOne(_ data: Data) {
 }
 
 #if FUZZING
-/// libFuzzer's entry point (built with `-sanitize=fuzzer,address -DFUZZING`; see `make fuzz`).
+/// libFuzzer's entry point, which its driver links against.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    fuzzOne(Data(bytes: bytes, count: count))
+public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzzOne(bytes.map { Data(bytes: $0, count: count) } ?? Data())
     return 0
+}
+
+/// Under libFuzzer (built with `-sanitize=fuzzer,address -DFUZZING`; see `make fuzz`).
+@main enum Fuzz {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in fuzzerTestOneInput(bytes, count) })
+    }
 }
 #else
 /// Without libFuzzer: replays the files or folders given as arguments (the committed corpus).
