@@ -2,7 +2,18 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 
-.PHONY: run test build release deps bench fuzz clean
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean
+
+# Coverage-guided fuzzing with libFuzzer and AddressSanitizer (both ship with the Swift toolchain):
+# one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
+# libFuzzer learns kept in .build-fuzz/corpus/<name>/ (crashes in .build-fuzz/crash-<name>-*).
+FUZZERS := predicate:FuzzPredicate assignments:FuzzAssignments csv:FuzzCSV ndjson:FuzzNDJSON
+# (lld: gold stops with an internal error on these binaries.)
+FUZZ_BUILD := $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
+# Seconds per harness: make test runs each briefly, make fuzz for minutes.
+FUZZ_SHORT ?= 20
+FUZZ_SHORT_RUNS ?= 200000
+FUZZ_LONG ?= 300
 
 # Installs the system packages Faultline needs, where they are missing and we may install.
 deps:
@@ -31,16 +42,37 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-short
 
 # The README's benchmark table and plot come from here.
 bench: release
 	.build/release/faultline bench --rows 1000000 --plot Assets/memory-1M.svg
 
-# Longer deterministic random runs: browser keys and the predicate and expression parsers
-# (make test runs 4,000 of each), and the model-based browser run (3,000 steps in make test).
+# Longer deterministic random runs (browser keys, the model-based browser run, the predicate and
+# expression parsers and the predicate model, upserts and undos, the command-line verbs against
+# sqlite3; make test runs fewer of each), then each libFuzzer harness for FUZZ_LONG seconds.
 fuzz: deps
 	$(SWIFT) build --build-tests
-	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_MODEL_STEPS=100000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|ModelTests|random'
+	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_FUZZ_STEPS=2000 FAULTLINE_MODEL_STEPS=100000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|ModelTests|random'
+	$(MAKE) fuzz-long
+
+fuzz-build:
+	@for f in $(FUZZERS); do $(FUZZ_BUILD) --product $${f#*:} || exit 1; done
+
+# Each harness for FUZZ_SHORT seconds or FUZZ_SHORT_RUNS inputs, whichever comes first, from the committed corpus.
+fuzz-short: fuzz-build
+	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for at most $(FUZZ_SHORT) s"; \
+	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=$(FUZZ_SHORT_RUNS) -detect_leaks=0 -print_final_stats=0 \
+	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
+	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -1 .build-fuzz/$$name.log; done
+
+fuzz-long: fuzz-build
+	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_LONG) s"; \
+	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_LONG) -detect_leaks=0 -print_final_stats=1 \
+	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
+	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -12 .build-fuzz/$$name.log; done
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -37,16 +37,27 @@ let package = Package(
         .target(name: "TerminalCurses", dependencies: ["CNCurses", "TerminalCore"]),
         // The browser: state, actions, reducer, rendering, and the session that runs effects.
         .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
+        // CSV, TSV and NDJSON readers and writers (what import reads and export writes); no terminal.
+        .target(name: "FaultlineCodecs", dependencies: ["BatchStore"], path: "Sources/Codecs"),
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "BatchStore",
+                "FaultlineCodecs",
                 "Browser",
                 "TerminalCore",
                 "TerminalCurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fuzz harnesses, one per input kind: with `-sanitize=fuzzer,address -DFUZZING` (make fuzz)
+        // libFuzzer drives them; a plain build replays a corpus (`FuzzCSV Tests/FuzzCorpus/csv`).
+        .target(name: "FuzzSupport", path: "Sources/Fuzz/Support"),
+        .target(name: "FuzzDriver", path: "Sources/Fuzz/Driver"),
+        .executableTarget(name: "FuzzPredicate", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Predicate"),
+        .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Assignments"),
+        .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/CSV"),
+        .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/NDJSON"),
         // Temporary folders, databases made with GRDB directly, fuzz text: shared by the test targets.
         .target(
             name: "TestSupport",
@@ -66,8 +77,12 @@ let package = Package(
             dependencies: ["Browser", "BatchStore", "TerminalCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
+            name: "CodecsTests",
+            dependencies: ["FaultlineCodecs", "BatchStore"]
+        ),
+        .testTarget(
             name: "FaultlineTests",
-            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

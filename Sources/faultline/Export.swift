@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import FaultlineCodecs
 import Foundation
 import TerminalCore
 
@@ -7,8 +8,6 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stream a table's rows to stdout through a BatchFaultingCollection.",
         discussion: "Memory stays flat whatever the row count: rows are faulted --batch-size at a time.")
-
-    enum Format: String, ExpressibleByArgument, CaseIterable { case tsv, csv, ndjson }
 
     @OptionGroup var source: TableOptions
 
@@ -22,7 +21,7 @@ struct Export: ParsableCommand {
     var limit: Int?
 
     @Option(help: "tsv, csv or ndjson.")
-    var format: Format = .tsv
+    var format: ExportFormat = .tsv
 
     @Option(help: "Rows faulted per batch.")
     var batchSize: Int = 500
@@ -46,12 +45,12 @@ struct Export: ParsableCommand {
         if limit == 0 { return try writeHeader(entity) }
         let rows = try context.fetchBatched(request, residentBatches: 2)
         let out = BufferedOutput()
-        let writer = RowWriter(format: format, entity: entity)
+        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name))
         out.write(writer.header())
         // On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
         for index in rows.indices {
             guard let object = try rows.object(at: index) else { continue } // deleted since the fetch
-            out.write(try writer.line(object))
+            out.write(writer.line(try object.values(entity)))
         }
         out.flush()
     }
@@ -63,14 +62,14 @@ struct Export: ParsableCommand {
         let entity = try coordinator.entities(named: source.table, in: source.storeList)[0]
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
-        let writer = RowWriter(format: format, entity: entity, withStore: true)
+        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: true)
         let out = BufferedOutput()
         out.write(writer.header())
         if limit != 0 {
             let rows = try context.fetchBatched(request, affectedStores: source.storeList, residentBatches: 2)
             for index in rows.indices {
                 guard let object = try rows.object(at: index) else { continue }
-                out.write(try writer.line(object))
+                out.write(writer.line(try object.values(entity), store: object.objectID.entity.storeName))
             }
         }
         out.flush()
@@ -78,116 +77,8 @@ struct Export: ParsableCommand {
 
     private func writeHeader(_ entity: Entity) throws {
         let out = BufferedOutput()
-        out.write(RowWriter(format: format, entity: entity).header())
+        out.write(RowWriter(format: format, columns: entity.attributes.map(\.name)).header())
         out.flush()
-    }
-}
-
-/// Formats rows as TSV (`\N` for NULL, backslash escapes), CSV (RFC 4180, NULL as an empty
-/// unquoted field) or NDJSON (one object per line; blobs as `{"$blob": base64}`).
-struct RowWriter {
-    let format: Export.Format
-    let entity: Entity
-    /// With several stores, a first column `store` says where each row comes from.
-    var withStore = false
-
-    func header() -> String {
-        let names = (withStore ? ["store"] : []) + entity.attributes.map(\.name)
-        switch format {
-        case .tsv: return names.map(tsvEscape).joined(separator: "\t") + "\n"
-        case .csv: return names.map(csvQuote).joined(separator: ",") + "\r\n"
-        case .ndjson: return ""
-        }
-    }
-
-    func line(_ object: ManagedObject) throws -> String {
-        let count = entity.attributes.count
-        let store: SQLValue? = withStore ? .text(object.objectID.entity.storeName) : nil
-        switch format {
-        case .tsv:
-            return try ((store.map { [tsvField($0)] } ?? []) + (0..<count).map { tsvField(try object.value(at: $0)) }).joined(separator: "\t") + "\n"
-        case .csv:
-            return try ((store.map { [csvField($0)] } ?? []) + (0..<count).map { csvField(try object.value(at: $0)) }).joined(separator: ",") + "\r\n"
-        case .ndjson:
-            var parts: [String] = store.map { [jsonString("$store") + ":" + jsonValue($0)] } ?? []
-            for (i, a) in entity.attributes.enumerated() {
-                parts.append(jsonString(a.name) + ":" + jsonValue(try object.value(at: i)))
-            }
-            return "{" + parts.joined(separator: ",") + "}\n"
-        }
-    }
-
-    func tsvEscape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
-
-    func tsvField(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return "\\N"
-        case .blob(let d): return hex(d)
-        case .real(let d): return "\(d)"
-        default: return tsvEscape(v.description)
-        }
-    }
-
-    /// Blobs in TSV and CSV: `\x` and lowercase hex.
-    func hex(_ d: Data) -> String { "\\x" + d.map { String(format: "%02x", $0) }.joined() }
-
-    func csvQuote(_ s: String) -> String {
-        // Text starting with \x is quoted so that it never reads back as a blob.
-        if s.isEmpty || s.hasPrefix("\\x") || s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return s
-    }
-
-    func csvField(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return ""
-        case .blob(let d): return hex(d)
-        case .real(let d): return "\(d)"
-        default: return csvQuote(v.description)
-        }
-    }
-
-    func jsonValue(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return "null"
-        case .integer(let i): return String(i)
-        case .real(let d): return d.isFinite ? "\(d)" : jsonString("\(d)")
-        case .text(let s): return jsonString(s)
-        case .blob(let d): return "{\"$blob\":\"\(d.base64EncodedString())\"}"
-        }
-    }
-
-    func jsonString(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) || c.value == 0x2028 || c.value == 0x2029 {
-                    out += String(format: "\\u%04x", c.value)
-                } else {
-                    out.unicodeScalars.append(c)
-                }
-            }
-        }
-        return out + "\""
     }
 }
 
@@ -217,5 +108,14 @@ final class BufferedOutput {
         guard !buffer.isEmpty else { return }
         FileHandle.standardOutput.write(buffer)
         buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+extension ExportFormat: ExpressibleByArgument {}
+
+extension ManagedObject {
+    /// Every column's value, in the entity's column order.
+    func values(_ entity: Entity) throws -> [SQLValue] {
+        try (0..<entity.attributes.count).map { try value(at: $0) }
     }
 }

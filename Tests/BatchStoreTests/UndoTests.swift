@@ -62,9 +62,6 @@ import Testing
             #expect(e.message.contains("movie") && e.message.contains("foreign-key actions"))
         }
         #expect(try dump(f.path, "director") == before, "nothing was written")
-        #expect(throws: BatchStoreError.self) {
-            try f.context.execute(BatchInsertRequest(entityName: "director", objects: [["id": 1, "name": "x"]], conflictPolicy: .upsert), undoable: true)
-        }
         f.context.undoLimit = 100
         do {
             try f.context.execute(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: [("votes", .constant(1))]), undoable: true)

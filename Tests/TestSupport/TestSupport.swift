@@ -67,3 +67,14 @@ public func fuzzTexts(count: Int, seed: UInt64, pieces: [String], valid: [String
         return String(chars)
     }
 }
+
+extension RandomNumberGenerator {
+    /// A number in `0..<n` (0 when `n` is 0): seeded runs (BatchStore's `SplitMix64`) stay reproducible.
+    public mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
+    /// One element of a non-empty array.
+    public mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+}
+
+/// Texts for random runs: empty, NUL inside and alone, CJK, emoji, quotes, separators and line
+/// ends. No two are canonically equivalent, so Swift's `==` and SQLite's byte comparison agree.
+public let trickyTexts: [String] = ["", "a", "b", "x\0y", "\0", "日本語", "😀 emoji", "naïve", "a,b", "\"q\"", "line\nbreak", "tab\there", "cr\r", "\\N", "\\x41", "null"]

@@ -8,8 +8,9 @@ import GRDBSQLite
 /// nothing is accumulated), or from `EncodableRecord`s (GRDB's Codable support). Keys are column
 /// names; a missing key takes the column's default; an unknown key is an error naming it.
 ///
-/// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT …] [RETURNING <key>]`
-/// once per row, one cached statement per distinct column set.
+/// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT DO NOTHING] [RETURNING <key>]`
+/// once per row, one cached statement per distinct column set; an upsert probes for the existing
+/// row first and runs an `UPDATE` of the given columns or an `INSERT` (``UpsertWriter``).
 public struct BatchInsertRequest {
     /// What to do when a row conflicts with a UNIQUE or PRIMARY KEY constraint.
     public enum ConflictPolicy: Sendable {
@@ -17,9 +18,11 @@ public struct BatchInsertRequest {
         case fail
         /// Skip the conflicting row (`ON CONFLICT DO NOTHING`); other constraints still fail.
         case ignore
-        /// Update the existing row, setting only the columns this row gives
-        /// (`ON CONFLICT DO UPDATE SET c = excluded.c` for those columns). Core Data's upsert
-        /// overwrites every column; this one leaves the others alone.
+        /// Update the existing row, setting only the columns this row gives; insert the row when
+        /// none exists (see ``UpsertWriter``: the existing row is found by key first, so NOT NULL
+        /// is never checked for a row that exists). Core Data's upsert overwrites every column;
+        /// this one leaves the others alone. Undoable: undo restores the rows it updated and
+        /// deletes the rows it inserted.
         case upsert
     }
 
@@ -57,18 +60,20 @@ extension ManagedObjectContext {
     /// Runs a batch insert in one transaction: every row or none.
     /// - Throws: `.noSuchAttribute` for an unknown key (naming it and the row), `.constraint` naming
     ///   SQLite's rule and the row number; then nothing was written.
-    /// - Complexity: one statement execution per row; memory O(1) unless `.objectIDs` is asked for.
+    /// - Complexity: one statement execution per row (an upsert adds one key probe per row, see
+    ///   ``UpsertWriter``); memory O(1) unless `.objectIDs` is asked for.
     ///
-    /// With `undoable`, the inserted keys are journaled in a temp table, and ``undo()`` deletes them
-    /// (refused for `.upsert`, whose overwritten values could not come back).
+    /// With `undoable`, the inserted keys are journaled in a temp table, and ``undo()`` deletes them;
+    /// an upsert also journals the before-image of every row it updates, which undo restores.
     public func execute(_ request: BatchInsertRequest, undoable: Bool = false) throws -> BatchResult {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
-        if undoable, case .upsert = request.conflictPolicy {
-            throw BatchStoreError(.invalidArgument, "an upsert cannot be undone (the values it overwrote are not kept); run it without undo")
-        }
+        let isUpsert: Bool
+        if case .upsert = request.conflictPolicy { isUpsert = true } else { isUpsert = false }
         let wantKeys = request.resultType == .objectIDs || request.resultType == .changes || undoable
         let storedTable = request.resultType == .changes ? makeTempTableName("bs_changes") : nil
+        // An upsert's updated rows are kept apart from its inserted ones, so a merge refaults them.
+        let storedUpdatedTable = request.resultType == .changes && isUpsert ? makeTempTableName("bs_changes") : nil
         let queue = db
         let table = "main.\(quoteIdentifier(entity.name))"
         let returning = wantKeys ? entity.returningKeysSQL : ""
@@ -79,14 +84,7 @@ extension ManagedObjectContext {
             var s = columns.isEmpty
                 ? "INSERT INTO \(table) DEFAULT VALUES"
                 : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
-            switch request.conflictPolicy {
-            case .fail: break
-            case .ignore: s += columns.isEmpty ? "" : " ON CONFLICT DO NOTHING"
-            case .upsert:
-                if !columns.isEmpty {
-                    s += " ON CONFLICT DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-                }
-            }
+            if case .ignore = request.conflictPolicy, !columns.isEmpty { s += " ON CONFLICT DO NOTHING" }
             s += returning
             sqlByColumns[columns] = s
             return s
@@ -94,25 +92,37 @@ extension ManagedObjectContext {
         return try withDatabase { db in
             var count = 0
             var ids: [ObjectID] = []
+            var updatedIDs: [ObjectID] = []
             var rowNumber = 0
             let keyCount = entity.keyColumns.count
             var journal: String?
             var journalInsert: Statement?
             var storedInsert: Statement?
+            var storedUpdatedInsert: Statement?
             var storedCount = 0
+            var storedUpdatedCount = 0
             try db.inTransaction(.immediate) {
+                let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
                 if let storedTable {
-                    let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
                     try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
                     storedInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) VALUES (\(cols))")
                 }
+                if let storedUpdatedTable {
+                    try db.execute(sql: StoredChanges.createSQL(storedUpdatedTable, entity: entity))
+                    storedUpdatedInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedUpdatedTable)) VALUES (\(cols))")
+                }
                 if undoable {
                     let name = makeTempTableName("bs_undo")
-                    let cols = (0..<keyCount).map { "k\($0)" }
-                    try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(name)) (\(cols.joined(separator: ", ")))")
-                    journalInsert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
+                    if isUpsert {
+                        try db.execute(sql: UpsertWriter.createJournalSQL(name, entity: entity))
+                    } else {
+                        let keyNames = (0..<keyCount).map { "k\($0)" }
+                        try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(name)) (\(keyNames.joined(separator: ", ")))")
+                        journalInsert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(cols))")
+                    }
                     journal = name
                 }
+                var upsert = isUpsert ? UpsertWriter(entity: entity, db: db, wantKeys: wantKeys, journal: journal) : nil
                 // Per column set: its statement, prepared once for this request.
                 var statements: [[Int]: Statement] = [:]
                 // Key names seen so far -> column index (exact spelling; the entity resolves others).
@@ -144,6 +154,34 @@ extension ManagedObjectContext {
                         throw BatchStoreError(.invalidArgument, "row \(rowNumber): two keys name the same column (names are case-insensitive)")
                     }
                     do {
+                        if var writer = upsert {
+                            let outcome = try writer.write(pairs)
+                            upsert = writer
+                            count += 1
+                            if undoable && writer.journaled > undoLimit {
+                                throw BatchStoreError(.invalidArgument, "this upsert passes the undo limit of \(undoLimit) rows; run it without undo, or raise undoLimit")
+                            }
+                            switch outcome {
+                            case .inserted(let key?):
+                                if request.resultType == .objectIDs { ids.append(ObjectID(entity: entity, keyValues: key)) }
+                                if let storedInsert {
+                                    try storedInsert.execute(arguments: key.statementArguments)
+                                    storedCount += db.changesCount
+                                }
+                            case .updated(let key?):
+                                if request.resultType == .objectIDs {
+                                    let id = ObjectID(entity: entity, keyValues: key)
+                                    ids.append(id)
+                                    updatedIDs.append(id)
+                                }
+                                if let storedUpdatedInsert {
+                                    try storedUpdatedInsert.execute(arguments: key.statementArguments)
+                                    storedUpdatedCount += db.changesCount
+                                }
+                            case .inserted(nil), .updated(nil): break
+                            }
+                            continue
+                        }
                         let statement: Statement
                         if let known = statements[columns] {
                             statement = known
@@ -187,12 +225,20 @@ extension ManagedObjectContext {
                 }
                 return .commit
             }
-            if let journal { undoStack.append(UndoEntry(entity: entity, kind: .insert, table: journal)) }
+            if let journal {
+                let kind: UndoEntry.Kind = isUpsert ? .upsert(columns: UpsertWriter.journalColumns(entity)) : .insert
+                undoStack.append(UndoEntry(entity: entity, kind: kind, table: journal))
+            }
             var changes: ChangeSet?
             if let storedTable {
-                changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: .inserted, count: storedCount, queue: queue, table: storedTable)])
+                var stored = [StoredChanges(entity: entity, kind: .inserted, count: storedCount, queue: queue, table: storedTable)]
+                if let storedUpdatedTable {
+                    stored.append(StoredChanges(entity: entity, kind: .updated, count: storedUpdatedCount, queue: queue, table: storedUpdatedTable))
+                }
+                changes = ChangeSet(stored: stored)
             } else if request.resultType == .objectIDs {
-                changes = ChangeSet(inserted: ids)
+                let updated = Set(updatedIDs)
+                changes = ChangeSet(inserted: ids.filter { !updated.contains($0) }, updated: updatedIDs)
             }
             return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
                                objectIDs: request.resultType == .objectIDs ? ids : nil, changes: changes)

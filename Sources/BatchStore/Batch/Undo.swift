@@ -1,10 +1,16 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One recorded batch operation: its before-image lives in a temp table on the context's
 /// connection, never in Swift memory.
 struct UndoEntry {
-    enum Kind { case update(columns: [String]), delete(columns: [String]), insert }
+    enum Kind {
+        case update(columns: [String]), delete(columns: [String]), insert
+        /// An upsert's journal: `k…, op, c…` with op 0 for an inserted row, 1 for an updated one
+        /// (whose before-image of `columns` is in `c…`); see ``UpsertWriter``.
+        case upsert(columns: [String])
+    }
     let entity: Entity
     let kind: Kind
     let table: String
@@ -46,7 +52,8 @@ extension ManagedObjectContext {
     /// returns what changed so it can be merged (it is already merged into this context).
     ///
     /// An update gets its assigned columns back; a delete gets its rows back with the same keys; an
-    /// insert is deleted. Changes made to those rows since are overwritten; triggers run again as
+    /// insert is deleted; an upsert deletes the rows it inserted, then gives the rows it updated
+    /// their before-image (every column). Changes made to those rows since are overwritten; triggers run again as
     /// SQLite defines them.
     /// - Throws: `.invalidArgument` when there is nothing to undo; SQLite errors roll back and keep
     ///   the entry, so undo can be tried again.
@@ -69,6 +76,19 @@ extension ManagedObjectContext {
             switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 try db.execute(sql: StoredChanges.createSQL(stored, entity: entity))
+                if case .upsert(let columns) = entry.kind {
+                    let restored = makeTempTableName("bs_changes")
+                    try db.execute(sql: StoredChanges.createSQL(restored, entity: entity))
+                    try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 0")
+                    let deleted = db.changesCount
+                    try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(restored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 1")
+                    let updated = db.changesCount
+                    try replayUpsertJournal(db, entity: entity, columns: columns, journal: journal)
+                    try db.execute(sql: "DROP TABLE \(journal)")
+                    changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: .deleted, count: deleted, queue: queue, table: stored),
+                                                 StoredChanges(entity: entity, kind: .updated, count: updated, queue: queue, table: restored)])
+                    return .commit
+                }
                 try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u")
                 let rows = db.changesCount
                 let kind: StoredChanges.Kind
@@ -82,6 +102,8 @@ extension ManagedObjectContext {
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(journal) AS u")
                     kind = .inserted
+                case .upsert:
+                    preconditionFailure("BatchStore: an upsert's undo runs above")
                 case .insert:
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(keyTuple) IN (SELECT \(keyCols) FROM \(journal) AS u)")
                     kind = .deleted
@@ -94,6 +116,48 @@ extension ManagedObjectContext {
         undoStack.removeLast()
         mergeChanges(changes)
         return changes
+    }
+
+    /// Undoes an upsert by replaying its journal backwards, one write at a time: an inserted row is
+    /// deleted, an updated row gets its before-image back (every column, its old key included).
+    /// Each step returns to a state the upsert itself passed through, so no step can break a
+    /// UNIQUE constraint. Values are read and bound through the C API, so text keeps its NULs.
+    /// - Complexity: one statement per journaled write, streamed (memory O(1)).
+    private func replayUpsertJournal(_ db: Database, entity: Entity, columns: [String], journal: String) throws {
+        let keys = entity.keyColumns
+        let table = "main.\(quoteIdentifier(entity.name))"
+        let keyMatch = keys.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        let read = try db.makeStatement(sql: "SELECT \((keys.indices.map { "k\($0)" } + ["op"] + columns.indices.map { "c\($0)" }).joined(separator: ", ")) FROM \(journal) ORDER BY rowid DESC")
+        let delete = try db.makeStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)")
+        let restore = columns.isEmpty ? nil : try db.makeStatement(sql: "UPDATE \(table) SET \(columns.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE \(keyMatch)")
+        let connection = db.sqliteConnection
+        func fail(_ code: Int32, _ stmt: OpaquePointer?) throws -> Never {
+            let message = String(cString: sqlite3_errmsg(connection))
+            sqlite3_reset(stmt)
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+        }
+        func run(_ stmt: OpaquePointer?, _ values: [SQLValue]) throws {
+            sqlite3_reset(stmt)
+            for (n, value) in values.enumerated() { value.bind(to: stmt, at: Int32(n + 1)) }
+            let code = sqlite3_step(stmt)
+            guard code == SQLITE_DONE else { try fail(code, stmt) }
+            sqlite3_reset(stmt)
+        }
+        let cursor = read.sqliteStatement
+        sqlite3_reset(cursor)
+        defer { sqlite3_reset(cursor) }
+        while true {
+            let code = sqlite3_step(cursor)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { try fail(code, cursor) }
+            let key = (0..<Int32(keys.count)).map { SQLValue(statement: cursor, column: $0) }
+            if sqlite3_column_int64(cursor, Int32(keys.count)) == 0 {
+                try run(delete.sqliteStatement, key)
+            } else if let restore {
+                let before = (0..<Int32(columns.count)).map { SQLValue(statement: cursor, column: Int32(keys.count) + 1 + $0) }
+                try run(restore.sqliteStatement, before + key)
+            }
+        }
     }
 
     /// Forgets the last recorded operation (drops its journal).

@@ -1,0 +1,203 @@
+import BatchStore
+import Foundation
+
+/// The formats `faultline import` reads.
+public enum ImportFormat: String, CaseIterable, Sendable {
+    /// One JSON object per line, streamed; blank lines are skipped.
+    case ndjson
+    /// One JSON array of objects, read whole.
+    case json
+    /// RFC 4180 with a header line of column names, streamed: an empty unquoted field is NULL,
+    /// `""` is empty text, an unquoted `\x…` (lowercase hex) field is a blob.
+    case csv
+}
+
+/// Reads rows (column name -> value) from NDJSON, JSON or CSV, streaming where the format allows.
+///
+/// A UTF-8 byte order mark at the start of the input is skipped. Invalid UTF-8 in CSV text is
+/// replaced (U+FFFD); an NDJSON line that is not a JSON object is an error naming the line.
+/// JSON values map to SQLite's storage classes: null, integers that fit Int64 (else reals), reals
+/// (a number with a fraction or exponent, `-0.0` and `2.0` included),
+/// strings, `{"$blob": base64}` as a blob, and any other array or object as its JSON text.
+public final class RowReader {
+    private let bytes: ByteReader
+    private let format: ImportFormat
+    private var header: [String] = []
+    private var jsonRows: [[String: Any]] = []
+    /// Rows returned so far.
+    public private(set) var rowsRead = 0
+    private var line = 0
+
+    /// Reads the CSV header line or the whole JSON array at once.
+    /// - Throws: `BatchStoreError(.invalidArgument)` for an empty CSV file or JSON that is not an
+    ///   array of objects.
+    public init(bytes: ByteReader, format: ImportFormat) throws {
+        self.bytes = bytes
+        self.format = format
+        _ = bytes.skip(prefix: [0xEF, 0xBB, 0xBF])
+        switch format {
+        case .csv:
+            guard let h = try readCSVRecord() else { throw BatchStoreError(.invalidArgument, "the CSV file is empty: it needs a header line of column names") }
+            header = h.map { field in
+                switch field {
+                case .null: return ""
+                case .text(let s): return s
+                case .blob(let hex): return "\\x" + hex
+                }
+            }
+        case .json:
+            let data = bytes.readAll()
+            guard let array = try? JSONSerialization.jsonObject(with: data) as? [Any] else {
+                throw BatchStoreError(.invalidArgument, "the JSON file must hold one array of objects")
+            }
+            jsonRows = try array.enumerated().map { i, item in
+                guard let object = item as? [String: Any] else { throw BatchStoreError(.invalidArgument, "JSON item \(i + 1) is not an object") }
+                return object
+            }
+            jsonRows.reverse()
+        case .ndjson: break
+        }
+    }
+
+    /// True once no row is left (checked before asking for the next one).
+    public var isAtEnd: Bool {
+        switch format {
+        case .json: return jsonRows.isEmpty
+        default: return bytes.isAtEnd
+        }
+    }
+
+    /// The next row, or nil at the end.
+    /// - Throws: `BatchStoreError(.invalidArgument)` naming the line or row at fault.
+    public func next() throws -> [String: SQLValue]? {
+        switch format {
+        case .json:
+            guard let object = jsonRows.popLast() else { return nil }
+            rowsRead += 1
+            return try Self.convert(object, row: rowsRead)
+        case .ndjson:
+            while let lineBytes = bytes.readLine() {
+                line += 1
+                if lineBytes.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { continue }
+                guard let object = try? JSONSerialization.jsonObject(with: Data(lineBytes)) as? [String: Any] else {
+                    throw BatchStoreError(.invalidArgument, "line \(line): not a JSON object")
+                }
+                rowsRead += 1
+                return try Self.convert(object, row: rowsRead)
+            }
+            return nil
+        case .csv:
+            guard let record = try readCSVRecord() else { return nil }
+            rowsRead += 1
+            guard record.count == header.count else {
+                throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) fields, but the header has \(header.count)")
+            }
+            var row: [String: SQLValue] = [:]
+            for (name, field) in zip(header, record) { row[name] = field.value }
+            return row
+        }
+    }
+
+    /// One JSON object as a row.
+    static func convert(_ object: [String: Any], row: Int) throws -> [String: SQLValue] {
+        var out: [String: SQLValue] = [:]
+        for (key, value) in object {
+            switch value {
+            case is NSNull: out[key] = .null
+            case let s as String: out[key] = .text(s)
+            case let n as NSNumber:
+                // A number written with a fraction or exponent (`2.0`, `-0.0`) stays a real. Foundation
+                // types some long negative integers as doubles too, but keeps their digits.
+                if ["d", "f"].contains(String(cString: n.objCType)) {
+                    let digits = n.stringValue
+                    if !digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" || $0.isLetter }), let i = Int64(digits) {
+                        out[key] = .integer(i)
+                    } else {
+                        out[key] = .real(n.doubleValue)
+                    }
+                } else if let i = n as? Int64 {
+                    out[key] = .integer(i)
+                } else {
+                    out[key] = .real(n.doubleValue)
+                }
+            case let d as [String: Any] where d.count == 1 && d["$blob"] is String:
+                guard let base64 = d["$blob"] as? String, let data = Data(base64Encoded: base64) else {
+                    throw BatchStoreError(.invalidArgument, "row \(row): \(key) has a $blob that is not base64")
+                }
+                out[key] = .blob(data)
+            default:
+                guard JSONSerialization.isValidJSONObject(value) else {
+                    throw BatchStoreError(.invalidArgument, "row \(row): \(key) holds a value that is not JSON")
+                }
+                let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
+                out[key] = .text(String(decoding: data, as: UTF8.self))
+            }
+        }
+        return out
+    }
+
+    /// A CSV field: NULL (empty and unquoted), text, or a blob (unquoted `\x` + lowercase hex).
+    enum CSVField: Equatable {
+        case null
+        case text(String)
+        case blob(hex: String)
+
+        var value: SQLValue {
+            switch self {
+            case .null: return .null
+            case .text(let s): return .text(s)
+            case .blob(let hex):
+                let digits = Array(hex.utf8)
+                var data = Data(capacity: digits.count / 2)
+                var i = 0
+                while i + 1 < digits.count, let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) {
+                    data.append(high << 4 | low)
+                    i += 2
+                }
+                return .blob(data)
+            }
+        }
+
+        static func nibble(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 48...57: return b - 48
+            case 97...102: return b - 87
+            default: return nil
+            }
+        }
+    }
+
+    /// One CSV record, or nil at the end of the input.
+    private func readCSVRecord() throws -> [CSVField]? {
+        guard !bytes.isAtEnd else { return nil }
+        var fields: [CSVField] = []
+        var field: [UInt8] = []
+        var quoted = false, inQuotes = false
+        func finish() {
+            if !quoted && field.isEmpty { fields.append(.null) }
+            else if !quoted && field.count >= 2 && field[0] == 92 && field[1] == 120 && field.dropFirst(2).allSatisfy({ CSVField.nibble($0) != nil }) {
+                fields.append(.blob(hex: String(decoding: field.dropFirst(2), as: UTF8.self)))
+            } else { fields.append(.text(String(decoding: field, as: UTF8.self))) }
+            field.removeAll(keepingCapacity: true)
+            quoted = false
+        }
+        while let b = bytes.next() {
+            if inQuotes {
+                if b == 34 {
+                    if bytes.peek() == 34 { _ = bytes.next(); field.append(34) } else { inQuotes = false }
+                } else { field.append(b) }
+                continue
+            }
+            switch b {
+            case 34 where field.isEmpty && !quoted: inQuotes = true; quoted = true
+            case 44: finish()
+            case 13 where bytes.peek() == 10: break
+            case 10: finish(); return fields
+            default: field.append(b)
+            }
+        }
+        if inQuotes { throw BatchStoreError(.invalidArgument, "CSV: a quoted field is not closed at the end of the file") }
+        finish()
+        return fields
+    }
+}
