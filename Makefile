@@ -6,7 +6,8 @@ APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer (both ship with the Swift toolchain):
 # one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
-# libFuzzer learns kept in .build-fuzz/corpus/<name>/ (crashes in .build-fuzz/crash-<name>-*).
+# libFuzzer learns kept in .build-fuzz/corpus/<name>/ (crashes in .build-fuzz/crash-<name>-*; the Swift
+# backtracer is off so that libFuzzer and AddressSanitizer report the crash themselves).
 FUZZERS := predicate:FuzzPredicate assignments:FuzzAssignments csv:FuzzCSV ndjson:FuzzNDJSON
 # (lld: gold stops with an internal error on these binaries.)
 FUZZ_BUILD := $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
@@ -63,14 +64,14 @@ fuzz-build:
 fuzz-short: fuzz-build
 	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
 	  echo "fuzzing $$name for at most $(FUZZ_SHORT) s"; \
-	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=$(FUZZ_SHORT_RUNS) -detect_leaks=0 -print_final_stats=0 \
+	  SWIFT_BACKTRACE=enable=no .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_SHORT) -runs=$(FUZZ_SHORT_RUNS) -detect_leaks=0 -print_final_stats=0 \
 	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
 	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -1 .build-fuzz/$$name.log; done
 
 fuzz-long: fuzz-build
 	@for f in $(FUZZERS); do name=$${f%%:*}; exe=$${f#*:}; mkdir -p .build-fuzz/corpus/$$name; \
 	  echo "fuzzing $$name for $(FUZZ_LONG) s"; \
-	  .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_LONG) -detect_leaks=0 -print_final_stats=1 \
+	  SWIFT_BACKTRACE=enable=no .build-fuzz/debug/$$exe -max_total_time=$(FUZZ_LONG) -detect_leaks=0 -print_final_stats=1 \
 	    -artifact_prefix=.build-fuzz/crash-$$name- .build-fuzz/corpus/$$name Tests/FuzzCorpus/$$name 2>.build-fuzz/$$name.log \
 	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -12 .build-fuzz/$$name.log; done
 
