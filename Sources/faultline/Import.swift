@@ -61,7 +61,9 @@ struct Import: ParsableCommand {
         let policy = onConflict.policy
         let ticker = Ticker("importing")
         defer { ticker.stop() }
-        let request = BatchInsertRequest(entityName: entity.name, conflictPolicy: policy, resultType: .count) {
+        // An upsert keeps its written keys apart (inserted, updated), so the message can say which.
+        let resultType: BatchResultType = onConflict == .upsert ? .changes : .count
+        let request = BatchInsertRequest(entityName: entity.name, conflictPolicy: policy, resultType: resultType) {
             if dryRun, reader.isAtEnd { throw DryRunDone() }
             ticker.set(reader.rowsRead)
             return try reader.next()
@@ -69,8 +71,14 @@ struct Import: ParsableCommand {
         let start = Date()
         do {
             let result = try context.execute(request)
-            print(result.count ?? 0)
-            printError(String(format: "inserted %d row%@ from %@ in %.2f s", result.count ?? 0, result.count == 1 ? "" : "s", file, Date().timeIntervalSince(start)))
+            let total = result.count ?? 0
+            print(total)
+            let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
+            if let changes = result.changes, onConflict == .upsert {
+                printError("upserted \(total) row\(total == 1 ? "" : "s") from \(file): \(changes.insertedCount) inserted, \(changes.updatedCount) updated, in \(seconds) s")
+            } else {
+                printError("inserted \(total) row\(total == 1 ? "" : "s") from \(file) in \(seconds) s")
+            }
         } catch is DryRunDone {
             print(reader.rowsRead)
             printError("would insert \(reader.rowsRead) row\(reader.rowsRead == 1 ? "" : "s") (dry run: rolled back, nothing was written)")

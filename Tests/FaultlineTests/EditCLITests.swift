@@ -37,6 +37,19 @@ import Testing
         #expect(status.stderr.hasPrefix("updated in ") && !status.stderr.contains("0 rows"), "no made-up count: \(status.stderr)")
     }
 
+    @Test("an upsert says how many rows it inserted and how many it updated")
+    func upsertSaysWhatItDid() throws {
+        let scratch = Scratch()
+        let path = try makeDemo(scratch)
+        let rows = scratch.path("rows.ndjson")
+        try Data("{\"id\": 1, \"votes\": 5}\n{\"id\": 3, \"votes\": 6}\n{\"id\": 900000, \"title\": \"new\", \"year\": 2020, \"genre\": \"Noir\"}\n".utf8).write(to: URL(fileURLWithPath: rows))
+        let r = try CLI.run(["import", path, "--table", "movie", rows, "--on-conflict", "upsert"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "3\n")
+        #expect(r.stderr.hasPrefix("upserted 3 rows from \(rows): 1 inserted, 2 updated, in "), "\(r.stderr)")
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT votes FROM movie WHERE id = 3") } == 6)
+    }
+
     @Test func badEditsExitTwoAndLeaveTheFileUntouched() throws {
         let scratch = Scratch()
         let path = try makeDemo(scratch)

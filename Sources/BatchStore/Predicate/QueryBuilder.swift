@@ -52,11 +52,16 @@ final class QueryBuilder {
         let where_ = column > 0 ? " (column \(column))" : ""
         var message = "\(entity.name) has no column named \(name.debugDescription)\(where_)"
         if let suggestion = Self.suggestion(for: name, among: names + entity.relationships.map(\.name)) {
-            message += "; did you mean \(suggestion.debugDescription)? (names are case-sensitive)"
+            message += "; did you mean \(suggestion.debugDescription)?" + Self.caseNote(name, suggestion)
         } else {
             message += "; columns: " + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
         }
         throw BatchStoreError(.noSuchAttribute, message)
+    }
+
+    /// " (names are case-sensitive)" when `suggestion` differs from `name` only by case.
+    static func caseNote(_ name: String, _ suggestion: String) -> String {
+        name.caseInsensitiveCompare(suggestion) == .orderedSame ? " (names are case-sensitive)" : ""
     }
 
     /// The name among `names` that `name` most likely meant: the same but for case, else one within
@@ -95,7 +100,7 @@ final class QueryBuilder {
         var message = "\(entity.name) has no relationship named \(name.debugDescription)"
         let names = entity.relationships.map(\.name) + entity.relationships.compactMap { $0.sourceColumns.count == 1 ? $0.sourceColumns[0] : nil }
         if let suggestion = Self.suggestion(for: name, among: names) {
-            message += "; did you mean \(suggestion.debugDescription)? (names are case-sensitive)"
+            message += "; did you mean \(suggestion.debugDescription)?" + Self.caseNote(name, suggestion)
         } else {
             message += " (relationships: \(entity.relationships.map(\.name).joined(separator: ", ").ifEmpty("none")))"
         }
