@@ -54,7 +54,8 @@ struct Import: ParsableCommand {
             }
             handle = h
         }
-        let store = try PersistentStore(path: database, options: .init(useWAL: true))
+        // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
+        let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
         let context = try ManagedObjectContext(store: store)
         let entity = try store.entity(named: table)
         let reader = try RowReader(bytes: ByteReader(handle), format: format)

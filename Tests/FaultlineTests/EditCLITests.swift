@@ -50,6 +50,23 @@ import Testing
         #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT votes FROM movie WHERE id = 3") } == 6)
     }
 
+    @Test("import --dry-run leaves the file byte for byte, in its journal mode; a real import switches it to WAL")
+    func importDryRunWritesNothing() throws {
+        let scratch = Scratch()
+        let path = scratch.path("r.sqlite")
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)") }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let rows = scratch.path("rows.ndjson")
+        try Data("{\"id\": 1, \"v\": \"a\"}\n".utf8).write(to: URL(fileURLWithPath: rows))
+        let dry = try CLI.run(["import", path, "--table", "t", rows, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        let real = try CLI.run(["import", path, "--table", "t", rows])
+        #expect(real.status == 0, "\(real.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).subdata(in: 18..<20) == Data([2, 2]), "WAL at the first write")
+    }
+
     @Test func badEditsExitTwoAndLeaveTheFileUntouched() throws {
         let scratch = Scratch()
         let path = try makeDemo(scratch)

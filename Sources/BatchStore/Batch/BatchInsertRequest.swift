@@ -101,6 +101,7 @@ extension ManagedObjectContext {
             var storedUpdatedInsert: Statement?
             var storedCount = 0
             var storedUpdatedCount = 0
+            switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
                 let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
                 if let storedTable {
