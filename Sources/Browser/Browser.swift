@@ -52,12 +52,12 @@ public final class Browser {
 
     /// A browser over one file.
     public convenience init(store: PersistentStore, options: BrowserOptions, backend: TerminalBackend) throws {
-        try self.init(data: try SingleStoreData(store: store), name: (store.path as NSString).lastPathComponent, options: options, backend: backend)
+        try self.init(data: BrowserData(context: try ManagedObjectContext(store: store)), name: (store.path as NSString).lastPathComponent, options: options, backend: backend)
     }
 
     /// A browser over several files as one: results sort across them and show each row's store.
     public convenience init(coordinator: PersistentStoreCoordinator, options: BrowserOptions, backend: TerminalBackend) throws {
-        try self.init(data: try MultiStoreData(coordinator: coordinator), name: coordinator.stores.map(\.name).joined(separator: " + "),
+        try self.init(data: BrowserData(context: try CoordinatedContext(coordinator: coordinator)), name: coordinator.stores.map(\.name).joined(separator: " + "),
                       options: options, backend: backend)
     }
 

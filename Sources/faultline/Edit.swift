@@ -29,6 +29,20 @@ struct TableOptions: ParsableArguments {
     var predicate: String?
 
     func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(format: $0) } }
+
+    /// The file's context, or with several files a context over them (over the `--stores` named,
+    /// after checking each has the table), and the table's entity.
+    func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity) {
+        let stores = try databases.map { try PersistentStore(path: $0, options: options) }
+        if stores.count == 1 {
+            let context = try ManagedObjectContext(store: stores[0])
+            return (context, try context.entity(named: table))
+        }
+        let all = try PersistentStoreCoordinator(stores: stores)
+        let entity = try all.entities(named: table, in: storeList)[0]
+        let chosen = try storeList.map { try PersistentStoreCoordinator(stores: try $0.map { try all.store(named: $0) }) } ?? all
+        return (try CoordinatedContext(coordinator: chosen), entity)
+    }
 }
 
 /// Options shared by `update` and `delete`.
@@ -60,40 +74,16 @@ struct EditOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store and entity, then either counts (dry run) or executes, and reports. With
-    /// several files, `across` runs the request on every affected store (all or nothing).
-    func perform(verb: String, dryRunCount: (ManagedObjectContext, Entity) throws -> Int,
-                 execute: (ManagedObjectContext, Entity) throws -> BatchResult,
-                 across: (CoordinatedContext, Entity) throws -> [String: BatchResult]) throws {
-        if source.databases.count > 1 {
-            let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(walAtFirstWrite: true)) })
-            let context = try CoordinatedContext(coordinator: coordinator)
-            let entities = try coordinator.entities(named: source.table, in: source.storeList)
-            if dryRun {
-                var total = 0
-                for entity in entities { total += try dryRunCount(try context.context(for: entity.storeName), entity) }
-                print(total)
-                printError("would \(verb) \(total) row\(total == 1 ? "" : "s") in \(entities.count) stores (dry run: nothing was written)")
-                return
-            }
-            let start = Date()
-            let ticker = Ticker(verb == "update" ? "updating" : "deleting")
-            defer { ticker.stop() }
-            let results = try across(context, entities[0])
-            let changes = entities.compactMap { results[$0.storeName]?.changes }.reduce(ChangeSet(), +)
-            let counts = entities.compactMap { results[$0.storeName]?.count }
-            let merged = BatchResult(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
-                                     objectIDs: nil, changes: resultType == .changes ? changes : nil)
-            try report(verb + "d", merged, seconds: Date().timeIntervalSince(start))
-            return
-        }
-        let store = try PersistentStore(path: source.database, options: .init(walAtFirstWrite: true))
-        let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: source.table)
+    /// Opens the file (or files) and the entity, then either counts (dry run) or executes, and
+    /// reports. With several files the request runs in every store (all or nothing).
+    func perform(verb: String, dryRunCount: (any FetchingContext, Entity) throws -> Int,
+                 execute: (any FetchingContext, Entity) throws -> BatchResult) throws {
+        let (context, entity) = try source.open(.init(walAtFirstWrite: true))
+        let stores = context.storeNames.count
         if dryRun {
             let n = try dryRunCount(context, entity)
             print(n)
-            printError("would \(verb) \(n) row\(n == 1 ? "" : "s") (dry run: nothing was written)")
+            printError("would \(verb) \(n) row\(n == 1 ? "" : "s")\(stores > 1 ? " in \(stores) stores" : "") (dry run: nothing was written)")
             return
         }
         let start = Date()
@@ -143,8 +133,7 @@ struct Update: ParsableCommand {
                                 }
                                 return report.rowsMatched
                             },
-                            execute: { context, entity in try context.execute(request(entity)) },
-                            across: { context, entity in try context.execute(request(entity), affectedStores: options.source.storeList) })
+                            execute: { context, entity in try context.execute(request(entity), undoable: false) })
     }
 }
 
@@ -166,12 +155,7 @@ struct Delete: ParsableCommand {
                             execute: { context, entity in
                                 var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
                                 request.appliesDeleteRules = applyDeleteRules
-                                return try context.execute(request)
-                            },
-                            across: { context, entity in
-                                var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
-                                request.appliesDeleteRules = applyDeleteRules
-                                return try context.execute(request, affectedStores: options.source.storeList)
+                                return try context.execute(request, undoable: false)
                             })
     }
 }

@@ -36,48 +36,22 @@ struct Export: ParsableCommand {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
-        if source.databases.count > 1 { return try runAcrossStores(predicate: predicate, sort: sort) }
-        let store = try PersistentStore(path: source.database, options: .init(readOnly: true))
-        let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: source.table)
+        let (context, entity) = try source.open(.init(readOnly: true))
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
-        if limit == 0 { return try writeHeader(entity) }
-        let rows = try context.fetchBatched(request, residentBatches: 2)
-        let out = BufferedOutput()
-        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name))
-        out.write(writer.header())
-        // On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
-        for index in rows.indices {
-            guard let object = try rows.object(at: index) else { continue } // deleted since the fetch
-            out.write(writer.line(try object.values(entity)))
-        }
-        out.flush()
-    }
-
-    /// Several files: one result sorted across them, with a first column naming each row's store.
-    private func runAcrossStores(predicate: FetchPredicate?, sort: [BatchStore.SortDescriptor]) throws {
-        let coordinator = try PersistentStoreCoordinator(stores: source.databases.map { try PersistentStore(path: $0, options: .init(readOnly: true)) })
-        let context = try CoordinatedContext(coordinator: coordinator)
-        let entity = try coordinator.entities(named: source.table, in: source.storeList)[0]
-        let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
-                                   fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
-        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: true)
+        // Several files: a first column names each row's store.
+        let withStore = source.databases.count > 1
+        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: withStore)
         let out = BufferedOutput()
         out.write(writer.header())
         if limit != 0 {
-            let rows = try context.fetchBatched(request, affectedStores: source.storeList, residentBatches: 2)
+            let rows = try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil)
+            // On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
             for index in rows.indices {
-                guard let object = try rows.object(at: index) else { continue }
-                out.write(writer.line(try object.values(entity), store: object.objectID.entity.storeName))
+                guard let object = try rows.object(at: index) else { continue } // deleted since the fetch
+                out.write(writer.line(try object.values(entity), store: withStore ? object.objectID.entity.storeName : nil))
             }
         }
-        out.flush()
-    }
-
-    private func writeHeader(_ entity: Entity) throws {
-        let out = BufferedOutput()
-        out.write(RowWriter(format: format, columns: entity.attributes.map(\.name)).header())
         out.flush()
     }
 }

@@ -57,7 +57,7 @@ struct CoordinatorTests {
         #expect(context.contexts.reduce(0) { $0 + $1.registeredObjectCount } <= 2 * 25)
         // The IDs live in SQLite: the temp table the statistics name holds every one, in order.
         let table = try #require(rows.statistics.idStorage.split(separator: " ").dropFirst(3).first.map(String.init))
-        let held = try context.sortQueue.inDatabase { db in
+        let held = try context.connection.queue.inDatabase { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM temp.\(quoteIdentifier(table)) WHERE pos BETWEEN 1 AND ?", arguments: [rows.count])
         }
         #expect(held == rows.count)
@@ -84,13 +84,13 @@ struct CoordinatorTests {
         let before = try (0..<3).map(votes)
         let update = BatchUpdateRequest(entityName: "movie", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count)
         let results = try context.execute(update, affectedStores: ["b", "c"])
-        #expect(results.mapValues { $0.count } == ["b": 50, "c": 50])
+        #expect(results.byStore.mapValues { $0.count } == ["b": 50, "c": 50])
         #expect(try (0..<3).map(votes) == [before[0], before[1] + 50, before[2] + 50])
         _ = try context.execute(update)
         #expect(try (0..<3).map(votes) == [before[0] + 50, before[1] + 100, before[2] + 100])
 
         let delete = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate("id <= 10")), resultType: .count)
-        #expect(try context.execute(delete, affectedStores: ["a"]).mapValues { $0.count } == ["a": 10])
+        #expect(try context.execute(delete, affectedStores: ["a"]).byStore.mapValues { $0.count } == ["a": 10])
         let counts = try paths.map { p in try DatabaseQueue(path: p).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie") ?? 0 } }
         #expect(counts == [40, 50, 50])
 
@@ -112,7 +112,7 @@ struct CoordinatorTests {
         let update = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("id == 1"),
                                         propertiesToUpdate: try UpdateExpression.parseAssignments("votes = -1"), resultType: .objectIDs)
         let results = try context.execute(update, affectedStores: ["a"], undoable: true)
-        context.mergeChanges(ChangeSet(updated: results["a"]?.objectIDs ?? []))
+        context.mergeChanges(ChangeSet(updated: results.byStore["a"]?.objectIDs ?? []))
         #expect(try rows[0]?.value(forKey: "votes") == .integer(-1))
         #expect(try rows[1]?.value(forKey: "votes") != .integer(-1))   // id 1 in store b is untouched
         try context.undo(store: "a")
@@ -183,7 +183,7 @@ struct CoordinatorTests {
                                         propertiesToUpdate: try UpdateExpression.parseAssignments("votes = -1"), resultType: .count)
         #expect(try result.count(forUpdate: update) == result.count, "the count is of the result's rows only")
         let updated = try result.execute(update, undoable: true)
-        let updatedCount: Int = updated.values.compactMap(\.count).reduce(0, +)
+        let updatedCount: Int = updated.byStore.values.compactMap(\.count).reduce(0, +)
         #expect(updatedCount == result.count)
         #expect(try paths.map { try count($0, "SELECT count(*) FROM movie WHERE votes = -1") } == before)
         #expect(try count(paths[1], "SELECT votes FROM movie WHERE id = 1000") == 0, "the row inserted since the fetch is untouched")

@@ -74,7 +74,7 @@ extension ManagedObjectContext {
         let storedTable = request.resultType == .changes ? makeTempTableName("bs_changes") : nil
         // An upsert's updated rows are kept apart from its inserted ones, so a merge refaults them.
         let storedUpdatedTable = request.resultType == .changes && isUpsert ? makeTempTableName("bs_changes") : nil
-        let queue = db
+        let queue = connection.queue
         let table = "main.\(quoteIdentifier(entity.name))"
         let returning = wantKeys ? entity.returningKeysSQL : ""
         var sqlByColumns: [[Int]: String] = [:]

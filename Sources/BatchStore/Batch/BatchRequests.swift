@@ -26,6 +26,9 @@ public struct BatchResult: Sendable {
     /// The change to merge into contexts: the IDs of `.objectIDs`, or the stored keys of `.changes`
     /// (nil for `.statusOnly` and `.count`).
     public let changes: ChangeSet?
+    /// For an edit across several stores (``CoordinatedContext``): each store's own result, by
+    /// store name; empty for one store.
+    public internal(set) var byStore: [String: BatchResult] = [:]
 
     /// A result; callers combine several stores' results this way.
     public init(succeeded: Bool, count: Int?, objectIDs: [ObjectID]?, changes: ChangeSet? = nil) {
@@ -339,7 +342,7 @@ extension ManagedObjectContext {
     private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
                                    capture: ChangeCapture? = nil, before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
         let storedTable = resultType == .changes && capture != nil ? makeTempTableName("bs_changes") : nil
-        let queue = db
+        let queue = connection.queue
         return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
             self.switchToWALBeforeWriting(db)

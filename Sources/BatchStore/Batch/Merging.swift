@@ -163,9 +163,7 @@ extension ManagedObjectContext {
                 touchedEntities.insert(entityKey)
             }
         }
-        for storage in openCollections() where touchedEntities.contains(ObjectIdentifier(storage.entity)) {
-            report.batchesInvalidated += storage.evictBatches { object in object.isDeleted || !object.hasValues }
-        }
+        if !touchedEntities.isEmpty { report.batchesInvalidated += openResults.evictStale(of: touchedEntities) }
         return report
     }
 }

@@ -16,7 +16,20 @@ struct UndoEntry {
     let table: String
 }
 
+/// The undo state of one context: its recorded batch operations, last on top, and how many rows
+/// one of them may journal.
+final class UndoJournal {
+    var entries: [UndoEntry] = []
+    var limit = 1_000_000
+}
+
 extension ManagedObjectContext {
+    /// Recorded batch operations, last on top; each journal is a temp table.
+    var undoStack: [UndoEntry] {
+        get { undoJournal.entries }
+        _modify { yield &undoJournal.entries }
+    }
+
     /// Throws when recording undo for `rows` rows is not allowed or not exact.
     func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
         if rows > undoLimit {
@@ -71,7 +84,7 @@ extension ManagedObjectContext {
         // The changed keys move from the journal into a StoredChanges table: no ID array in Swift,
         // and merging costs what the contexts hold, however many rows the undo restores.
         let stored = makeTempTableName("bs_changes")
-        let queue = db
+        let queue = connection.queue
         try withDatabase { db in
             switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {

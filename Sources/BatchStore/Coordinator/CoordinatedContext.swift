@@ -11,17 +11,21 @@ public final class CoordinatedContext {
     public let coordinator: PersistentStoreCoordinator
     /// One context per store, in the coordinator's order.
     public let contexts: [ManagedObjectContext]
-    /// `main` is the first store; the others are attached as `bs_store1`, `bs_store2`, ….
-    let sortQueue: DatabaseQueue
-    private var collections: [WeakCoordinatedStorage] = []
-    private var serial = 0
+    /// The connection that sorts across stores and holds results' ID tables: `main` is the first
+    /// store; the others are attached as `bs_store1`, `bs_store2`, ….
+    let connection: Connection
+    /// Open results, held weakly (merges and undo drop their stale batches).
+    let openResults = OpenResults()
+    /// The stores each undoable edit changed, last on top: ``undo()`` undoes them together.
+    private var undoGroups: [[String]] = []
 
     public init(coordinator: PersistentStoreCoordinator) throws {
         self.coordinator = coordinator
         contexts = try coordinator.stores.map { try ManagedObjectContext(store: $0) }
-        sortQueue = try coordinator.stores[0].openConnection()
+        let queue = try coordinator.stores[0].openConnection()
+        connection = Connection(queue)
         do {
-            try sortQueue.inDatabase { db in
+            try queue.inDatabase { db in
                 for (i, store) in coordinator.stores.enumerated().dropFirst() {
                     try db.execute(sql: "ATTACH DATABASE ? AS \(Self.databaseName(i))", arguments: [store.path])
                 }
@@ -80,103 +84,50 @@ public final class CoordinatedContext {
         if let firstBatch {
             var first = request
             first.fetchLimit = request.fetchLimit > 0 ? min(request.fetchLimit, request.fetchBatchSize) : request.fetchBatchSize
-            let pairs = try runIDQuery(first, entities: entities)
-            var slots = [ManagedObject?](repeating: nil, count: pairs.count)
-            for (store, indexes) in Dictionary(grouping: pairs.indices, by: { pairs[$0].store }) {
-                guard let entity = entities.first(where: { storeIndex(of: $0) == store }) else { continue }
-                let found = try contexts[store].objects(of: entity, keys: indexes.map { pairs[$0].key })
-                for i in indexes { slots[i] = found[pairs[i].key] }
-            }
-            let objects = slots.compactMap { $0 }
-            firstBatch(objects)
+            firstBatch(try objects(ofIDQuery: try idQuery(first, entities: entities), entities: entities))
         }
-        let fetched = try runIDFetch(request, entities: entities, progress: progress)
-        let storage = CoordinatedStorage(owner: self, entities: entities, request: request, table: fetched.table, count: fetched.count,
-                                         residentLimit: residentBatches, idFetchSeconds: fetched.seconds)
-        collections.removeAll { $0.storage == nil }
-        collections.append(WeakCoordinatedStorage(storage: storage))
-        return CoordinatedCollection(storage: storage)
+        let storage = try ResultStorage(source: CoordinatedResultSource(owner: self, entities: entities), request: request,
+                                        residentBatches: residentBatches, progress: progress)
+        openResults.add(storage)
+        return BatchFaultingCollection(storage: storage)
     }
 
-    /// The sorted `SELECT s, k FROM (… UNION ALL …) ORDER BY …` over `entities`, with its arguments.
-    private func idQuery(_ request: FetchRequest, entities: [Entity]) throws -> (sql: String, arguments: [SQLValue]) {
-        var selects: [String] = []
-        var arguments: [SQLValue] = []
-        for entity in entities {
+    /// The ID query over `entities` (one per store), from the one fetch compiler.
+    func idQuery(_ request: FetchRequest, entities: [Entity]) throws -> IDQuery {
+        try IDQuery(request, parts: entities.map { entity in
             let i = storeIndex(of: entity)
-            let builder = QueryBuilder(entity: entity, schema: coordinator.stores[i].schema, databaseName: Self.databaseName(i))
-            // The SELECT list comes before WHERE in the text, so its arguments are bound first.
-            let sortColumns = try request.sortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }
-            let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
-            let key = builder.keyColumnsSQL[0]
-            selects.append("SELECT \(i) AS s, \(key) AS k\(sortColumns.map { ", " + $0 }.joined()) FROM \(builder.fromClause)\(condition)")
-            arguments += builder.arguments
-        }
-        let order = request.sortDescriptors.enumerated().map { "o\($0) \($1.ascending ? "ASC" : "DESC")" } + ["s ASC", "k ASC"]
-        var limit = ""
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            limit = " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(request.fetchOffset)"
-        }
-        return ("SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)", arguments)
+            return IDQuery.Part(entity: entity, schema: coordinator.stores[i].schema, databaseName: Self.databaseName(i), storeIndex: i)
+        })
     }
 
-    /// Runs the ID query directly (for a first batch): `(store, key)` pairs in result order.
-    private func runIDQuery(_ request: FetchRequest, entities: [Entity]) throws -> [(store: Int, key: SQLValue)] {
-        let (sql, arguments) = try idQuery(request, entities: entities)
-        do {
-            return try sortQueue.inDatabase { db in
-                let statement = try db.makeStatement(sql: sql).bound(arguments)
-                let cursor = try Row.fetchCursor(statement)
-                var pairs: [(store: Int, key: SQLValue)] = []
-                while try cursor.next() != nil {
-                    pairs.append((Int(sqlite3_column_int64(statement.sqliteStatement, 0)), SQLValue(statement: statement.sqliteStatement, column: 1)))
-                }
-                return pairs
+    /// Runs an ID query directly (for a first batch) and faults its rows, in result order.
+    private func objects(ofIDQuery query: IDQuery, entities: [Entity]) throws -> [ManagedObject] {
+        let pairs: [(store: Int, key: SQLValue)] = try connection.withDatabase { db in
+            let statement = try db.makeStatement(sql: query.select).bound(query.arguments)
+            let cursor = try Row.fetchCursor(statement)
+            var pairs: [(store: Int, key: SQLValue)] = []
+            while try cursor.next() != nil {
+                pairs.append((Int(sqlite3_column_int64(statement.sqliteStatement, 0)), SQLValue(statement: statement.sqliteStatement, column: 1)))
             }
-        } catch {
-            throw BatchStoreError.wrap(error)
+            return pairs
         }
-    }
-
-    /// Creates a new ID table for `request` over `entities` and fills it in one sorted statement.
-    func runIDFetch(_ request: FetchRequest, entities: [Entity], progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> (table: String, count: Int, seconds: Double) {
-        let (select, arguments) = try idQuery(request, entities: entities)
-        serial += 1
-        let table = "bs_multi_ids_\(serial)"
-        let sql = "INSERT INTO temp.\(quoteIdentifier(table)) (store, key) \(select)"
-        let started = Date()
-        do {
-            let count = try sortQueue.inDatabase { db -> Int in
-                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (pos INTEGER PRIMARY KEY, store INTEGER NOT NULL, key)")
-                do {
-                    let statement = try db.makeStatement(sql: sql)
-                    if let progress {
-                        try ProgressReporter.run(db: db, statement: statement, estimate: nil, handler: progress) {
-                            try statement.execute(arguments: arguments.statementArguments)
-                        }
-                    } else {
-                        try statement.execute(arguments: arguments.statementArguments)
-                    }
-                } catch {
-                    try? db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(table))")
-                    throw error
-                }
-                return db.changesCount
-            }
-            return (table, count, Date().timeIntervalSince(started))
-        } catch {
-            throw BatchStoreError.wrap(error)
+        var slots = [ManagedObject?](repeating: nil, count: pairs.count)
+        for (store, indexes) in Dictionary(grouping: pairs.indices, by: { pairs[$0].store }) {
+            guard let entity = entities.first(where: { storeIndex(of: $0) == store }) else { continue }
+            let found = try contexts[store].objects(of: entity, keys: indexes.map { pairs[$0].key })
+            for i in indexes { slots[i] = found[pairs[i].key] }
         }
+        return slots.compactMap { $0 }
     }
 
     /// Rows of every store's context, refreshed (after another writer changed the files).
     public func refreshAllObjects() {
         for context in contexts { context.refreshAllObjects() }
-        for storage in collections.compactMap(\.storage) { storage.evictStale() }
+        openResults.evictStale()
     }
 
-    /// True when some store's context can undo.
-    public var canUndo: Bool { contexts.contains { $0.canUndo } }
+    /// True when an undoable edit made through this context can be undone (``undo()``).
+    public var canUndo: Bool { !undoGroups.isEmpty }
 
     /// The sum of the stores' `PRAGMA data_version`: it changes when another connection commits
     /// to any of them.
@@ -184,17 +135,13 @@ public final class CoordinatedContext {
         try contexts.reduce(0) { $0 &+ (try $1.dataVersion()) }
     }
 
-    func dropTempTable(_ name: String) {
-        try? sortQueue.inDatabase { db in try db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(name))") }
-    }
-
     // MARK: Batch requests
 
     /// Runs a batch update in each affected store that has the entity (default: all), one
     /// transaction per store. All or nothing across stores: every store is checked writable before
     /// anything is written, and when a later store fails, the stores already changed are undone.
-    /// - Returns: each store's result, by store name.
-    public func execute(_ request: BatchUpdateRequest, affectedStores: [String]? = nil, undoable: Bool = false) throws -> [String: BatchResult] {
+    /// - Returns: the stores' results added up; each store's own in ``BatchResult/byStore``.
+    public func execute(_ request: BatchUpdateRequest, affectedStores: [String]?, undoable: Bool = false) throws -> BatchResult {
         try runAcrossStores(entityName: request.entityName, affectedStores: affectedStores, undoable: undoable) { context, undo in
             try context.execute(request, undoable: undo)
         }
@@ -202,9 +149,9 @@ public final class CoordinatedContext {
 
     /// Runs a batch update on the rows of `objectIDs` (and `request.predicate`), in the stores
     /// those IDs belong to; all or nothing across them, like the update above.
-    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID], undoable: Bool = false) throws -> [String: BatchResult] {
+    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID], undoable: Bool = false) throws -> BatchResult {
         let byStore = Dictionary(grouping: objectIDs) { $0.entity.storeName }
-        guard !byStore.isEmpty else { return [:] }
+        guard !byStore.isEmpty else { return BatchResult(combining: [:]) }
         return try runAcrossStores(entityName: request.entityName, affectedStores: byStore.keys.sorted(), undoable: undoable) { context, undo in
             var part = request
             let only = try FetchPredicate.matching(byStore[context.store.name] ?? [])
@@ -215,11 +162,11 @@ public final class CoordinatedContext {
 
     /// Runs a batch delete in each affected store (default: all); see the update for atomicity.
     /// A delete by object IDs goes to the stores those IDs belong to.
-    public func execute(_ request: BatchDeleteRequest, affectedStores: [String]? = nil, undoable: Bool = false) throws -> [String: BatchResult] {
+    public func execute(_ request: BatchDeleteRequest, affectedStores: [String]?, undoable: Bool = false) throws -> BatchResult {
         if let ids = request.objectIDs {
             let byStore = Dictionary(grouping: ids) { $0.entity.storeName }
             let stores = byStore.keys.sorted()
-            guard let name = ids.first?.entity.name else { return [:] }
+            guard let name = ids.first?.entity.name else { return BatchResult(combining: [:]) }
             return try runAcrossStores(entityName: name, affectedStores: stores, undoable: undoable) { context, undo in
                 var part = request
                 part.objectIDs = byStore[context.store.name] ?? []
@@ -232,13 +179,36 @@ public final class CoordinatedContext {
         }
     }
 
+    /// Runs a batch update in every store that has the entity; see ``execute(_:affectedStores:undoable:)-(BatchUpdateRequest,_,_)``.
+    public func execute(_ request: BatchUpdateRequest, undoable: Bool = false) throws -> BatchResult {
+        try execute(request, affectedStores: nil, undoable: undoable)
+    }
+
+    /// Runs a batch delete in every store that has the entity; see ``execute(_:affectedStores:undoable:)-(BatchDeleteRequest,_,_)``.
+    public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
+        try execute(request, affectedStores: nil, undoable: undoable)
+    }
+
+    /// Checks a batch update against each store's constraints without writing anything: rows
+    /// matched and failing added up, the first store's failing example.
+    public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport {
+        var total = ValidationReport(rowsMatched: 0, rowsFailing: 0, example: nil)
+        for entity in try coordinator.entities(named: request.entityName) {
+            let report = try context(for: entity.storeName).validate(request)
+            total.rowsMatched += report.rowsMatched
+            total.rowsFailing += report.rowsFailing
+            total.example = total.example ?? report.example
+        }
+        return total
+    }
+
     /// Inserts into one store (default: the first).
     public func execute(_ request: BatchInsertRequest, into storeName: String? = nil, undoable: Bool = false) throws -> BatchResult {
         try context(for: storeName ?? coordinator.stores[0].name).execute(request, undoable: undoable)
     }
 
     func runAcrossStores(entityName: String, affectedStores: [String]?, undoable: Bool,
-                                 _ body: (ManagedObjectContext, Bool) throws -> BatchResult) throws -> [String: BatchResult] {
+                                 _ body: (ManagedObjectContext, Bool) throws -> BatchResult) throws -> BatchResult {
         let entities = try coordinator.entities(named: entityName, in: affectedStores)
         for entity in entities {
             let store = coordinator.stores[storeIndex(of: entity)]
@@ -260,7 +230,8 @@ public final class CoordinatedContext {
             }
         }
         if journal && !undoable { for context in done { context.discardLastUndo() } }
-        return results
+        if undoable && !done.isEmpty { undoGroups.append(done.map(\.store.name)) }
+        return BatchResult(combining: results)
     }
 
     // MARK: Merging and undo
@@ -270,7 +241,7 @@ public final class CoordinatedContext {
     @discardableResult
     public func mergeChanges(_ changes: ChangeSet) -> [MergeReport] {
         let reports = ManagedObjectContext.mergeChanges(changes, into: contexts)
-        for storage in collections.compactMap(\.storage) { storage.evictStale() }
+        openResults.evictStale()
         return reports
     }
 
@@ -278,11 +249,23 @@ public final class CoordinatedContext {
     @discardableResult
     public func undo(store storeName: String) throws -> ChangeSet {
         let changes = try context(for: storeName).undo()
-        for storage in collections.compactMap(\.storage) { storage.evictStale() }
+        // The store's last edit is undone: it leaves the group it was part of.
+        if let g = undoGroups.lastIndex(where: { $0.contains(storeName) }) {
+            undoGroups[g].removeAll { $0 == storeName }
+            if undoGroups[g].isEmpty { undoGroups.remove(at: g) }
+        }
+        openResults.evictStale()
         return changes
     }
-}
 
-private struct WeakCoordinatedStorage {
-    weak var storage: CoordinatedStorage?
+    /// Undoes the last undoable edit made through this context, in every store it changed.
+    /// - Throws: `.nothingToUndo` when there is none.
+    @discardableResult
+    public func undo() throws -> ChangeSet {
+        guard let stores = undoGroups.popLast() else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        var all = ChangeSet()
+        for name in stores { all = all + (try context(for: name).undo()) }
+        openResults.evictStale()
+        return all
+    }
 }

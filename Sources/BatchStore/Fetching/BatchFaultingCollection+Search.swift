@@ -5,37 +5,14 @@ extension BatchFaultingCollection {
     /// `predicate`, searched by SQLite in result order over the ID table; nil when none.
     ///
     /// Runs `SELECT ids.pos FROM temp.<ids> AS ids CROSS JOIN main.<entity> AS t … WHERE <key
-    /// match> AND ids.pos > ? AND (<predicate>) ORDER BY ids.pos LIMIT 1`.
+    /// match> AND ids.pos > ? AND (<predicate>) ORDER BY ids.pos LIMIT 1`; with several stores, one
+    /// such query per store, each stopping at its first match, and the nearest wins.
     /// - Complexity: O(rows between `position` and the match); no rows enter Swift memory.
     /// - Throws: `.invalidQuery` for a result without row keys (a view): its rows cannot be joined;
     ///   `.cancelled` when `progress` says `.cancel` (called about every 50 ms while SQLite scans).
     public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false,
                               progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int? {
         try storage.firstPosition(matching: predicate, after: position, backwards: backwards, progress: progress)
-    }
-}
-
-extension BatchStorage {
-    func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool,
-                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
-        let keys = entity.keyColumns
-        guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
-        let builder = QueryBuilder(entity: entity, schema: context.store.schema)
-        let condition = try builder.compile(predicate.node)
-        let on = keys.count == 1
-            ? "t.\(quoteIdentifier(keys[0])) = ids.key"
-            : keys.enumerated().map { "t.\(quoteIdentifier($1)) = ids.k\($0)" }.joined(separator: " AND ")
-        let sql = "SELECT ids.pos FROM temp.\(quoteIdentifier(tableName)) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-        let arguments = [SQLValue.integer(Int64(position + 1))] + builder.arguments
-        return try context.withDatabase { db in
-            let statement = try db.makeStatement(sql: sql)
-            guard let progress else { return try Int.fetchOne(statement, arguments: arguments.statementArguments).map { $0 - 1 } }
-            var found: Int?
-            try ProgressReporter.run(db: db, statement: statement, estimate: count, handler: progress) {
-                found = try Int.fetchOne(statement, arguments: arguments.statementArguments).map { $0 - 1 }
-            }
-            return found
-        }
     }
 }
 

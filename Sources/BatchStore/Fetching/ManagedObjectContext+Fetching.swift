@@ -59,10 +59,10 @@ extension ManagedObjectContext {
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
-        let compiled = try CompiledFetch(request: request, store: store)
-        let storage = BatchStorage(context: self, entity: compiled.entity, request: request, residentLimit: residentBatches)
-        try storage.open(compiled: compiled, progress: progress)
-        registerCollection(storage)
+        let entity = try store.entity(named: request.entityName)
+        let storage = try ResultStorage(source: StoreResultSource(context: self, entity: entity), request: request,
+                                        residentBatches: residentBatches, progress: progress)
+        openResults.add(storage)
         return BatchFaultingCollection(storage: storage)
     }
 

@@ -28,6 +28,12 @@ public final class ManagedObject: CustomStringConvertible {
         self.storage = values.map { .decoded($0) } ?? .fault
     }
 
+    init(objectID: ObjectID, link: ContextLink, storage: Storage) {
+        self.objectID = objectID
+        self.link = link
+        self.storage = storage
+    }
+
     init(objectID: ObjectID, link: ContextLink, packed: PackedRows, row: Int) {
         self.objectID = objectID
         self.link = link

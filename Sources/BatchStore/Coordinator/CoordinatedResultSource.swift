@@ -1,0 +1,250 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// A result over several stores: its ID table, `(pos, store, key)`, is on the coordinated
+/// context's connection that sees every store attached; each batch reads its `(store, key)` pairs,
+/// then faults each store's share with one query on that store's own context, through its
+/// identity map. Edits copy the result's keys in each store to that store's connection first
+/// (see ``BatchFaultingCollection``'s edit calls).
+final class CoordinatedResultSource: ResultSource {
+    /// Strong, as a one-store result holds its context: a result keeps its connections alive.
+    let owner: CoordinatedContext
+    /// The entity in each store, by store index.
+    let entities: [Int: Entity]
+    let entity: Entity
+    let idColumns = ["store", "key"]
+
+    init(owner: CoordinatedContext, entities: [Entity]) {
+        self.owner = owner
+        var byIndex: [Int: Entity] = [:]
+        for e in entities { byIndex[owner.storeIndex(of: e)] = e }
+        self.entities = byIndex
+        self.entity = entities[0]
+    }
+
+    var connection: Connection { owner.connection }
+    var objectsAlive: Int { owner.contexts.reduce(0) { $0 + $1.registeredObjectCount } }
+    var packsValues: Bool { false }
+    func holds(_ entity: Entity) -> Bool { entities.values.contains { $0 === entity } }
+
+    func idQuery(_ request: FetchRequest) throws -> IDQuery {
+        try owner.idQuery(request, entities: entities.keys.sorted().compactMap { entities[$0] })
+    }
+
+    func fault(_ positions: Range<Int>, of ids: IDTable) throws -> FaultedBatch {
+        let pairs = try ids.rows(in: positions)
+        var objects = [ManagedObject?](repeating: nil, count: positions.count)
+        let grouped = Dictionary(grouping: pairs) { pair -> Int in
+            if case .integer(let s) = pair.values[0] { return Int(s) }
+            return -1
+        }
+        for (store, items) in grouped {
+            guard let entity = entities[store] else { continue }
+            let found = try owner.contexts[store].objects(of: entity, keys: items.map { $0.values[1] })
+            for item in items { objects[item.position - positions.lowerBound] = found[item.values[1]] }
+        }
+        return FaultedBatch(objects: objects, packed: nil)
+    }
+
+    func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
+        guard idRow.count == 2, case .integer(let s) = idRow[0], let entity = entities[Int(s)] else { return nil }
+        if entity.isKeyedByRowid, case .integer(let r) = idRow[1] { return ObjectID(entity: entity, key: .rowid(r)) }
+        return ObjectID(entity: entity, key: .primaryKey([idRow[1]]))
+    }
+
+    func idRow(of id: ObjectID) -> [SQLValue]? {
+        guard id.isAddressable, id.keyValues.count == 1,
+              let store = entities.first(where: { $0.value === id.entity })?.key else { return nil }
+        return [.integer(Int64(store)), id.keyValues[0]]
+    }
+
+    func storeName(idRow: [SQLValue]) -> String? {
+        guard let first = idRow.first, case .integer(let s) = first, Int(s) < owner.coordinator.stores.count, s >= 0 else { return nil }
+        return owner.coordinator.stores[Int(s)].name
+    }
+
+    func searchQueries(_ predicate: FetchPredicate, in ids: IDTable, after position: Int, backwards: Bool) throws -> [(sql: String, arguments: [SQLValue])] {
+        try entities.keys.sorted().compactMap { i -> (sql: String, arguments: [SQLValue])? in
+            guard let entity = entities[i] else { return nil }
+            let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
+            let condition = try builder.compile(predicate.node)
+            let sql = "SELECT ids.pos FROM \(ids.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+            return (sql, [SQLValue.integer(Int64(position + 1))] + builder.arguments)
+        }
+    }
+
+    // MARK: Edits
+
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+        try checkEntity(request.entityName)
+        let stores = try storeNames(for: objectIDs)
+        if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
+        return try owner.runAcrossStores(entityName: request.entityName, affectedStores: stores, undoable: undoable) { context, undo in
+            try withKeys(of: ids, in: context) { within in
+                try context.execute(try part(of: request, objectIDs: objectIDs, for: context), undoable: undo, within: within)
+            }
+        }
+    }
+
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int {
+        try checkEntity(request.entityName)
+        let stores = Set(try storeNames(for: objectIDs))
+        return try eachStore { context in
+            guard stores.contains(context.store.name) else { return 0 }
+            return try withKeys(of: ids, in: context) { within in
+                let update = try context.compileUpdate(try part(of: request, objectIDs: objectIDs, for: context), within: within)
+                return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
+            }
+        }
+    }
+
+    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+        let entityName = try checkEntity(of: request)
+        let stores = try storeNames(for: request.objectIDs)
+        if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
+        return try owner.runAcrossStores(entityName: entityName, affectedStores: stores, undoable: undoable) { context, undo in
+            try withKeys(of: ids, in: context) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
+        }
+    }
+
+    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int {
+        _ = try checkEntity(of: request)
+        let stores = Set(try storeNames(for: request.objectIDs))
+        return try eachStore { context in
+            guard stores.contains(context.store.name) else { return 0 }
+            return try withKeys(of: ids, in: context) { within in try context.count(forDelete: part(of: request, for: context), within: within) }
+        }
+    }
+
+    /// The names of the stores this result spans, in store order.
+    private var storeNames: [String] { entities.keys.sorted().map { owner.coordinator.stores[$0].name } }
+
+    private func checkEntity(_ name: String) throws {
+        guard try owner.coordinator.entities(named: name).first?.name == entity.name else {
+            throw BatchStoreError(.invalidArgument, "this result holds rows of \(entity.name), not \(name); nothing was changed")
+        }
+    }
+
+    /// The stores of the result that `ids` belong to (all of them for nil), after checking that
+    /// every ID is a row of the result's entity in one of its stores.
+    private func storeNames(for ids: [ObjectID]?) throws -> [String] {
+        guard let ids else { return storeNames }
+        if let stranger = ids.first(where: { id in !entities.values.contains { $0 === id.entity } }) {
+            throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name) in this result's stores; nothing was changed")
+        }
+        return storeNames.filter { name in ids.contains { $0.entity.storeName == name } }
+    }
+
+    /// The update as it applies to `context`'s store: narrowed to that store's `ids`, if given.
+    private func part(of request: BatchUpdateRequest, objectIDs ids: [ObjectID]?, for context: ManagedObjectContext) throws -> BatchUpdateRequest {
+        guard let ids else { return request }
+        var part = request
+        let only = try FetchPredicate.matching(ids.filter { $0.entity.storeName == context.store.name })
+        part.predicate = part.predicate.map { $0 && only } ?? only
+        return part
+    }
+
+    private func checkEntity(of request: BatchDeleteRequest) throws -> String {
+        if let ids = request.objectIDs {
+            _ = try storeNames(for: ids)
+            return entity.name
+        }
+        guard let name = request.fetchRequest?.entityName else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+        try checkEntity(name)
+        return name
+    }
+
+    /// The delete as it applies to `context`'s store: its object IDs narrowed to that store.
+    private func part(of request: BatchDeleteRequest, for context: ManagedObjectContext) -> BatchDeleteRequest {
+        guard let ids = request.objectIDs else { return request }
+        var part = request
+        part.objectIDs = ids.filter { $0.entity.storeName == context.store.name }
+        return part
+    }
+
+    /// The sum of `body` over the result's stores' contexts.
+    private func eachStore(_ body: (ManagedObjectContext) throws -> Int) throws -> Int {
+        try entities.keys.sorted().reduce(0) { total, i in total + (try body(owner.contexts[i])) }
+    }
+
+    /// Copies this result's keys in `context`'s store into a temp table on `context`'s connection,
+    /// runs `body` with the membership condition over alias `t`, and drops the table.
+    /// - Complexity: O(result rows of the store), 10,000 keys per round trip.
+    private func withKeys<T>(of ids: IDTable, in context: ManagedObjectContext, _ body: (String) throws -> T) throws -> T {
+        guard let (store, entity) = entities.first(where: { owner.coordinator.stores[$0.key].name == context.store.name }),
+              let keyColumn = entity.keyColumns.first, entity.keyColumns.count == 1 else {
+            throw BatchStoreError(.readOnly, "\(self.entity.name) has no one-column row key in store \(context.store.name); nothing was changed")
+        }
+        let connection = context.connection
+        let copy = try connection.withDatabase { db in try connection.createTempTable(db, prefix: "bs_within", "(k PRIMARY KEY) WITHOUT ROWID") }
+        let quoted = quoteIdentifier(copy)
+        defer { connection.dropTempTable(copy) }
+        var after = 0
+        let select = "SELECT pos, key FROM \(ids.qualifiedName) WHERE pos > ? AND store = ? ORDER BY pos LIMIT 10000"
+        while true {
+            let chunk: [SQLValue] = try ids.connection.withDatabase { db in
+                let statement = try db.cachedStatement(sql: select)
+                let cursor = try Row.fetchCursor(statement, arguments: [after, store])
+                var keys: [SQLValue] = []
+                while try cursor.next() != nil {
+                    after = Int(sqlite3_column_int64(statement.sqliteStatement, 0))
+                    keys.append(SQLValue(statement: statement.sqliteStatement, column: 1))
+                }
+                return keys
+            }
+            if chunk.isEmpty { break }
+            try connection.withDatabase { db in
+                let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.\(quoted) VALUES (?)")
+                for key in chunk { try insert.bound([key]).execute() }
+            }
+        }
+        return try body("t.\(quoteIdentifier(keyColumn)) IN (SELECT k FROM temp.\(quoted))")
+    }
+}
+
+extension BatchResult {
+    /// One result for an edit that ran in several stores: counts, IDs and changes added up
+    /// (each nil unless every store gave it).
+    init(combining results: [String: BatchResult]) {
+        let counts = results.values.compactMap(\.count)
+        let ids = results.values.compactMap(\.objectIDs)
+        let changes = results.values.compactMap(\.changes)
+        self.init(succeeded: results.values.allSatisfy(\.succeeded), count: counts.count == results.count ? counts.reduce(0, +) : nil,
+                  objectIDs: ids.count == results.count ? ids.flatMap { $0 } : nil,
+                  changes: changes.count == results.count ? changes.reduce(ChangeSet(), +) : nil)
+        self.byStore = results
+    }
+}
+
+extension ManagedObjectContext {
+    /// Faults the rows of `entity` (one key column) whose keys are `keys`, in one query per 500
+    /// keys, through the identity map; returns them by key. Missing rows are absent.
+    ///
+    /// Runs `SELECT t.<key>, <columns> FROM main."T" AS t WHERE t.<key> IN (?, …)`.
+    func objects(of entity: Entity, keys: [SQLValue]) throws -> [SQLValue: ManagedObject] {
+        guard let keyColumn = entity.keyColumns.first, entity.keyColumns.count == 1 else { return [:] }
+        let columns = statements(for: entity).columnList
+        let attributeCount = entity.attributes.count
+        let rowid = entity.isKeyedByRowid
+        var result: [SQLValue: ManagedObject] = [:]
+        try withDatabase { db in
+            var offset = 0
+            while offset < keys.count {
+                let chunk = keys[offset..<min(keys.count, offset + 500)]
+                offset += chunk.count
+                let sql = "SELECT t.\(quoteIdentifier(keyColumn))\(columns.isEmpty ? "" : ", " + columns) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE t.\(quoteIdentifier(keyColumn)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
+                let statement = try db.cachedStatement(sql: sql)
+                let cursor = try Row.fetchCursor(try statement.bound(Array(chunk)))
+                let stmt = statement.sqliteStatement
+                while try cursor.next() != nil {
+                    let key = SQLValue(statement: stmt, column: 0)
+                    let id: ObjectID
+                    if rowid, case .integer(let r) = key { id = ObjectID(entity: entity, key: .rowid(r)) } else { id = ObjectID(entity: entity, key: .primaryKey([key])) }
+                    if let object = adoptRow(id, values: { rowValues(stmt, from: 1, count: attributeCount, id: id) }) { result[key] = object }
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A context that fetches batched results and edits through them: one store's
+/// ``ManagedObjectContext`` or several stores' ``CoordinatedContext``. A browser, an exporter or
+/// an editor written against it never asks how many stores are behind it: results are
+/// ``BatchFaultingCollection``s either way, and their edits touch only their own rows.
+///
+/// Not thread-safe, like the contexts: use it on the thread or actor that made it.
+public protocol FetchingContext: AnyObject {
+    /// The names of the stores behind the context, in order (one for a ``ManagedObjectContext``).
+    var storeNames: [String] { get }
+    /// The tables and views that can be fetched (with several stores, those of the first).
+    var entities: [Entity] { get }
+    /// Why nothing can be edited (a read-only file or store), or nil when the files allow it.
+    var readOnlyReason: String? { get }
+    /// The entity named `name`.
+    /// - Throws: `.noSuchEntity`, naming what there is.
+    func entity(named name: String) throws -> Entity
+    /// Fetches `request` as a batched result (see ``BatchFaultingCollection``).
+    ///
+    /// - Parameters:
+    ///   - firstBatch: when given, called with the result's first `fetchBatchSize` objects before
+    ///     the ID fetch runs (one `… ORDER BY … LIMIT` query, which needs no full sort).
+    ///   - progress: called about every 50 ms during the ID fetch; `.cancel` stops it (the call
+    ///     then throws `.cancelled` and leaves no temp table). It must not use this context.
+    func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
+                      progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection
+    /// Counts the rows `request` matches (in every store), without fetching them.
+    func count(for request: FetchRequest) throws -> Int
+    /// Runs a batch update in every store that has its entity, all or nothing across stores.
+    func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult
+    /// Runs a batch delete in every store that has its entity, all or nothing across stores.
+    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult
+    /// Checks a batch update against every store's constraints; writes nothing.
+    func validate(_ request: BatchUpdateRequest) throws -> ValidationReport
+    /// Objects alive in the context's identity map(s).
+    var registeredObjectCount: Int { get }
+    /// True when an undoable edit can be undone.
+    var canUndo: Bool { get }
+    /// Undoes the last undoable edit (in every store it changed) and returns what it changed.
+    @discardableResult
+    func undo() throws -> ChangeSet
+    /// Merges `changes` (from an edit) into the context(s) and drops stale batches of open results.
+    func merge(_ changes: ChangeSet)
+    /// Turns every registered object back into a fault (another writer changed the files).
+    func refreshAllObjects()
+    /// Changes when another connection commits to any of the files (`PRAGMA data_version`).
+    func dataVersion() throws -> Int
+}
+
+extension ManagedObjectContext: FetchingContext {
+    public var storeNames: [String] { [store.name] }
+    public var entities: [Entity] { store.schema.entities }
+    public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
+    public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
+
+    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)?,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
+        guard let firstBatch else { return try fetchBatched(request, residentBatches: residentBatches, progress: progress) }
+        let progressive = try beginFetch(request, residentBatches: residentBatches)
+        firstBatch(progressive.firstBatch)
+        return try progressive.finish(progress: progress)
+    }
+
+    public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
+}
+
+extension CoordinatedContext: FetchingContext {
+    public var storeNames: [String] { coordinator.stores.map(\.name) }
+    public var entities: [Entity] { coordinator.stores[0].schema.entities }
+    public var readOnlyReason: String? { coordinator.stores.first(where: \.isReadOnly).map { "store \($0.name) is read-only" } }
+    public func entity(named name: String) throws -> Entity { try coordinator.entities(named: name)[0] }
+
+    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)?,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
+        try fetchBatched(request, affectedStores: nil, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress)
+    }
+
+    /// The sum over the stores that have `request`'s entity.
+    public func count(for request: FetchRequest) throws -> Int {
+        try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context(for: $1.storeName).count(for: request) }
+    }
+
+    public var registeredObjectCount: Int { contexts.reduce(0) { $0 + $1.registeredObjectCount } }
+    public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
+}

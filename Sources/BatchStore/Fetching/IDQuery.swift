@@ -1,0 +1,87 @@
+import Foundation
+
+/// The SELECT that fills a result's ``IDTable``: the one fetch compiler for a result over one
+/// store or several.
+///
+/// - One store: `SELECT <key columns> FROM main."T" AS t … WHERE … ORDER BY <sort keys>, <key>
+///   LIMIT …` (for a view without a row key, its column values instead of the key).
+/// - Several stores, each a ``Part`` attached under its own database name:
+///   `SELECT s, k FROM (SELECT 0 AS s, t.rowid AS k, <sort keys> AS o0… FROM main."T" AS t WHERE …
+///   UNION ALL SELECT 1, … FROM bs_store1."T" AS t WHERE …) ORDER BY o0…, s, k LIMIT …`: ties
+///   sort by store, then key.
+struct IDQuery {
+    /// One store's share of the query.
+    struct Part {
+        var entity: Entity
+        var schema: Schema
+        /// The name the store's file is known by on the connection: `main` or an attached name.
+        var databaseName: String
+        /// The value of the ID table's `store` column for this part; nil for a one-store result
+        /// (no `store` column).
+        var storeIndex: Int?
+    }
+
+    /// The SELECT (the INSERT in front of it is the ID table's).
+    let select: String
+    let arguments: [SQLValue]
+    /// A query for an estimate of the rows the fetch scans (for progress), or nil.
+    let estimateSQL: String?
+
+    /// The ID table columns the query fills, for `parts`.
+    static func columns(for parts: [Part]) -> [String] {
+        guard parts.count == 1, parts[0].storeIndex == nil else { return ["store", "key"] }
+        let entity = parts[0].entity
+        let keys = entity.keyColumns
+        if keys.isEmpty { return (0..<entity.attributes.count).map { "c\($0)" } }
+        return keys.count == 1 ? ["key"] : (0..<keys.count).map { "k\($0)" }
+    }
+
+    init(_ request: FetchRequest, parts: [Part]) throws {
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
+        }
+        precondition(!parts.isEmpty, "an ID query needs at least one store")
+        var limit = ""
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            limit = " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(request.fetchOffset)"
+        }
+        if parts.count == 1, parts[0].storeIndex == nil {
+            // One store: the sort runs on the table itself, so an index on the sort key serves it.
+            let part = parts[0]
+            let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+            let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
+            let keys = builder.keyColumnsSQL
+            var order = try request.sortDescriptors.map { "\(try builder.column(for: $0.keyPath)) \($0.ascending ? "ASC" : "DESC")" }
+            order += keys.map { "\($0) ASC" }
+            let select = keys.isEmpty
+                ? part.entity.attributes.map { "t.\(quoteIdentifier($0.name))" }.joined(separator: ", ")
+                : keys.joined(separator: ", ")
+            self.select = "SELECT \(select.isEmpty ? "NULL" : select) FROM \(builder.fromClause)\(condition)"
+                + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")) + limit
+            self.arguments = builder.arguments
+            if part.entity.isKeyedByRowid, let rowid = part.entity.rowidName {
+                self.estimateSQL = "SELECT max(\(rowid)) FROM \(part.databaseName).\(quoteIdentifier(part.entity.name))"
+            } else {
+                self.estimateSQL = nil
+            }
+            return
+        }
+        var selects: [String] = []
+        var arguments: [SQLValue] = []
+        for part in parts {
+            guard part.entity.keyColumns.count == 1 else {
+                throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
+            }
+            let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+            // The SELECT list comes before WHERE in the text, so its arguments are bound first.
+            let sortColumns = try request.sortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }
+            let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
+            selects.append("SELECT \(part.storeIndex ?? 0) AS s, \(builder.keyColumnsSQL[0]) AS k\(sortColumns.map { ", " + $0 }.joined()) FROM \(builder.fromClause)\(condition)")
+            arguments += builder.arguments
+        }
+        let order = request.sortDescriptors.enumerated().map { "o\($0) \($1.ascending ? "ASC" : "DESC")" } + ["s ASC", "k ASC"]
+        self.select = "SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)"
+        self.arguments = arguments
+        self.estimateSQL = nil
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+/// The row IDs of one result, in result order, in an SQLite temp table
+/// `temp."bs_ids_…"(pos INTEGER PRIMARY KEY, <columns>)`: `key` (a rowid or a one-column primary
+/// key), `k0, k1, …` (a composite key), `store, key` (a result over several stores), or `c0, c1, …`
+/// (the values themselves, for a view without a row key). Positions are 1-based in SQL and 0-based
+/// in Swift.
+///
+/// The IDs never enter Swift memory: filling, looking up, refreshing with anchors and testing
+/// membership all run in SQLite. The table is dropped when the value goes away.
+final class IDTable {
+    let connection: Connection
+    /// The columns after `pos`.
+    let columns: [String]
+    /// The table's name; stable for the table's life (a refresh renames the new table to it).
+    private(set) var name: String
+    /// Rows in the table.
+    private(set) var count = 0
+    /// How long the last fill took, in seconds.
+    private(set) var fillSeconds = 0.0
+
+    init(connection: Connection, columns: [String]) {
+        self.connection = connection
+        self.columns = columns
+        self.name = connection.makeTempTableName("bs_ids")
+    }
+
+    deinit { connection.dropTempTable(name) }
+
+    /// `temp."<name>"`.
+    var qualifiedName: String { "temp.\(quoteIdentifier(name))" }
+
+    /// Creates and fills the table with `query`'s rows; on failure (or a cancel from `progress`,
+    /// called about every 50 ms) no table is left.
+    ///
+    /// Runs `CREATE TEMP TABLE … (pos INTEGER PRIMARY KEY, …)`, then `INSERT INTO temp.… (…) <query>`.
+    /// - Complexity: the query's, in SQLite; no row enters Swift memory.
+    func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+        count = try build(name, query, progress: progress)
+    }
+
+    private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let list = columns.joined(separator: ", ")
+        let connection = self.connection
+        let n = try connection.withDatabase { db -> Int in
+            try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, \(list))")
+            do {
+                let statement = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) (\(list)) \(query.select)")
+                if let progress {
+                    let estimate = try query.estimateSQL.flatMap { try Int.fetchOne(db, sql: $0) }
+                    try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
+                        try statement.execute(arguments: query.arguments.statementArguments)
+                    }
+                } else {
+                    try statement.execute(arguments: query.arguments.statementArguments)
+                }
+            } catch {
+                try? connection.dropTempTable(db, named: name)
+                throw error
+            }
+            return db.changesCount
+        }
+        fillSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return n
+    }
+
+    /// Fills a new table with `query`, swaps it in under the same name, and returns the new
+    /// position of the first of `anchors` (old positions) whose row is still in the result.
+    ///
+    /// Runs `SELECT <columns> FROM temp.… WHERE pos = ?` per anchor, the fill, `DROP TABLE` and
+    /// `ALTER TABLE … RENAME`, then `SELECT pos … WHERE <columns> IS ? … LIMIT 1` per kept anchor.
+    /// - Complexity: the ID fetch, plus one scan of the new table per anchor looked up.
+    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
+        let keys = try anchors.compactMap { try row(at: $0) }
+        let fresh = connection.makeTempTableName("bs_ids")
+        let newCount = try build(fresh, query, progress: nil)
+        let old = name
+        try connection.withDatabase { db in
+            try db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(old))")
+            try db.execute(sql: "ALTER TABLE temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(old))")
+        }
+        count = newCount
+        for key in keys {
+            if let position = try position(of: key) { return position }
+        }
+        return nil
+    }
+
+    /// The ID columns of the row at `position`, or nil outside the table.
+    /// - Complexity: one indexed lookup.
+    func row(at position: Int) throws -> [SQLValue]? {
+        guard position >= 0 && position < count else { return nil }
+        let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(qualifiedName) WHERE pos = ?"
+        return try connection.withDatabase { db -> [SQLValue]? in
+            // The cursor stays alive while the row is read: a row reads its statement.
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [position + 1])
+            guard let row = try cursor.next() else { return nil }
+            return (0..<row.count).map { SQLValue(row: row, at: $0) }
+        }
+    }
+
+    /// The ID columns of the rows at `positions`, with each row's position.
+    /// - Complexity: one range scan of the primary key.
+    func rows(in positions: Range<Int>) throws -> [(position: Int, values: [SQLValue])] {
+        let sql = "SELECT pos, \(columns.joined(separator: ", ")) FROM \(qualifiedName) WHERE pos BETWEEN ? AND ?"
+        return try connection.withDatabase { db in
+            let statement = try db.cachedStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: [positions.lowerBound + 1, positions.upperBound])
+            var rows: [(position: Int, values: [SQLValue])] = []
+            while let row = try cursor.next() {
+                rows.append((Int(row[0] as Int64) - 1, (1..<row.count).map { SQLValue(row: row, at: $0) }))
+            }
+            return rows
+        }
+    }
+
+    /// The first position whose ID columns are `values` (`IS`, so NULL keys of a view match).
+    /// - Complexity: one scan of the table.
+    func position(of values: [SQLValue]) throws -> Int? {
+        let match = columns.map { "\($0) IS ?" }.joined(separator: " AND ")
+        let sql = "SELECT pos FROM \(qualifiedName) WHERE \(match) LIMIT 1"
+        return try connection.withDatabase { db in
+            try Int.fetchOne(try db.cachedStatement(sql: sql).bound(values)).map { $0 - 1 }
+        }
+    }
+
+    /// Which of `rows` (values of the ID columns) are in the table.
+    ///
+    /// Runs `SELECT <columns> FROM temp.… WHERE (<columns>) IN (VALUES (?, …), …)`, 500 rows at a time.
+    /// - Complexity: one scan of the table per 500 rows; meant for hand-picked rows.
+    func contains(_ rows: [[SQLValue]]) throws -> Set<[SQLValue]> {
+        let tuple = sqlTuple(columns)
+        let placeholder = sqlTuple(columns.map { _ in "?" })
+        var found = Set<[SQLValue]>()
+        try connection.withDatabase { db in
+            var offset = 0
+            while offset < rows.count {
+                let chunk = rows[offset..<min(rows.count, offset + 500)]
+                offset += chunk.count
+                let list = columns.count == 1
+                    ? chunk.map { _ in "?" }.joined(separator: ", ")
+                    : "VALUES " + chunk.map { _ in placeholder }.joined(separator: ", ")
+                let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(qualifiedName) WHERE \(tuple) IN (\(list))"
+                let statement = try db.makeStatement(sql: sql).bound(chunk.flatMap { $0 })
+                let cursor = try Row.fetchCursor(statement)
+                while let row = try cursor.next() { found.insert((0..<row.count).map { SQLValue(row: row, at: $0) }) }
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// A result over one store: its ID table is on the context's own connection, so a batch is one
+/// join, `SELECT ids.pos, ids.key, t.<columns> FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
+/// ON t.rowid = ids.key WHERE ids.pos BETWEEN ? AND ?`, read with the C API into packed rows, and
+/// every edit tests membership in its own statement.
+final class StoreResultSource: ResultSource {
+    /// Strong: a result keeps its context (and connection) alive.
+    let context: ManagedObjectContext
+    let entity: Entity
+    let idColumns: [String]
+    private let isAddressable: Bool
+    private var faultSQL: String?
+
+    init(context: ManagedObjectContext, entity: Entity) {
+        self.context = context
+        self.entity = entity
+        self.isAddressable = !entity.keyColumns.isEmpty
+        self.idColumns = IDQuery.columns(for: [Self.part(entity, context)])
+    }
+
+    private static func part(_ entity: Entity, _ context: ManagedObjectContext) -> IDQuery.Part {
+        IDQuery.Part(entity: entity, schema: context.store.schema, databaseName: "main", storeIndex: nil)
+    }
+
+    var connection: Connection { context.connection }
+    var objectsAlive: Int { context.registeredObjectCount }
+    var packsValues: Bool { context.parent == nil }
+    func holds(_ entity: Entity) -> Bool { entity === self.entity }
+
+    func idQuery(_ request: FetchRequest) throws -> IDQuery {
+        try IDQuery(request, parts: [Self.part(entity, context)])
+    }
+
+    /// The batch fault's SQL, for the ID table `ids` (its name is stable for its life).
+    private func faultSQL(_ ids: IDTable) -> String {
+        if let faultSQL { return faultSQL }
+        let keys = entity.keyColumns
+        let sql: String
+        if isAddressable {
+            let columns = context.statements(for: entity).columnList
+            let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
+            let keySelect = idColumns.map { "ids.\($0)" }.joined(separator: ", ")
+            sql = "SELECT ids.pos, \(keySelect)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids.qualifiedName) AS ids CROSS JOIN main.\(quoteIdentifier(entity.name)) AS t ON \(on) WHERE ids.pos BETWEEN ? AND ?"
+        } else {
+            let cols = idColumns.joined(separator: ", ")
+            sql = "SELECT pos\(cols.isEmpty ? "" : ", " + cols) FROM \(ids.qualifiedName) WHERE pos BETWEEN ? AND ?"
+        }
+        faultSQL = sql
+        return sql
+    }
+
+    func fault(_ positions: Range<Int>, of ids: IDTable) throws -> FaultedBatch {
+        let start = positions.lowerBound
+        let batchCount = positions.count
+        let context = self.context
+        let entity = self.entity
+        let attributeCount = entity.attributes.count
+        let keyCount = isAddressable ? idColumns.count : 0
+        let addressable = isAddressable
+        let sql = faultSQL(ids)
+        let rowidKeyed = entity.isKeyedByRowid
+        let link = context.link
+        let identity = context.identity
+        // Values are packed per batch and decoded when read, except in a child context, which
+        // lays its parent's unsaved changes over each row as it reads it.
+        let packed = context.parent == nil ? PackedRows(rows: batchCount, columns: attributeCount) : nil
+        let table = rowidKeyed && addressable ? identity.rowidTable(for: entity) : nil
+        let objects = try context.withDatabase { db -> [ManagedObject?] in
+            var objects = [ManagedObject?](repeating: nil, count: batchCount)
+            let statement = try db.cachedStatement(sql: sql)
+            // Bound, stepped and read with the C API: this loop runs once per row of every sweep.
+            let stmt = statement.sqliteStatement
+            sqlite3_reset(stmt)
+            sqlite3_bind_int64(stmt, 1, Int64(start + 1))
+            sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
+            defer { sqlite3_reset(stmt) }   // ends the statement's read, as a finished cursor would
+            while true {
+                let code = sqlite3_step(stmt)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+                }
+                let pos = Int(sqlite3_column_int64(stmt, 0))
+                let slot = pos - 1 - start
+                guard slot >= 0 && slot < objects.count else { continue }
+                let firstValue = Int32(1 + keyCount)
+                if let packed, let table {
+                    // The sweep's path: rowid key, packed values, identity table looked up once.
+                    objects[slot] = identity.adopt(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: table, link: link) {
+                        .packed(packed, packed.appendRow(stmt, from: firstValue))
+                    }
+                    continue
+                }
+                guard addressable else {
+                    // A view without a row key: the ID table holds the values; objects are not registered.
+                    let id = ObjectID(entity: entity, key: .position(pos - 1))
+                    objects[slot] = packed.map { ManagedObject(objectID: id, link: link, packed: $0, row: $0.appendRow(stmt, from: 1)) }
+                        ?? ManagedObject(objectID: id, link: link, values: context.rowValues(stmt, from: 1, count: attributeCount, id: id))
+                    continue
+                }
+                let id = rowidKeyed
+                    ? ObjectID(entity: entity, key: .rowid(sqlite3_column_int64(stmt, 1)))
+                    : ObjectID(entity: entity, key: .primaryKey((0..<keyCount).map { SQLValue(statement: stmt, column: Int32(1 + $0)) }))
+                objects[slot] = identity.adopt(id, link: link) {
+                    if let packed { return .packed(packed, packed.appendRow(stmt, from: firstValue)) }
+                    return .decoded(context.rowValues(stmt, from: firstValue, count: attributeCount, id: id))
+                }
+            }
+            return objects
+        }
+        return FaultedBatch(objects: objects, packed: packed)
+    }
+
+    func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
+        guard isAddressable else { return ObjectID(entity: entity, key: .position(position)) }
+        if entity.isKeyedByRowid, idRow.count == 1, case .integer(let r) = idRow[0] { return ObjectID(entity: entity, key: .rowid(r)) }
+        return ObjectID(entity: entity, key: .primaryKey(idRow))
+    }
+
+    func idRow(of id: ObjectID) -> [SQLValue]? {
+        guard isAddressable, id.entity === entity, id.isAddressable else { return nil }
+        return id.keyValues
+    }
+
+    func storeName(idRow: [SQLValue]) -> String? { context.store.name }
+
+    func searchQueries(_ predicate: FetchPredicate, in ids: IDTable, after position: Int, backwards: Bool) throws -> [(sql: String, arguments: [SQLValue])] {
+        let keys = entity.keyColumns
+        guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
+        let builder = QueryBuilder(entity: entity, schema: context.store.schema)
+        let condition = try builder.compile(predicate.node)
+        let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
+        let sql = "SELECT ids.pos FROM \(ids.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+        return [(sql, [SQLValue.integer(Int64(position + 1))] + builder.arguments)]
+    }
+
+    // MARK: Edits
+
+    /// `<key> IN (SELECT <id columns> FROM temp.<ids>)` over alias `t`, after checking that
+    /// `entityName` is the result's entity.
+    private func membership(of entityName: String, _ ids: IDTable) throws -> String {
+        let named = try context.store.entity(named: entityName)
+        guard named === entity else {
+            throw BatchStoreError(.invalidArgument, "this result holds rows of \(entity.name), not \(named.name); nothing was changed")
+        }
+        guard isAddressable else {
+            throw BatchStoreError(.readOnly, "\(entity.name) is a view or has no row key; nothing was changed")
+        }
+        return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(idColumns.joined(separator: ", ")) FROM \(ids.qualifiedName))"
+    }
+
+    /// The membership condition for a delete, after checking its entity and every object ID's.
+    private func membership(of request: BatchDeleteRequest, _ ids: IDTable) throws -> String {
+        if let objectIDs = request.objectIDs {
+            if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
+                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
+            }
+            return try membership(of: entity.name, ids)
+        }
+        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+        return try membership(of: fetch.entityName, ids)
+    }
+
+    /// The update narrowed to `objectIDs` when given.
+    private func narrowed(_ request: BatchUpdateRequest, to objectIDs: [ObjectID]?) throws -> BatchUpdateRequest {
+        guard let objectIDs else { return request }
+        if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
+            throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
+        }
+        var part = request
+        let only = try FetchPredicate.matching(objectIDs)
+        part.predicate = part.predicate.map { $0 && only } ?? only
+        return part
+    }
+
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+        let within = try membership(of: request.entityName, ids)
+        return try context.execute(try narrowed(request, to: objectIDs), undoable: undoable, within: within)
+    }
+
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int {
+        let within = try membership(of: request.entityName, ids)
+        let update = try context.compileUpdate(try narrowed(request, to: objectIDs), within: within)
+        return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
+    }
+
+    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+        try context.execute(request, undoable: undoable, within: try membership(of: request, ids))
+    }
+
+    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int {
+        try context.count(forDelete: request, within: try membership(of: request, ids))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A context's identity map: at most one live object per ``ObjectID``.
+///
+/// Entries are unretained: each object removes its own entry in `deinit` (through its
+/// ``ContextLink``), so no entry outlives its object and no weak-reference side table is allocated
+/// per object. Rowid-keyed objects, the common case, live in one ``RowidRegistry`` per entity (open
+/// addressing on the rowid, no hashing of the ID); other keys in a dictionary.
+///
+/// Every row read from SQLite becomes an object through one path, ``adopt(_:link:storage:)``
+/// (or its rowid-keyed form for a batch that looked up its entity's registry once): the registered
+/// object when there is one, a new registered object otherwise, nil for an object marked deleted.
+final class IdentityMap {
+    private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
+    private var rowidRegistries: [(entity: Entity, table: RowidRegistry)] = []
+    private var lastRowidRegistry: (entity: Entity, table: RowidRegistry)?
+
+    /// How many registered objects are alive.
+    /// - Complexity: O(entities).
+    var count: Int { registry.count + rowidRegistries.reduce(0) { $0 + $1.table.count } }
+
+    /// The registry of `entity`'s rowid-keyed objects (a batch looks it up once).
+    @inline(__always)
+    func rowidTable(for entity: Entity) -> RowidRegistry {
+        if let last = lastRowidRegistry, last.entity === entity { return last.table }
+        for entry in rowidRegistries where entry.entity === entity {
+            lastRowidRegistry = entry
+            return entry.table
+        }
+        let entry = (entity: entity, table: RowidRegistry())
+        rowidRegistries.append(entry)
+        lastRowidRegistry = entry
+        return entry.table
+    }
+
+    /// The registered object for `id`, if one is alive; never does I/O.
+    func object(for id: ObjectID) -> ManagedObject? {
+        if case .rowid(let r) = id.key {
+            return rowidTable(for: id.entity).find(r).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
+        }
+        return registry[id]?.takeUnretainedValue()
+    }
+
+    /// Every registered object (strong references, for refresh, reset and merges).
+    /// - Complexity: O(registered objects).
+    func allObjects() -> [ManagedObject] {
+        registry.values.map { $0.takeUnretainedValue() }
+            + rowidRegistries.flatMap { $0.table.allValues().map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() } }
+    }
+
+    func register(_ object: ManagedObject) {
+        if case .rowid(let r) = object.objectID.key {
+            rowidTable(for: object.entity).insert(r, Unmanaged.passUnretained(object).toOpaque())
+            return
+        }
+        registry[object.objectID] = Unmanaged.passUnretained(object)
+    }
+
+    /// Removes `object`'s entry, unless the entry is another object's by now.
+    func unregister(_ object: ManagedObject) {
+        let pointer = Unmanaged.passUnretained(object).toOpaque()
+        if case .rowid(let r) = object.objectID.key {
+            rowidTable(for: object.entity).remove(r, ifValue: pointer)
+            return
+        }
+        if let entry = registry[object.objectID], entry.toOpaque() == pointer {
+            registry[object.objectID] = nil
+        }
+    }
+
+    func removeAll() {
+        registry.removeAll()
+        for entry in rowidRegistries { entry.table.removeAll() }
+    }
+
+    // MARK: Adopting rows
+
+    /// The object for a row just read: the registered one (a fault takes `storage()`), or a new
+    /// one made with `storage()` and registered, in one probe; nil when the object is marked deleted.
+    /// `storage` is called at most once, and only when the values are needed.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func adopt(_ id: ObjectID, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
+        if case .rowid(let r) = id.key {
+            return adopt(rowid: r, entity: id.entity, table: rowidTable(for: id.entity), link: link, storage: storage)
+        }
+        var created: ManagedObject?
+        let entry = registry[id, default: {
+            let object = ManagedObject(objectID: id, link: link, storage: storage())
+            created = object
+            return Unmanaged.passUnretained(object)
+        }()].touched()
+        if let created { return created }
+        return Self.refill(entry.takeUnretainedValue(), storage)
+    }
+
+    /// ``adopt(_:link:storage:)`` for a rowid-keyed entity whose registry the caller looked up once
+    /// per batch: the sweep's per-row path (no ObjectID is built for a registered object).
+    @inline(__always)
+    func adopt(rowid: Int64, entity: Entity, table: RowidRegistry, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
+        if let pointer = table.find(rowid) {
+            return Self.refill(Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), storage)
+        }
+        let object = ManagedObject(objectID: ObjectID(entity: entity, key: .rowid(rowid)), link: link, storage: storage())
+        table.insert(rowid, Unmanaged.passUnretained(object).toOpaque())
+        return object
+    }
+
+    /// The rule for a registered object meeting its row again: a deleted object stays gone, a
+    /// fault takes the row's values, an object with values (or an inserted one) keeps its own.
+    @inline(__always)
+    private static func refill(_ object: ManagedObject, _ storage: () -> ManagedObject.Storage) -> ManagedObject? {
+        if object.isDeleted { return nil }
+        if !object.hasValues && !object.isInserted { object.storage = storage() }
+        return object
+    }
+}
+
+extension Unmanaged {
+    /// A mutating no-op, so `dictionary[key, default: value].touched()` inserts a missing entry
+    /// through the modify accessor: one hash lookup for find-or-insert.
+    @inline(__always)
+    mutating func touched() -> Unmanaged { self }
+}
