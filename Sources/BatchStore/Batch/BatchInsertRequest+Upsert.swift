@@ -60,12 +60,12 @@ struct UpsertWriter {
     /// Columns of the journal besides the key and the operation: every stored column, in order.
     static func journalColumns(_ entity: Entity) -> [String] { entity.attributes.filter { !$0.isGenerated }.map(\.name) }
 
-    /// `CREATE TEMP TABLE` for an upsert's journal: one row per write, in order (its rowid):
+    /// The temp table definition of an upsert's journal: one row per write, in order (its rowid):
     /// `k0…` the row's key after the write, `op` 0 inserted / 1 updated, `c0…` the before-image.
-    static func createJournalSQL(_ name: String, entity: Entity) -> String {
+    static func journalDefinition(_ entity: Entity) -> String {
         let keys = (0..<entity.keyColumns.count).map { "k\($0)" }
         let values = journalColumns(entity).indices.map { "c\($0)" }
-        return "CREATE TEMP TABLE \(quoteIdentifier(name)) (\((keys + ["op INTEGER NOT NULL"] + values).joined(separator: ", ")))"
+        return "(\((keys + ["op INTEGER NOT NULL"] + values).joined(separator: ", ")))"
     }
 
     init(entity: Entity, db: Database, wantKeys: Bool, journal: String?) {

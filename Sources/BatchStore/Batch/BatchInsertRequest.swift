@@ -105,20 +105,20 @@ extension ManagedObjectContext {
             try db.inTransaction(.immediate) {
                 let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
                 if let storedTable {
-                    try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
+                    try connection.createTempTable(db, named: storedTable, StoredChanges.keyTableDefinition(entity))
                     storedInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) VALUES (\(cols))")
                 }
                 if let storedUpdatedTable {
-                    try db.execute(sql: StoredChanges.createSQL(storedUpdatedTable, entity: entity))
+                    try connection.createTempTable(db, named: storedUpdatedTable, StoredChanges.keyTableDefinition(entity))
                     storedUpdatedInsert = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedUpdatedTable)) VALUES (\(cols))")
                 }
                 if undoable {
                     let name = makeTempTableName("bs_undo")
                     if isUpsert {
-                        try db.execute(sql: UpsertWriter.createJournalSQL(name, entity: entity))
+                        try connection.createTempTable(db, named: name, UpsertWriter.journalDefinition(entity))
                     } else {
                         let keyNames = (0..<keyCount).map { "k\($0)" }
-                        try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(name)) (\(keyNames.joined(separator: ", ")))")
+                        try connection.createTempTable(db, named: name, "(\(keyNames.joined(separator: ", ")))")
                         journalInsert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(cols))")
                     }
                     journal = name

@@ -270,7 +270,7 @@ extension ManagedObjectContext {
             let keys = entity.keyColumns
             let cols = (0..<keys.count).map { "k\($0)" }
             try withDatabase { db in
-                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\(cols.joined(separator: ", ")))")
+                try connection.createTempTable(db, named: table, "(\(cols.joined(separator: ", ")))")
                 let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(table)) VALUES (\(cols.map { _ in "?" }.joined(separator: ", ")))")
                 for id in ids { try insert.bound(id.keyValues).execute() }
             }
@@ -349,7 +349,7 @@ extension ManagedObjectContext {
             try db.inTransaction(.immediate) {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")
-                    try db.execute(sql: StoredChanges.createSQL(storedTable, entity: entity))
+                    try connection.createTempTable(db, named: storedTable, StoredChanges.keyTableDefinition(entity))
                     // In key order: the table's primary key is the key, so rows append instead of
                     // landing at random (which made a 1M-row capture 7x slower), and the change
                     // below then visits rows in key order too.

@@ -17,7 +17,7 @@ extension ManagedObjectContext {
                 guard referenced.count == rel.sourceColumns.count else { continue }
                 // The referenced values of the rows being deleted, materialised for this level.
                 let level = makeTempTableName("bs_rule")
-                try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(level)) AS SELECT \(qualified(referenced).joined(separator: ", ")) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
+                try connection.createTempTable(db, named: level, "AS SELECT \(qualified(referenced).joined(separator: ", ")) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
                 defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(level))") }
                 let source = sqlTuple(qualified(rel.sourceColumns))
                 let childWhere = " WHERE \(source) IN (SELECT * FROM temp.\(quoteIdentifier(level)))"

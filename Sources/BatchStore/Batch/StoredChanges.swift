@@ -41,13 +41,14 @@ public final class StoredChanges: Sendable, CustomStringConvertible {
 
     private var keyColumns: [String] { (0..<entity.keyColumns.count).map { "k\($0)" } }
 
-    /// `CREATE TEMP TABLE` for the keys of `entity`: an INTEGER PRIMARY KEY for rowids, a WITHOUT
-    /// ROWID primary key otherwise, so every membership test is one index probe.
-    static func createSQL(_ table: String, entity: Entity) -> String {
+    /// The temp table definition for the keys of `entity` (see ``Connection/createTempTable(_:named:_:arguments:)``):
+    /// an INTEGER PRIMARY KEY for rowids, a WITHOUT ROWID primary key otherwise, so every
+    /// membership test is one index probe.
+    static func keyTableDefinition(_ entity: Entity) -> String {
         let n = entity.keyColumns.count
-        if entity.isKeyedByRowid { return "CREATE TEMP TABLE \(quoteIdentifier(table)) (k0 INTEGER PRIMARY KEY)" }
+        if entity.isKeyedByRowid { return "(k0 INTEGER PRIMARY KEY)" }
         let cols = (0..<n).map { "k\($0)" }.joined(separator: ", ")
-        return "CREATE TEMP TABLE \(quoteIdentifier(table)) (\(cols), PRIMARY KEY (\(cols))) WITHOUT ROWID"
+        return "(\(cols), PRIMARY KEY (\(cols))) WITHOUT ROWID"
     }
 
     /// Which of `ids` are in the table. Cost: one statement per 500 IDs, one index probe per ID;

@@ -52,7 +52,7 @@ extension ManagedObjectContext {
         let keys = entity.keyColumns
         let keyCols = (0..<keys.count).map { "k\($0)" }
         let valueCols = (0..<columns.count).map { "c\($0)" }
-        try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(table)) (\((keyCols + valueCols).joined(separator: ", ")))")
+        try connection.createTempTable(db, named: table, "(\((keyCols + valueCols).joined(separator: ", ")))")
         let select = qualified(keys + columns).joined(separator: ", ")
         try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table)) SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
         return table
@@ -88,10 +88,10 @@ extension ManagedObjectContext {
         try withDatabase { db in
             switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
-                try db.execute(sql: StoredChanges.createSQL(stored, entity: entity))
+                try connection.createTempTable(db, named: stored, StoredChanges.keyTableDefinition(entity))
                 if case .upsert(let columns) = entry.kind {
                     let restored = makeTempTableName("bs_changes")
-                    try db.execute(sql: StoredChanges.createSQL(restored, entity: entity))
+                    try connection.createTempTable(db, named: restored, StoredChanges.keyTableDefinition(entity))
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 0")
                     let deleted = db.changesCount
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(restored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 1")

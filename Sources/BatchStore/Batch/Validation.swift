@@ -32,7 +32,7 @@ extension ManagedObjectContext {
         let cols = (0..<keys.count).map { "k\($0)" }
         return try withDatabase { db -> ValidationReport in
             var report = ValidationReport(rowsMatched: 0, rowsFailing: 0, example: nil)
-            try db.execute(sql: "CREATE TEMP TABLE \(quoteIdentifier(written)) (\(cols.joined(separator: ", ")))")
+            try connection.createTempTable(db, named: written, "(\(cols.joined(separator: ", ")))")
             defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(written))") }
             try db.inTransaction(.immediate) {
                 report.rowsMatched = try Int.fetchOne(db, sql: "SELECT count(*)\(matchedKeys.fromWhere)", arguments: matchedKeys.arguments.statementArguments) ?? 0
