@@ -1,24 +1,25 @@
+import BatchStore
 import Foundation
 import GRDB
 
 extension Benchmark {
     /// Several stores: the same rows split over `parts` files.
-    public struct StoresFigures: Sendable, Codable {
-        public var rows: Int
-        public var parts: Int
+    struct StoresFigures: Sendable, Codable {
+        var rows: Int
+        var parts: Int
         /// Opening sorted by `title` (unindexed): one store, then the split stores.
-        public var oneStoreSeconds: Double
-        public var splitSeconds: Double
-        public var ratio: Double { oneStoreSeconds > 0 ? splitSeconds / oneStoreSeconds : 0 }
+        var oneStoreSeconds: Double
+        var splitSeconds: Double
+        var ratio: Double { oneStoreSeconds > 0 ? splitSeconds / oneStoreSeconds : 0 }
         /// Peak RSS growth during a full sweep of the split result (measured first, in a fresh
         /// process): connections and page caches per store, then flat.
-        public var splitSweepGrowth: Int
+        var splitSweepGrowth: Int
     }
 
     /// Splits `movie` of `path` into `parts` store files (rows by `id % parts`, in the scratch
     /// folder), then times opening the result sorted by `title` from one store and from the split
     /// stores, and measures the memory of a full sweep of each.
-    public static func stores(path: String, parts: Int, repeats: Int) throws -> StoresFigures {
+    static func stores(path: String, parts: Int, repeats: Int) throws -> StoresFigures {
         try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
         defer { removeScratchDirectory() }
         var paths: [String] = []

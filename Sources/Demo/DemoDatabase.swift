@@ -1,3 +1,4 @@
+import BatchStore
 import Foundation
 import GRDB
 
@@ -35,7 +36,7 @@ public enum DemoDatabase {
     static let nouns = ["River", "City", "Garden", "Machine", "Empire", "Harbor", "Forest", "Mirror", "Station", "Summer",
                         "Letter", "Kingdom", "Signal", "Horizon", "Orchard", "Theory", "Island", "Archive", "Voyage", "Detour",
                         "東京物語", "七人の侍", "Кино", "🎬 Reel"]
-    static let genres = ["Drama", "Comedy", "Thriller", "Documentary", "Animation", "Horror", "Romance", "Sci-Fi", "Western", "Noir"]
+    package static let genres = ["Drama", "Comedy", "Thriller", "Documentary", "Animation", "Horror", "Romance", "Sci-Fi", "Western", "Noir"]
     static let firstNames = ["Akira", "Agnès", "Ingmar", "Federico", "Kathryn", "Satyajit", "Chantal", "Wong", "Jane", "Andrei",
                              "Céline", "Bong", "Lucrecia", "Abbas", "Claire", "Yasujirō", "Sergio", "Greta", "Hayao", "Ousmane"]
     static let lastNames = ["Kurosawa", "Varda", "Bergman", "Fellini", "Bigelow", "Ray", "Akerman", "Kar-wai", "Campion", "Tarkovsky",
@@ -96,19 +97,4 @@ public enum DemoDatabase {
             throw BatchStoreError.wrap(error, context: path)
         }
     }
-}
-
-/// A small, fast, deterministic generator (SplitMix64).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// A uniform integer in `0..<n`.
-    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
 }
