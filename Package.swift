@@ -39,14 +39,15 @@ let package = Package(
         .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
         // CSV, TSV and NDJSON readers and writers (what import reads and export writes); no terminal.
         .target(name: "FaultlineCodecs", dependencies: ["BatchStore"], path: "Sources/Codecs"),
-        // The deterministic demo database (movies and directors) that `demo`, `bench` and a first browse create.
+        // The deterministic demo database (movies and directors) that `demo`, `bench` and a first browse create;
+        // written through SQLite's C API (GRDBSQLite is SQLite itself; GRDB stays in BatchStore).
         .target(
             name: "FaultlineDemo",
-            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BatchStore", .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Sources/Demo"
         ),
-        // What `faultline bench` measures, beside raw sqlite3 baselines, and its report; public API of
-        // BatchStore and Browser only (plus `package` hooks), never the engine's internals.
+        // What `faultline bench` measures, beside raw sqlite3 baselines (SQLite's C API), and its report;
+        // public API of BatchStore and Browser only (plus `package` hooks), never the engine's internals.
         .target(
             name: "FaultlineBench",
             dependencies: [
@@ -54,7 +55,6 @@ let package = Package(
                 "Browser",
                 "TerminalCore",
                 "FaultlineDemo",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Sources/Bench"

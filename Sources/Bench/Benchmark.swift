@@ -40,8 +40,9 @@ public enum Benchmark {
     /// A raw sqlite3 connection, for baselines.
     final class RawConnection {
         var db: OpaquePointer?
-        init(path: String, readOnly: Bool = true) throws {
-            guard sqlite3_open_v2(path, &db, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+        init(path: String, readOnly: Bool = true, create: Bool = false) throws {
+            let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK else {
                 throw BatchStoreError(.notADatabase, "cannot open \(path)")
             }
         }

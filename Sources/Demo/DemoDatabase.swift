@@ -1,6 +1,6 @@
 import BatchStore
 import Foundation
-import GRDB
+import GRDBSQLite
 
 /// Builds the deterministic demo database: `movie(id, title, year, rating, votes, genre,
 /// director_id)` and `director(id, name, born)`, with the indexes a real app would have.
@@ -55,46 +55,105 @@ public enum DemoDatabase {
         }
         let directors = directorCount(forMovies: rows)
         do {
-            var config = Configuration()
-            config.label = "DemoDatabase"
-            let queue = try DatabaseQueue(path: path, configuration: config)
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA synchronous = OFF")
-                try db.inTransaction {
-                    // Tables first, indexes after the rows: much faster to build.
-                    let parts = schemaSQL.components(separatedBy: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
-                    for part in parts where !part.hasPrefix("CREATE INDEX") { try db.execute(sql: part) }
-                    var rng = SplitMix64(seed: 0x5EED_F417)
-                    let d = try db.makeStatement(sql: "INSERT INTO director (id, name, born) VALUES (?, ?, ?)")
-                    for i in 1...directors {
-                        let name = "\(firstNames[rng.below(firstNames.count)]) \(lastNames[rng.below(lastNames.count)])"
-                        try d.execute(arguments: [i, name, 1900 + rng.below(90)])
-                    }
-                    let m = try db.makeStatement(sql: "INSERT INTO movie (id, title, year, rating, votes, genre, director_id) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                    let step = max(1, rows / 100)
-                    for i in 0..<rows {
-                        let title = "The \(adjectives[rng.below(adjectives.count)]) \(nouns[rng.below(nouns.count)]) \(1 + rng.below(999))"
-                        let year = 1920 + rng.below(106)
-                        let rating: Double? = rng.below(50) == 0 ? nil : Double(10 + rng.below(91)) / 10
-                        let votesRoll = rng.below(1000)
-                        let votes = votesRoll * votesRoll * 2 + rng.below(1000)
-                        let genre = genres[rng.below(genres.count)]
-                        let director: Int? = rng.below(100) == 0 ? nil : 1 + rng.below(directors)
-                        try m.execute(arguments: [i + 1, title, year, rating, votes, genre, director])
-                        if i % step == 0 { progress?(Double(i) / Double(max(rows, 1))) }
-                    }
-                    for part in parts where part.hasPrefix("CREATE INDEX") { try db.execute(sql: part) }
-                    return .commit
-                }
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            let db = try DemoConnection(creating: path)
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = OFF")
+            try db.execute("BEGIN DEFERRED TRANSACTION")
+            // Tables first, indexes after the rows: much faster to build.
+            let parts = schemaSQL.components(separatedBy: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+            for part in parts where !part.hasPrefix("CREATE INDEX") { try db.execute(part) }
+            var rng = SplitMix64(seed: 0x5EED_F417)
+            let d = try db.prepare("INSERT INTO director (id, name, born) VALUES (?, ?, ?)")
+            for i in 1...directors {
+                let name = "\(firstNames[rng.below(firstNames.count)]) \(lastNames[rng.below(lastNames.count)])"
+                try d.execute([.integer(Int64(i)), .text(name), .integer(Int64(1900 + rng.below(90)))])
             }
+            let m = try db.prepare("INSERT INTO movie (id, title, year, rating, votes, genre, director_id) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            let step = max(1, rows / 100)
+            for i in 0..<rows {
+                let title = "The \(adjectives[rng.below(adjectives.count)]) \(nouns[rng.below(nouns.count)]) \(1 + rng.below(999))"
+                let year = 1920 + rng.below(106)
+                let rating: SQLValue = rng.below(50) == 0 ? .null : .real(Double(10 + rng.below(91)) / 10)
+                let votesRoll = rng.below(1000)
+                let votes = votesRoll * votesRoll * 2 + rng.below(1000)
+                let genre = genres[rng.below(genres.count)]
+                let director: SQLValue = rng.below(100) == 0 ? .null : .integer(Int64(1 + rng.below(directors)))
+                try m.execute([.integer(Int64(i + 1)), .text(title), .integer(Int64(year)), rating, .integer(Int64(votes)), .text(genre), director])
+                if i % step == 0 { progress?(Double(i) / Double(max(rows, 1))) }
+            }
+            for part in parts where part.hasPrefix("CREATE INDEX") { try db.execute(part) }
+            try db.execute("COMMIT TRANSACTION")
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             progress?(1)
         } catch {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
             try? FileManager.default.removeItem(atPath: path + "-shm")
             throw BatchStoreError.wrap(error, context: path)
+        }
+    }
+}
+
+/// The demo's connection: SQLite's C API directly, as GRDB lives in the engine only. Failures are
+/// BatchStore errors, worded as the engine words them.
+private final class DemoConnection {
+    let db: OpaquePointer
+    let path: String
+
+    /// Opens `path` for writing, creating it.
+    init(creating path: String) throws {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        guard code == SQLITE_OK, let handle else {
+            sqlite3_close(handle)
+            throw BatchStoreError.sqlite(code, message: String(cString: sqlite3_errstr(code)), context: path)
+        }
+        db = handle
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_exec(db, "PRAGMA foreign_keys = ON", nil, nil, nil)
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func check(_ code: Int32) throws {
+        guard code == SQLITE_OK || code == SQLITE_DONE else {
+            throw BatchStoreError.sqlite(sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)), context: path)
+        }
+    }
+
+    func execute(_ sql: String) throws { try check(sqlite3_exec(db, sql, nil, nil, nil)) }
+
+    func prepare(_ sql: String) throws -> Statement {
+        var stmt: OpaquePointer?
+        try check(sqlite3_prepare_v2(db, sql, -1, &stmt, nil))
+        return Statement(connection: self, stmt: stmt)
+    }
+
+    /// A prepared statement, run once per row of values.
+    final class Statement {
+        let connection: DemoConnection
+        let stmt: OpaquePointer?
+        init(connection: DemoConnection, stmt: OpaquePointer?) {
+            self.connection = connection
+            self.stmt = stmt
+        }
+        deinit { sqlite3_finalize(stmt) }
+
+        /// Binds `values` (integers, reals, text, NULL) and steps once.
+        func execute(_ values: [SQLValue]) throws {
+            let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+            for (i, value) in values.enumerated() {
+                let index = Int32(i + 1)
+                switch value {
+                case .integer(let n): sqlite3_bind_int64(stmt, index, n)
+                case .real(let d): sqlite3_bind_double(stmt, index, d)
+                case .text(let t): sqlite3_bind_text(stmt, index, t, -1, transient)
+                default: sqlite3_bind_null(stmt, index)
+                }
+            }
+            defer { sqlite3_reset(stmt) }
+            try connection.check(sqlite3_step(stmt))
         }
     }
 }
