@@ -57,7 +57,7 @@ extension BatchStoreError {
     }
 
     /// Converts GRDB and SQLite failures into one-line BatchStore errors; passes our own through.
-    package static func wrap(_ error: any Error, context: String? = nil) -> BatchStoreError {
+    static func wrap(_ error: any Error, context: String? = nil) -> BatchStoreError {
         if let error = error as? BatchStoreError { return error }
         let prefix = context.map { "\($0): " } ?? ""
         if let error = error as? DatabaseError {

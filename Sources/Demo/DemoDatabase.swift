@@ -89,7 +89,7 @@ public enum DemoDatabase {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
             try? FileManager.default.removeItem(atPath: path + "-shm")
-            throw BatchStoreError.wrap(error, context: path)
+            throw error
         }
     }
 }
