@@ -39,11 +39,33 @@ let package = Package(
         .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
         // CSV, TSV and NDJSON readers and writers (what import reads and export writes); no terminal.
         .target(name: "FaultlineCodecs", dependencies: ["BatchStore"], path: "Sources/Codecs"),
+        // The deterministic demo database (movies and directors) that `demo`, `bench` and a first browse create;
+        // written through SQLite's C API (GRDBSQLite is SQLite itself; GRDB stays in BatchStore).
+        .target(
+            name: "FaultlineDemo",
+            dependencies: ["BatchStore", .product(name: "GRDBSQLite", package: "GRDB.swift")],
+            path: "Sources/Demo"
+        ),
+        // What `faultline bench` measures, beside raw sqlite3 baselines (SQLite's C API), and its report;
+        // public API of BatchStore and Browser only (plus `package` hooks), never the engine's internals.
+        .target(
+            name: "FaultlineBench",
+            dependencies: [
+                "BatchStore",
+                "Browser",
+                "TerminalCore",
+                "FaultlineDemo",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Sources/Bench"
+        ),
         .executableTarget(
             name: "faultline",
             dependencies: [
                 "BatchStore",
                 "FaultlineCodecs",
+                "FaultlineDemo",
+                "FaultlineBench",
                 "Browser",
                 "TerminalCore",
                 "TerminalCurses",

@@ -49,6 +49,13 @@ public struct BatchStoreError: Error, CustomStringConvertible, Equatable, Sendab
 }
 
 extension BatchStoreError {
+    /// A failed call of SQLite's C API (extended result `code`, `sqlite3_errmsg` text), classified
+    /// as ``wrap(_:context:)`` classifies GRDB's errors: for code outside the engine that talks to
+    /// SQLite directly (the demo generator).
+    package static func sqlite(_ code: Int32, message: String, context: String? = nil) -> BatchStoreError {
+        wrap(DatabaseError(resultCode: ResultCode(rawValue: code), message: message), context: context)
+    }
+
     /// Converts GRDB and SQLite failures into one-line BatchStore errors; passes our own through.
     static func wrap(_ error: any Error, context: String? = nil) -> BatchStoreError {
         if let error = error as? BatchStoreError { return error }

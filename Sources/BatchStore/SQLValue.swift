@@ -97,7 +97,7 @@ extension Array where Element == SQLValue {
 
 /// Quotes an SQL identifier: `"name"` with embedded quotes doubled. Any spelling is safe.
 @inline(__always)
-func quoteIdentifier(_ name: String) -> String {
+package func quoteIdentifier(_ name: String) -> String {
     "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BatchStore
 import Browser
+import FaultlineDemo
 import Foundation
 import TerminalCore
 import TerminalCurses
@@ -83,36 +84,5 @@ final class LogFile {
     }
     func write(_ line: String) {
         handle.write(Data("\(ISO8601DateFormatter().string(from: Date())) \(TerminalText.escapingControlCharacters(line))\n".utf8))
-    }
-}
-
-extension DemoDatabase {
-    /// The demo database in the user's cache directory (`$XDG_CACHE_HOME/faultline` or
-    /// `~/.cache/faultline`), created with a progress bar on first use.
-    static func ensureInCache(rows: Int) throws -> String {
-        let env = ProcessInfo.processInfo.environment
-        // As the environment says: $XDG_CACHE_HOME, else $HOME/.cache (the account's home only
-        // when HOME is unset).
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (home + "/.cache")
-        let path = base + "/faultline/demo.sqlite"
-        guard !FileManager.default.fileExists(atPath: path) else { return path }
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw BatchStoreError(.readOnly, "cannot create the folder \(folder) for the demo database; set XDG_CACHE_HOME to a folder you can write")
-        }
-        guard FileManager.default.isWritableFile(atPath: folder) else {
-            throw BatchStoreError(.readOnly, "cannot create the demo database in \(folder): the folder is not writable; set XDG_CACHE_HOME to a folder you can write")
-        }
-        printError("first run: creating the demo database at \(path)")
-        let partial = path + ".partial"
-        try? FileManager.default.removeItem(atPath: partial)
-        let bar = ProgressBar("creating \(Benchmark.formatCount(rows)) movies")
-        try DemoDatabase.create(at: partial, rows: rows) { bar.update($0) }
-        try FileManager.default.moveItem(atPath: partial, toPath: path)
-        bar.finish("created \(path)")
-        return path
     }
 }

@@ -68,24 +68,3 @@ final class ProgressBar {
         printError(summary)
     }
 }
-
-struct Demo: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create the deterministic demo database (movies and directors).")
-
-    @Option(help: "How many movies to create.")
-    var rows: Int = 1_000_000
-
-    @Option(help: "Where to write the new database (must not exist).")
-    var output: String
-
-    func validate() throws {
-        guard rows >= 0 else { throw ValidationError("--rows must not be negative") }
-    }
-
-    func run() throws {
-        let bar = ProgressBar("creating \(output)")
-        let start = Date()
-        try DemoDatabase.create(at: output, rows: rows) { bar.update($0) }
-        bar.finish(String(format: "created %@: %d movies, %d directors in %.1f s", output, rows, DemoDatabase.directorCount(forMovies: rows), Date().timeIntervalSince(start)))
-    }
-}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import FaultlineDemo
 import Foundation
 import TerminalCore
 
@@ -29,7 +30,7 @@ struct Tour: ParsableCommand {
         print(String(format: "first batch of movie sorted by rating desc (rating and votes are unindexed): %.0f ms", firstBatch * 1000))
         let rows = try progressive.finish()
         let stats = rows.statistics
-        print(String(format: "all %@ row IDs fetched into %@ in %.2f s; none are in Swift memory", Benchmark.formatCount(stats.count), stats.idStorage, stats.idFetchSeconds))
+        print(String(format: "all %@ row IDs fetched into %@ in %.2f s; none are in Swift memory", formatCount(stats.count), stats.idStorage, stats.idFetchSeconds))
         func show(_ range: Range<Int>) throws {
             for i in range {
                 guard let m = rows[i] else { print(String(format: "%9d  (deleted since the fetch)", i + 1)); continue }

@@ -1,9 +1,12 @@
 import Foundation
 
 /// Process memory figures read from `/proc/self` (Linux). Zero where unavailable.
-public enum ProcessMemory {
+///
+/// `package`, not public: they describe the process, not the store (a library user's own memory
+/// figures are theirs to read); the browser's memory panel, the tour and the bench use them.
+package enum ProcessMemory {
     /// Resident set size now, in bytes (`/proc/self/statm`, field 2 × page size).
-    public static func residentBytes() -> Int {
+    package static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
@@ -11,7 +14,7 @@ public enum ProcessMemory {
     }
 
     /// Peak resident set size of the process, in bytes (`VmHWM` in `/proc/self/status`).
-    public static func peakResidentBytes() -> Int {
+    package static func peakResidentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             let digits = line.split(separator: " ").compactMap { Int($0) }
@@ -22,7 +25,7 @@ public enum ProcessMemory {
 
     /// Resets the peak (writes 5 to `/proc/self/clear_refs`); returns false where not allowed.
     @discardableResult
-    public static func resetPeak() -> Bool {
+    package static func resetPeak() -> Bool {
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
         defer { try? handle.close() }
         do { try handle.write(contentsOf: Data("5".utf8)); return true } catch { return false }

@@ -1,40 +1,41 @@
+import BatchStore
 import Foundation
-import GRDB
 
 extension Benchmark {
     /// Several stores: the same rows split over `parts` files.
-    public struct StoresFigures: Sendable, Codable {
-        public var rows: Int
-        public var parts: Int
+    struct StoresFigures: Sendable, Codable {
+        var rows: Int
+        var parts: Int
         /// Opening sorted by `title` (unindexed): one store, then the split stores.
-        public var oneStoreSeconds: Double
-        public var splitSeconds: Double
-        public var ratio: Double { oneStoreSeconds > 0 ? splitSeconds / oneStoreSeconds : 0 }
+        var oneStoreSeconds: Double
+        var splitSeconds: Double
+        var ratio: Double { oneStoreSeconds > 0 ? splitSeconds / oneStoreSeconds : 0 }
         /// Peak RSS growth during a full sweep of the split result (measured first, in a fresh
         /// process): connections and page caches per store, then flat.
-        public var splitSweepGrowth: Int
+        var splitSweepGrowth: Int
     }
 
     /// Splits `movie` of `path` into `parts` store files (rows by `id % parts`, in the scratch
     /// folder), then times opening the result sorted by `title` from one store and from the split
     /// stores, and measures the memory of a full sweep of each.
-    public static func stores(path: String, parts: Int, repeats: Int) throws -> StoresFigures {
+    static func stores(path: String, parts: Int, repeats: Int) throws -> StoresFigures {
         try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
         defer { removeScratchDirectory() }
         var paths: [String] = []
-        let source = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
-        let schema = try source.read { db in try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name IN ('movie', 'director') AND type = 'table'") }
+        var schema: [String] = []
+        try RawConnection(path: path).forEachRow("SELECT sql FROM sqlite_master WHERE name IN ('movie', 'director') AND type = 'table'") { row in
+            if case .text(let sql) = row[0] { schema.append(sql) }
+        }
         for part in 0..<parts {
             let file = scratchDirectory + "/part\(part).sqlite"
             removeScratch(file)
-            let q = try DatabaseQueue(path: file)
-            try q.inDatabase { db in
-                for sql in schema { try db.execute(sql: sql) }
-                try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-                try db.execute(sql: "INSERT INTO main.director SELECT * FROM src.director")
-                try db.execute(sql: "INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part)")
-                try db.execute(sql: "DETACH DATABASE src")
-            }
+            let db = try RawConnection(path: file, readOnly: false, create: true)
+            try db.exec("PRAGMA foreign_keys = ON")
+            for sql in schema { try db.exec(sql) }
+            try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src")
+            try db.exec("INSERT INTO main.director SELECT * FROM src.director")
+            try db.exec("INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part)")
+            try db.exec("DETACH DATABASE src")
             paths.append(file)
         }
         let one = try PersistentStore(path: path, options: .init(readOnly: true))

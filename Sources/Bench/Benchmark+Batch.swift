@@ -1,27 +1,28 @@
+import BatchStore
+import FaultlineDemo
 import Foundation
-import GRDB
 import GRDBSQLite
 
 extension Benchmark {
     /// The WHERE clause of the batch benchmarks: about 24.5% of the demo rows (250k of 1M).
-    public static let batchPredicate = "year >= 2000"
+    static let batchPredicate = "year >= 2000"
 
     /// Figures for one batch operation: ours, raw SQLite, and the object-by-object path.
-    public struct BatchFigures: Sendable, Codable {
-        public var name: String
-        public var rows: Int
-        public var batchSeconds: Double
-        public var rawSeconds: Double
-        public var objectSeconds: Double?
+    struct BatchFigures: Sendable, Codable {
+        var name: String
+        var rows: Int
+        var batchSeconds: Double
+        var rawSeconds: Double
+        var objectSeconds: Double?
         /// A raw row-by-row loop doing what the object path does (read every matching row with every
         /// column, then one statement per row by rowid, one transaction): the floor for any
         /// object-by-object implementation, ours or anyone's.
-        public var rowLoopSeconds: Double?
-        public var baseline: String
-        public var ratioToRaw: Double { rawSeconds > 0 ? batchSeconds / rawSeconds : 0 }
-        public var speedupOverObjects: Double? { objectSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
+        var rowLoopSeconds: Double?
+        var baseline: String
+        var ratioToRaw: Double { rawSeconds > 0 ? batchSeconds / rawSeconds : 0 }
+        var speedupOverObjects: Double? { objectSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
         /// How much faster the batch request is than the raw row-by-row loop.
-        public var speedupOverRowLoop: Double? { rowLoopSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
+        var speedupOverRowLoop: Double? { rowLoopSeconds.map { batchSeconds > 0 ? $0 / batchSeconds : 0 } }
     }
 
     /// Where mutating trials run: a per-process folder in the temporary directory, never next to
@@ -29,7 +30,7 @@ extension Benchmark {
     static let scratchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-scratch-\(getpid())").path
 
     /// Removes the scratch folder and anything an interrupted trial left in it.
-    public static func removeScratchDirectory() {
+    static func removeScratchDirectory() {
         try? FileManager.default.removeItem(atPath: scratchDirectory)
     }
 
@@ -114,7 +115,7 @@ extension Benchmark {
     }
 
     /// Batch update vs raw `UPDATE … WHERE year >= 2000` vs fetching the objects and saving them one by one.
-    public static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
+    static func batchUpdate(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
         try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch update",
                             rawSQL: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)",
                             perRowSQL: "UPDATE movie SET votes = ? WHERE rowid = ?",
@@ -140,7 +141,7 @@ extension Benchmark {
     }
 
     /// Batch delete vs raw `DELETE … WHERE year >= 2000` vs deleting the objects one by one.
-    public static func batchDelete(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
+    static func batchDelete(path: String, repeats: Int, objectPath: Bool = true) throws -> BatchFigures {
         try compareMutation(path: path, repeats: repeats, objectPath: objectPath, name: "batch delete",
                             rawSQL: "DELETE FROM movie WHERE \(batchPredicate)",
                             perRowSQL: "DELETE FROM movie WHERE rowid = ?",
@@ -159,7 +160,7 @@ extension Benchmark {
     }
 
     /// Batch insert of `rows` rows from dictionaries vs a raw prepared-statement loop in one transaction.
-    public static func batchInsert(path: String, rows: Int, repeats: Int) throws -> BatchFigures {
+    static func batchInsert(path: String, rows: Int, repeats: Int) throws -> BatchFigures {
         let columns = ["title", "year", "rating", "votes", "genre", "director_id"]
         func row(_ i: Int) -> [SQLValue] {
             [.text("Inserted \(i)"), .integer(Int64(1920 + i % 106)), .real(Double(i % 100) / 10), .integer(Int64(i)), .text(DemoDatabase.genres[i % 10]), .integer(Int64(1 + i % 10))]
@@ -210,7 +211,7 @@ extension Benchmark {
     /// Memory of one batch or object-path update in this (fresh) process, on a scratch copy: RSS at
     /// the start, once the store and context are open (the point the update starts from), and the
     /// peak.
-    public static func updateMemory(path: String, objects: Bool) throws -> (start: Int, opened: Int, peak: Int) {
+    static func updateMemory(path: String, objects: Bool) throws -> (start: Int, opened: Int, peak: Int) {
         let copy = try scratchCopy(path, objects ? "mem-objects" : "mem-batch"); defer { removeScratch(copy) }
         let start = ProcessMemory.residentBytes()
         let context = try ManagedObjectContext(store: try PersistentStore(path: copy))

@@ -1,28 +1,29 @@
 import BatchStore
+import Browser
 import Foundation
 import TerminalCore
 
 /// Times scroll keys in the real browser against the in-memory screen: from the key to a finished
 /// frame (reduce, faults, render, diff). Used by `faultline bench`.
-public enum BrowserBenchmark {
-    public struct Figures: Sendable, Codable {
-        public var rows: Int
-        public var keys: Int
-        public var width: Int
-        public var height: Int
-        public var openSeconds: Double
-        public var p50Milliseconds: Double
-        public var p99Milliseconds: Double
-        public var maxMilliseconds: Double
+enum BrowserBenchmark {
+    struct Figures: Sendable, Codable {
+        var rows: Int
+        var keys: Int
+        var width: Int
+        var height: Int
+        var openSeconds: Double
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+        var maxMilliseconds: Double
         /// Average cells sent for a one-row move (`j`), against the cells of the whole screen.
-        public var cellsPerRowStep: Double
-        public var screenCells: Int
-        public var peakRSS: Int
+        var cellsPerRowStep: Double
+        var screenCells: Int
+        var peakRSS: Int
     }
 
     /// Opens `table` of `path` on a `width`×`height` in-memory terminal and sends `keys` scroll keys
     /// drawn from a fixed-seed mix (j, k, pages, half pages, g, G, h, l, and `:N` jumps anywhere).
-    public static func scroll(path: String, table: String = "movie", keys count: Int = 3000, width: Int = 200, height: Int = 50) throws -> Figures {
+    static func scroll(path: String, table: String = "movie", keys count: Int = 3000, width: Int = 200, height: Int = 50) throws -> Figures {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let terminal = MemoryTerminal(width: width, height: height)
         let started = Date()

@@ -1,5 +1,5 @@
+import BatchStore
 import Foundation
-import GRDB
 import GRDBSQLite
 
 /// Measurements behind `faultline bench`: each BatchStore operation beside its raw-SQLite
@@ -7,23 +7,23 @@ import GRDBSQLite
 /// on a noisy machine. Each figure is the median of `repeats` runs, ours and raw alternating.
 public enum Benchmark {
     /// One timed comparison.
-    public struct Comparison: Sendable, Codable {
-        public var name: String
-        public var oursSeconds: Double
-        public var rawSeconds: Double
-        public var ratio: Double { rawSeconds > 0 ? oursSeconds / rawSeconds : 0 }
-        public var target: Double?
-        public var baseline: String
+    struct Comparison: Sendable, Codable {
+        var name: String
+        var oursSeconds: Double
+        var rawSeconds: Double
+        var ratio: Double { rawSeconds > 0 ? oursSeconds / rawSeconds : 0 }
+        var target: Double?
+        var baseline: String
     }
 
     /// Memory of one full sweep, measured in a separate process.
-    public struct MemorySweep: Sendable, Codable {
-        public var mode: String
-        public var rows: Int
-        public var startRSS: Int
-        public var peakRSS: Int
+    struct MemorySweep: Sendable, Codable {
+        var mode: String
+        var rows: Int
+        var startRSS: Int
+        var peakRSS: Int
         /// (rows swept, RSS bytes) samples for the plot.
-        public var samples: [[Int]]
+        var samples: [[Int]]
     }
 
     static func median(_ xs: [Double]) -> Double {
@@ -40,8 +40,9 @@ public enum Benchmark {
     /// A raw sqlite3 connection, for baselines.
     final class RawConnection {
         var db: OpaquePointer?
-        init(path: String, readOnly: Bool = true) throws {
-            guard sqlite3_open_v2(path, &db, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+        init(path: String, readOnly: Bool = true, create: Bool = false) throws {
+            let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK else {
                 throw BatchStoreError(.notADatabase, "cannot open \(path)")
             }
         }
@@ -112,7 +113,7 @@ public enum Benchmark {
     }
 
     /// Opening: the ID fetch into a temp table, ours vs `INSERT INTO temp … SELECT rowid …`.
-    public static func opening(path: String, sortKey: String?, repeats: Int) throws -> Comparison {
+    static func opening(path: String, sortKey: String?, repeats: Int) throws -> Comparison {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let raw = try RawConnection(path: path)
         let order = sortKey.map { " ORDER BY \(quoteIdentifier($0)), rowid" } ?? " ORDER BY rowid"
@@ -138,7 +139,7 @@ public enum Benchmark {
 
     /// Time to the first batch of a sorted result, ours (``ManagedObjectContext/beginFetch(_:residentBatches:)``)
     /// vs `SELECT … ORDER BY … LIMIT batch`.
-    public static func firstBatch(path: String, sortKey: String, batchSize: Int, repeats: Int) throws -> Comparison {
+    static func firstBatch(path: String, sortKey: String, batchSize: Int, repeats: Int) throws -> Comparison {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let raw = try RawConnection(path: path)
         var ours: [Double] = [], base: [Double] = []
@@ -159,7 +160,7 @@ public enum Benchmark {
     /// With `everyValue`, ours reads every attribute of every object too; batch values are kept
     /// packed and decoded on access, so this shows what the decoding costs when all of it is done.
     /// That line is reported beside the target, without one.
-    public static func sweep(path: String, batchSize: Int, repeats: Int, everyValue: Bool = false) throws -> Comparison {
+    static func sweep(path: String, batchSize: Int, repeats: Int, everyValue: Bool = false) throws -> Comparison {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let raw = try RawConnection(path: path)
         var ours: [Double] = [], base: [Double] = []
@@ -194,7 +195,7 @@ public enum Benchmark {
 
     /// Sweeps every row of `movie` in this process, batched or into an eager array, sampling RSS.
     /// Meant to run alone in a fresh process (see `faultline bench-worker`).
-    public static func memorySweep(path: String, eager: Bool, batchSize: Int, samples: Int) throws -> MemorySweep {
+    static func memorySweep(path: String, eager: Bool, batchSize: Int, samples: Int) throws -> MemorySweep {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let context = try ManagedObjectContext(store: store)
         let start = ProcessMemory.residentBytes()
@@ -239,74 +240,27 @@ public enum Benchmark {
                            startRSS: start, peakRSS: ProcessMemory.peakResidentBytes(), samples: points)
     }
 
-    /// An SVG line chart of RSS (MB) against rows swept for each sweep.
-    public static func svgPlot(_ sweeps: [MemorySweep], title: String) -> String {
-        let w = 720.0, h = 420.0, left = 70.0, right = 20.0, top = 40.0, bottom = 50.0
-        let maxRows = Double(sweeps.map(\.rows).max() ?? 1)
-        let maxMB = niceCeiling(max(1, (sweeps.flatMap { $0.samples.map { Double($0[1]) / 1_048_576 } }.max() ?? 1) * 1.05))
-        func x(_ r: Double) -> Double { left + (w - left - right) * r / max(maxRows, 1) }
-        func y(_ mb: Double) -> Double { h - bottom - (h - top - bottom) * mb / maxMB }
-        let colors = ["#1f77b4", "#d62728", "#2ca02c"]
-        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(w))\" height=\"\(Int(h))\" font-family=\"sans-serif\" font-size=\"12\">\n"
-        s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        s += "<text x=\"\(w / 2)\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">\(xmlEscape(title))</text>\n"
-        s += "<line x1=\"\(left)\" y1=\"\(h - bottom)\" x2=\"\(w - right)\" y2=\"\(h - bottom)\" stroke=\"black\"/>\n"
-        s += "<line x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(h - bottom)\" stroke=\"black\"/>\n"
-        for i in 0...5 {
-            let mb = maxMB * Double(i) / 5
-            s += "<text x=\"\(left - 6)\" y=\"\(y(mb) + 4)\" text-anchor=\"end\">\(Int(mb)) MB</text>\n"
-            s += "<line x1=\"\(left)\" y1=\"\(y(mb))\" x2=\"\(w - right)\" y2=\"\(y(mb))\" stroke=\"#ddd\"/>\n"
-            let r = maxRows * Double(i) / 5
-            s += "<text x=\"\(x(r))\" y=\"\(h - bottom + 18)\" text-anchor=\"middle\">\(formatCount(Int(r)))</text>\n"
-        }
-        s += "<text x=\"\(w / 2)\" y=\"\(h - 10)\" text-anchor=\"middle\">rows swept</text>\n"
-        for (k, sweep) in sweeps.enumerated() {
-            let pts = sweep.samples.map { "\(x(Double($0[0]))),\(y(Double($0[1]) / 1_048_576))" }.joined(separator: " ")
-            s += "<polyline fill=\"none\" stroke=\"\(colors[k % colors.count])\" stroke-width=\"2\" points=\"\(pts)\"/>\n"
-            s += "<text x=\"\(left + 12)\" y=\"\(top + 16 + Double(k) * 16)\" fill=\"\(colors[k % colors.count])\">\(xmlEscape(sweep.mode)): peak \(sweep.peakRSS / 1_048_576) MB</text>\n"
-        }
-        return s + "</svg>\n"
-    }
-
-    /// The smallest of 1, 2, 2.5 or 5 × 10^k, times 5 ticks, that is at least `x`.
-    static func niceCeiling(_ x: Double) -> Double {
-        let step = x / 5
-        let magnitude = pow(10, floor(log10(step)))
-        let nice = [1, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= step } ?? 10 * magnitude
-        return nice * 5
-    }
-
-    static func xmlEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-    }
-
-    /// `1.2M`, `350k`, `42`.
-    public static func formatCount(_ n: Int) -> String {
-        if n >= 1_000_000 { return String(format: "%.1fM", Double(n) / 1e6) }
-        if n >= 1_000 { return "\(n / 1000)k" }
-        return "\(n)"
-    }
 }
 
 extension Benchmark {
     /// Merge figures: the stored form (what ``BatchResultType/changes`` returns) is the target's;
     /// the array form (what ``BatchResultType/objectIDs`` returns) is shown beside it.
-    public struct MergeFigures: Sendable, Codable {
-        public var updatedIDs: Int
-        public var objectsHeld: Int
+    struct MergeFigures: Sendable, Codable {
+        var updatedIDs: Int
+        var objectsHeld: Int
         /// Merging a ``StoredChanges`` table of `updatedIDs` keys.
-        public var seconds: Double
+        var seconds: Double
         /// Merging the same IDs from a Swift array.
-        public var arraySeconds: Double
+        var arraySeconds: Double
         /// Objects the merge refaulted (held objects among the changed rows).
-        public var refaulted: Int
+        var refaulted: Int
     }
 
     /// Merges up to 1M updated IDs into a context holding 1,000 fulfilled objects, on a scratch copy:
     /// a real batch update (`votes = votes` on the first 1M rows, result type `.changes`) makes the
     /// stored table; the median of `repeats` merges of it, and of the same IDs as an array.
     /// Target: under 50 ms.
-    public static func merge(path: String, repeats: Int) throws -> MergeFigures {
+    static func merge(path: String, repeats: Int) throws -> MergeFigures {
         let copy = try scratchCopy(path, "merge"); defer { removeScratch(copy) }
         let store = try PersistentStore(path: copy)
         let worker = try ManagedObjectContext(store: store)
@@ -321,9 +275,9 @@ extension Benchmark {
                 let context = try ManagedObjectContext(store: store)
                 let objects = try context.fetchAll(FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "title")], fetchLimit: 1_000))
                 held = objects.count
-                var report = MergeReport()
+                var report: MergeReport?
                 let t = time { report = context.mergeChanges(fromArray ? ChangeSet(updated: ids) : changes) }
-                if fromArray { arrayTimes.append(t) } else { times.append(t); refaulted = report.updated.count }
+                if fromArray { arrayTimes.append(t) } else { times.append(t); refaulted = report?.updated.count ?? 0 }
                 _ = objects.count
             }
         }

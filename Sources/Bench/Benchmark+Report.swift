@@ -1,0 +1,256 @@
+import BatchStore
+import FaultlineDemo
+import Foundation
+
+extension Benchmark {
+    /// What `faultline bench` measures and how it reports (its command-line options).
+    public struct Options: Sendable {
+        /// Rows of demo data to create when `db` is nil.
+        public var rows: Int
+        /// An existing demo database to measure instead of a new one.
+        public var db: String?
+        /// Runs per timing; the median is reported.
+        public var repeats: Int
+        /// One JSON object instead of a table.
+        public var json: Bool
+        /// Where to write an SVG of memory against rows swept.
+        public var plot: String?
+        /// Skip the eager-array memory sweep.
+        public var skipEager: Bool
+        /// Measure only the browser's scroll keys.
+        public var browserOnly: Bool
+        /// Measure only the memory of full sweeps.
+        public var memoryOnly: Bool
+
+        public init(rows: Int = 1_000_000, db: String? = nil, repeats: Int = 3, json: Bool = false, plot: String? = nil,
+                    skipEager: Bool = false, browserOnly: Bool = false, memoryOnly: Bool = false) {
+            self.rows = rows
+            self.db = db
+            self.repeats = repeats
+            self.json = json
+            self.plot = plot
+            self.skipEager = skipEager
+            self.browserOnly = browserOnly
+            self.memoryOnly = memoryOnly
+        }
+    }
+
+    /// Runs `faultline bench`: creates a demo database of `options.rows` movies with `createDemo`
+    /// (unless `options.db` names one), measures, and returns the report for stdout (a table, or
+    /// one JSON object). Progress lines go to `status` as they happen (none with `json`). Memory is
+    /// measured in fresh processes of this executable (`workerCommand`).
+    public static func report(_ options: Options, status: @escaping (String) -> Void,
+                              createDemo: (_ path: String, _ rows: Int) throws -> Void) throws -> String {
+        var path = options.db ?? ""
+        var tempDir: URL?
+        if options.db == nil {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(getpid())")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            tempDir = dir
+            path = dir.appendingPathComponent("bench.sqlite").path
+            try createDemo(path, options.rows)
+        }
+        defer {
+            if let tempDir { try? FileManager.default.removeItem(at: tempDir) }
+            removeScratchDirectory()
+        }
+        return try BenchRun(options: options, path: path, status: status).run()
+    }
+}
+
+/// One run of `faultline bench` on the database at `path`.
+struct BenchRun {
+    let options: Options
+    let path: String
+    let status: (String) -> Void
+    typealias Options = Benchmark.Options
+
+    /// A progress line, unless the output is JSON.
+    func note(_ line: String) { if !options.json { status(line) } }
+
+    func run() throws -> String {
+        let repeats = options.repeats
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let actualRows = try ManagedObjectContext(store: store).count(for: FetchRequest(entityName: "movie"))
+
+        if options.memoryOnly {
+            let sweeps = try memorySweeps()
+            try writePlot(sweeps, rows: actualRows)
+            if options.json { return String(decoding: try JSONEncoder().encode(sweeps), as: UTF8.self) }
+            return (memoryTable(sweeps) + plotWritten()).joined(separator: "\n")
+        }
+
+        note("measuring the browser: scroll keys to finished frames…")
+        let scroll = try BrowserBenchmark.scroll(path: path)
+        if options.browserOnly {
+            return options.json ? try sortedJSON(scroll) : scrollLines(scroll).joined(separator: "\n")
+        }
+        var comparisons: [Benchmark.Comparison] = []
+        func step(_ name: String, _ body: () throws -> Benchmark.Comparison) rethrows {
+            note("measuring \(name)…")
+            comparisons.append(try body())
+        }
+        try step("opening, unsorted") { try Benchmark.opening(path: path, sortKey: nil, repeats: repeats) }
+        try step("opening, sorted by title") { try Benchmark.opening(path: path, sortKey: "title", repeats: repeats) }
+        try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
+        try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
+        try step("full sweep reading every value") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats, everyValue: true) }
+
+        note("measuring a merge (a batch update of up to 1M rows on a scratch copy first)…")
+        let merge = try Benchmark.merge(path: path, repeats: repeats)
+
+        note("measuring several stores: the same rows split over 4 files (separate process)…")
+        let stores = try JSONDecoder().decode(Benchmark.StoresFigures.self, from: try runWorkerProcess([path, "--mode", "stores"]))
+
+        note("measuring batch update, delete and insert (each on a fresh copy of the file)…")
+        let batches = [
+            try Benchmark.batchUpdate(path: path, repeats: repeats),
+            try Benchmark.batchDelete(path: path, repeats: repeats),
+            try Benchmark.batchInsert(path: path, rows: min(actualRows, 1_000_000), repeats: repeats),
+        ]
+        let targets = [1.2, 1.2, 1.5]
+        note("measuring memory of batch and object-by-object updates (separate processes)…")
+        let updateMemory = [try runUpdateWorker(objects: false), try runUpdateWorker(objects: true)]
+        Benchmark.removeScratchDirectory()
+
+        let sweeps = try memorySweeps()
+        try writePlot(sweeps, rows: actualRows)
+        if options.json {
+            struct Report: Encodable {
+                var rows: Int
+                var sqliteVersion: String
+                var comparisons: [Entry]
+                var memory: [Benchmark.MemorySweep]
+                var merge: Merge
+                var batch: [Batch]
+                var updateMemory: [UpdateMemory]
+                var browserScroll: BrowserBenchmark.Figures
+                var stores: Benchmark.StoresFigures
+                struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var rowLoopSeconds: Double?; var speedupOverRowLoop: Double?; var baseline: String }
+                struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var openedRSS: Int; var peakRSS: Int }
+                struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var arraySeconds: Double; var refaulted: Int; var targetSeconds: Double }
+                struct Entry: Encodable {
+                    var name: String; var oursSeconds: Double; var rawSeconds: Double; var ratio: Double; var target: Double?; var baseline: String; var meetsTarget: Bool?
+                }
+            }
+            let report = Report(rows: actualRows, sqliteVersion: SQLiteInfo.version, comparisons: comparisons.map { c in
+                .init(name: c.name, oursSeconds: c.oursSeconds, rawSeconds: c.rawSeconds, ratio: c.ratio, target: c.target,
+                      baseline: c.baseline, meetsTarget: c.target.map { t in c.ratio <= t })
+            }, memory: sweeps, merge: .init(updatedIDs: merge.updatedIDs, objectsHeld: merge.objectsHeld, seconds: merge.seconds, arraySeconds: merge.arraySeconds,
+                                                    refaulted: merge.refaulted, targetSeconds: 0.05),
+               batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, rowLoopSeconds: b.rowLoopSeconds, speedupOverRowLoop: b.speedupOverRowLoop, baseline: b.baseline) },
+               updateMemory: updateMemory.enumerated().map { i, m in .init(path: i == 0 ? "batch" : "object by object", startRSS: m.start, openedRSS: m.opened, peakRSS: m.peak) },
+               browserScroll: scroll, stores: stores)
+            return try sortedJSON(report)
+        }
+        var out: [String] = []
+        out.append("faultline bench: \(formatCount(actualRows)) rows, SQLite \(SQLiteInfo.version), median of \(repeats)")
+        out.append("")
+        out.append(pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target")
+        for c in comparisons {
+            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+            out.append(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
+                       + pad(String(format: "%.2fx", c.ratio), 8) + mark)
+        }
+        out.append(pad("merge \(formatCount(merge.updatedIDs)) updated IDs into \(merge.objectsHeld) held objects", 44)
+                   + pad(String(format: "%.1f ms", merge.seconds * 1000), 20) + (merge.seconds < 0.05 ? "< 50 ms ok" : "< 50 ms MISSED")
+                   + String(format: "   (stored keys, .changes; from an ID array: %.1f ms)", merge.arraySeconds * 1000))
+        out.append("")
+        out.append(pad("batch requests (fresh copy each)", 44) + pad("batch", 10) + pad("raw", 10) + pad("ratio", 8) + pad("target", 14) + "object by object")
+        for (b, t) in zip(batches, targets) {
+            var objects = b.objectSeconds.map { String(format: "%.3f s (batch %.1fx faster)", $0, b.speedupOverObjects ?? 0) } ?? ""
+            if let loop = b.rowLoopSeconds { objects += String(format: "; raw row by row %.3f s (%.1fx)", loop, b.speedupOverRowLoop ?? 0) }
+            out.append(pad(b.name, 44) + pad(String(format: "%.3f s", b.batchSeconds), 10) + pad(String(format: "%.3f s", b.rawSeconds), 10)
+                       + pad(String(format: "%.2fx", b.ratioToRaw), 8) + pad(b.ratioToRaw <= t ? "≤ \(t)x ok" : "≤ \(t)x MISSED", 14) + objects)
+        }
+        let growth = { (m: (start: Int, opened: Int, peak: Int)) in Double(m.peak - m.opened) / 1_048_576 }
+        out.append(pad("update memory: peak growth, batch", 44) + String(format: "%.1f MB", growth(updateMemory[0]))
+                   + (growth(updateMemory[0]) <= 5 ? " (≤ 5 MB ok)" : " (≤ 5 MB MISSED)")
+                   + String(format: "; object by object: %.0f MB (from the open context; opening the store and context itself: %.1f MB)",
+                            growth(updateMemory[1]), Double(updateMemory[0].opened - updateMemory[0].start) / 1_048_576))
+        out.append("")
+        out += memoryTable(sweeps)
+        out.append("")
+        out.append(pad("several stores: open sorted by title, \(stores.parts) stores vs 1", 44) + String(format: "%.3f s vs %.3f s = %.2fx", stores.splitSeconds, stores.oneStoreSeconds, stores.ratio)
+                   + (stores.ratio <= 1.3 ? "   (≤ 1.3x ok)" : "   (≤ 1.3x MISSED)"))
+        out.append(pad("several stores: full sweep, peak RSS growth", 44) + "\(stores.splitSweepGrowth / 1_048_576) MB (fresh process; the one-store sweep is under memory)")
+        out.append("")
+        out += scrollLines(scroll)
+        out.append("")
+        out.append("baselines: " + comparisons.map { "\($0.name): \($0.baseline)" }.joined(separator: "; "))
+        out += plotWritten()
+        return out.joined(separator: "\n")
+    }
+
+    /// The memory table: one row per sweep.
+    func memoryTable(_ sweeps: [Benchmark.MemorySweep]) -> [String] {
+        [pad("memory (separate process each)", 44) + pad("start", 10) + pad("peak", 10) + "growth"]
+            + sweeps.map { s in
+                pad(s.mode, 44) + pad("\(s.startRSS / 1_048_576) MB", 10) + pad("\(s.peakRSS / 1_048_576) MB", 10) + "\((s.peakRSS - s.startRSS) / 1_048_576) MB"
+            }
+    }
+
+    func scrollLines(_ f: BrowserBenchmark.Figures) -> [String] {
+        ["browser, \(formatCount(f.rows)) rows on a \(f.width)x\(f.height) in-memory screen, \(f.keys) scroll keys (key to finished frame)",
+         pad("  p50 / p99 / max", 44) + String(format: "%.2f / %.2f / %.2f ms", f.p50Milliseconds, f.p99Milliseconds, f.maxMilliseconds)
+             + (f.p99Milliseconds <= 5 ? "   (p99 ≤ 5 ms ok)" : "   (p99 ≤ 5 ms MISSED)"),
+         pad("  cells sent per one-row move", 44) + String(format: "%.0f of %d on screen", f.cellsPerRowStep, f.screenCells),
+         pad("  open (first frame)", 44) + String(format: "%.2f s", f.openSeconds) + ", peak RSS \(f.peakRSS / 1_048_576) MB"]
+    }
+
+    /// With `--plot`, writes the memory plot of `sweeps`.
+    func writePlot(_ sweeps: [Benchmark.MemorySweep], rows: Int) throws {
+        guard let plot = options.plot else { return }
+        try Benchmark.svgPlot(sweeps, title: "Memory during a full sweep of \(formatCount(rows)) rows").write(toFile: plot, atomically: true, encoding: .utf8)
+    }
+
+    /// The table's last line with `--plot`.
+    func plotWritten() -> [String] { options.plot.map { ["plot written to \($0)"] } ?? [] }
+
+    func sortedJSON(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    /// The batched sweep, and the eager one unless skipped, each in a fresh process.
+    func memorySweeps() throws -> [Benchmark.MemorySweep] {
+        var sweeps: [Benchmark.MemorySweep] = []
+        note("measuring memory of a batched sweep (separate process)…")
+        sweeps.append(try runSweepWorker(eager: false))
+        if !options.skipEager {
+            note("measuring memory of an eager sweep (separate process)…")
+            sweeps.append(try runSweepWorker(eager: true))
+        }
+        return sweeps
+    }
+
+    func runUpdateWorker(objects: Bool) throws -> (start: Int, opened: Int, peak: Int) {
+        let data = try runWorkerProcess([path, "--mode", objects ? "update-objects" : "update-batch"])
+        let values = try JSONDecoder().decode([Int].self, from: data)
+        return (values[0], values[1], values[2])
+    }
+
+    func runSweepWorker(eager: Bool) throws -> Benchmark.MemorySweep {
+        let data = try runWorkerProcess([path] + (eager ? ["--eager"] : []))
+        return try JSONDecoder().decode(Benchmark.MemorySweep.self, from: data)
+    }
+
+    /// Runs `<this executable> bench-worker <arguments>` and returns its stdout.
+    func runWorkerProcess(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = [Benchmark.workerCommand] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BatchStoreError(.sqlite(-1), "the memory worker failed (exit \(process.terminationStatus))")
+        }
+        return data
+    }
+}

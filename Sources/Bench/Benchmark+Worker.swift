@@ -1,0 +1,48 @@
+import BatchStore
+import Foundation
+
+extension Benchmark {
+    /// The hidden subcommand the bench runs in fresh processes of its own executable, for figures
+    /// that need a process of their own (memory peaks): `<executable> bench-worker DB [--eager]
+    /// [--batch-size N] [--mode M]`.
+    public static let workerCommand = "bench-worker"
+
+    /// One worker run in this fresh process; `output` prints each line of its result. `mode` is
+    /// `sweep` (the memory of one full sweep, batched or `eager`, as JSON), `stores`,
+    /// `update-batch`, `update-objects` (JSON for the bench), or `insert-ratio`, `update-ratio`,
+    /// `merge`, `sweep-ratio` (lines for measuring by hand).
+    public static func worker(database: String, mode: String, eager: Bool, batchSize: Int, output: (String) -> Void) throws {
+        switch mode {
+        case "stores":
+            let f = try stores(path: database, parts: 4, repeats: 3)
+            output(String(decoding: try JSONEncoder().encode(f), as: UTF8.self))
+        case "insert-ratio":
+            defer { removeScratchDirectory() }
+            let b = try batchInsert(path: database, rows: 1_000_000, repeats: 3)
+            output(String(format: "insert: batch %.3f s, raw %.3f s, ratio %.2fx", b.batchSeconds, b.rawSeconds, b.ratioToRaw))
+        case "update-ratio":
+            defer { removeScratchDirectory() }
+            for b in [try batchUpdate(path: database, repeats: 1), try batchDelete(path: database, repeats: 1)] {
+                output(String(format: "%@: batch %.3f s, raw %.3f s (%.2fx), object by object %.3f s (batch %.1fx faster), raw row by row %.3f s (batch %.1fx faster)",
+                              b.name, b.batchSeconds, b.rawSeconds, b.ratioToRaw, b.objectSeconds ?? 0, b.speedupOverObjects ?? 0, b.rowLoopSeconds ?? 0, b.speedupOverRowLoop ?? 0))
+            }
+        case "merge":
+            defer { removeScratchDirectory() }
+            let m = try merge(path: database, repeats: 5)
+            output(String(format: "merge %d updated IDs into %d held objects: stored %.1f ms, from an array %.1f ms (%d refaulted)",
+                          m.updatedIDs, m.objectsHeld, m.seconds * 1000, m.arraySeconds * 1000, m.refaulted))
+        case "sweep-ratio":
+            let c = try sweep(path: database, batchSize: batchSize, repeats: 5)
+            output(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))
+            let e = try sweep(path: database, batchSize: batchSize, repeats: 5, everyValue: true)
+            output(String(format: "sweep reading every value: ours %.3f s, raw %.3f s, ratio %.2fx", e.oursSeconds, e.rawSeconds, e.ratio))
+        case "update-batch", "update-objects":
+            defer { removeScratchDirectory() }
+            let m = try updateMemory(path: database, objects: mode == "update-objects")
+            output("[\(m.start), \(m.opened), \(m.peak)]")
+        default:
+            let sweep = try memorySweep(path: database, eager: eager, batchSize: batchSize, samples: 100)
+            output(String(decoding: try JSONEncoder().encode(sweep), as: UTF8.self))
+        }
+    }
+}
