@@ -24,6 +24,15 @@ final class UndoJournal {
 }
 
 extension ManagedObjectContext {
+    /// This context's undo journal.
+    var undoJournal: UndoJournal { featureState(UndoJournal.self) { UndoJournal() } }
+
+    /// The most rows one undoable batch operation may journal (before-images live in SQLite).
+    public var undoLimit: Int {
+        get { undoJournal.limit }
+        set { undoJournal.limit = newValue }
+    }
+
     /// Recorded batch operations, last on top; each journal is a temp table.
     var undoStack: [UndoEntry] {
         get { undoJournal.entries }

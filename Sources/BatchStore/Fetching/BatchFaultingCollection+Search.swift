@@ -14,6 +14,16 @@ extension BatchFaultingCollection {
                               progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int? {
         try storage.firstPosition(matching: predicate, after: position, backwards: backwards, progress: progress)
     }
+
+    /// The IDs among `ids` whose rows are in this result's ID table, in the order given; IDs of
+    /// other entities (or stores) are left out.
+    ///
+    /// Runs `SELECT <id columns> FROM temp.<ids> WHERE (<id columns>) IN (…)`, 500 IDs at a time.
+    /// - Complexity: O(result × ids / 500): one scan of the ID table per 500 IDs; meant for
+    ///   hand-picked rows.
+    public func members(of ids: [ObjectID]) throws -> [ObjectID] {
+        try storage.members(of: ids)
+    }
 }
 
 extension FetchPredicate {
@@ -38,4 +48,12 @@ extension FetchPredicate {
         return try FetchPredicate(format: format.joined(separator: " OR "), arguments: arguments)
     }
 
+}
+
+extension BatchFaultingCollection {
+    /// The record decoded from the object at `position` (faulting its batch as the subscript does),
+    /// or nil when the row was deleted since the fetch.
+    public func record<Record: FetchableRecord>(at position: Int, as type: Record.Type) throws -> Record? {
+        try object(at: position)?.decode(type)
+    }
 }

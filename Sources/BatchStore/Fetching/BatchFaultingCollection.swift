@@ -17,11 +17,11 @@ import GRDB
 /// (``CoordinatedContext/fetchBatched(_:affectedStores:residentBatches:firstBatch:progress:)``):
 /// its ID table then holds `(store, key)` pairs on the connection that sees every store, and each
 /// batch is faulted with one query per store it touches, into that store's context. Everything
-/// below works the same for both; see ``BatchedResult`` for the contract.
+/// below works the same for both; see ``BatchedResult`` for the contract, and its edit calls.
 ///
 /// A value type over shared storage: copies and slices share one temp table and one batch cache.
 /// The temp table is dropped when the last copy goes away.
-public struct BatchFaultingCollection: BatchedResult, CustomStringConvertible, CustomDebugStringConvertible {
+public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConvertible, CustomDebugStringConvertible {
     public typealias Element = ManagedObject?
     public typealias Index = Int
     public typealias SubSequence = BatchFaultingCollection

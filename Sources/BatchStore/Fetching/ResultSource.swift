@@ -35,12 +35,6 @@ protocol ResultSource: AnyObject {
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
     var packsValues: Bool { get }
-
-    // Edits on the result's own rows (see ``BatchFaultingCollection``'s edit calls).
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult
-    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int
 }
 
 /// The shared core of every batched result: its ID table, its batch cache, its source, and the

@@ -4,8 +4,8 @@ import GRDBSQLite
 
 /// A result over one store: its ID table is on the context's own connection, so a batch is one
 /// join, `SELECT ids.pos, ids.key, t.<columns> FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
-/// ON t.rowid = ids.key WHERE ids.pos BETWEEN ? AND ?`, read with the C API into packed rows, and
-/// every edit tests membership in its own statement.
+/// ON t.rowid = ids.key WHERE ids.pos BETWEEN ? AND ?`, read with the C API into packed rows (its
+/// edits, in Batch/, test membership in their own statements).
 final class StoreResultSource: ResultSource {
     /// Strong: a result keeps its context (and connection) alive.
     let context: ManagedObjectContext
@@ -135,63 +135,5 @@ final class StoreResultSource: ResultSource {
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
         let sql = "SELECT ids.pos FROM \(ids.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
         return [(sql, [SQLValue.integer(Int64(position + 1))] + builder.arguments)]
-    }
-
-    // MARK: Edits
-
-    /// `<key> IN (SELECT <id columns> FROM temp.<ids>)` over alias `t`, after checking that
-    /// `entityName` is the result's entity.
-    private func membership(of entityName: String, _ ids: IDTable) throws -> String {
-        let named = try context.store.entity(named: entityName)
-        guard named === entity else {
-            throw BatchStoreError(.invalidArgument, "this result holds rows of \(entity.name), not \(named.name); nothing was changed")
-        }
-        guard isAddressable else {
-            throw BatchStoreError(.readOnly, "\(entity.name) is a view or has no row key; nothing was changed")
-        }
-        return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(idColumns.joined(separator: ", ")) FROM \(ids.qualifiedName))"
-    }
-
-    /// The membership condition for a delete, after checking its entity and every object ID's.
-    private func membership(of request: BatchDeleteRequest, _ ids: IDTable) throws -> String {
-        if let objectIDs = request.objectIDs {
-            if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
-                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
-            }
-            return try membership(of: entity.name, ids)
-        }
-        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        return try membership(of: fetch.entityName, ids)
-    }
-
-    /// The update narrowed to `objectIDs` when given.
-    private func narrowed(_ request: BatchUpdateRequest, to objectIDs: [ObjectID]?) throws -> BatchUpdateRequest {
-        guard let objectIDs else { return request }
-        if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
-            throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
-        }
-        var part = request
-        let only = try FetchPredicate.matching(objectIDs)
-        part.predicate = part.predicate.map { $0 && only } ?? only
-        return part
-    }
-
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult {
-        let within = try membership(of: request.entityName, ids)
-        return try context.execute(try narrowed(request, to: objectIDs), undoable: undoable, within: within)
-    }
-
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int {
-        let within = try membership(of: request.entityName, ids)
-        let update = try context.compileUpdate(try narrowed(request, to: objectIDs), within: within)
-        return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
-    }
-
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult {
-        try context.execute(request, undoable: undoable, within: try membership(of: request, ids))
-    }
-
-    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int {
-        try context.count(forDelete: request, within: try membership(of: request, ids))
     }
 }

@@ -18,11 +18,3 @@ extension ManagedObject {
         return try Record(row: Row(dictionary))
     }
 }
-
-extension BatchFaultingCollection {
-    /// The record decoded from the object at `position` (faulting its batch as the subscript does),
-    /// or nil when the row was deleted since the fetch.
-    public func record<Record: FetchableRecord>(at position: Int, as type: Record.Type) throws -> Record? {
-        try object(at: position)?.decode(type)
-    }
-}

@@ -15,7 +15,8 @@ import GRDBSQLite
 /// - refreshing (`+Refreshing`), unsaved changes and saving (`+Saving`),
 /// - the SQL text per entity (``EntityStatements``, Store/),
 /// - open results whose batches a merge must drop (``OpenResults``),
-/// - the undo journal of batch requests (``UndoJournal``, Batch/).
+/// - state that features built on the context keep per context (``featureState(_:make:)``): the
+///   undo journal of batch requests (``UndoJournal``) lives in Batch/, next to the code that writes it.
 public final class ManagedObjectContext {
     /// The store the context reads and writes.
     public let store: PersistentStore
@@ -31,8 +32,8 @@ public final class ManagedObjectContext {
     let identity = IdentityMap()
     /// Open results of this context, held weakly (merges drop their stale batches).
     let openResults = OpenResults()
-    /// Recorded batch operations for ``undo()``.
-    let undoJournal = UndoJournal()
+    /// Per-context state of the folders that build on this one, by type (see ``featureState(_:make:)``).
+    private var features: [ObjectIdentifier: AnyObject] = [:]
     /// Shared by every object of this context; cleared in `deinit`.
     private(set) var link = ContextLink(nil)
     /// Objects with unsaved changes, held strongly until saved or rolled back.
@@ -42,12 +43,6 @@ public final class ManagedObjectContext {
     private var statementsByEntity: [Entity: EntityStatements] = [:]
     /// True once the file is known to be in WAL mode (see ``switchToWALBeforeWriting(_:)``).
     private var walSwitched = false
-
-    /// The most rows one undoable batch operation may journal (before-images live in SQLite).
-    public var undoLimit: Int {
-        get { undoJournal.limit }
-        set { undoJournal.limit = newValue }
-    }
 
     /// Opens a context (and a connection) on `store`.
     /// - Complexity: one SQLite open; no rows are read.
@@ -92,6 +87,17 @@ public final class ManagedObjectContext {
     func switchToWALBeforeWriting(_ db: Database) {
         guard !walSwitched, store.options.walAtFirstWrite, !store.isReadOnly, !db.isInsideTransaction else { return }
         walSwitched = (try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL"))?.lowercased() == "wal"
+    }
+
+    /// The context's instance of `type`, made by `make` on first use: per-context state of a
+    /// feature built on the context (Batch/'s undo journal), kept by the context without the
+    /// context naming the feature's type, so no type here refers to a folder that builds on it.
+    /// - Complexity: one dictionary lookup.
+    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
+        if let state = features[ObjectIdentifier(type)] as? S { return state }
+        let state = make()
+        features[ObjectIdentifier(type)] = state
+        return state
     }
 
     /// A new unique temp table name for this connection.

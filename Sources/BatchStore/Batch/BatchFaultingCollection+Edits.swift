@@ -21,13 +21,13 @@ extension BatchFaultingCollection {
     ///   the result's; nothing is written then.
     /// - Complexity: one UPDATE per store; SQLite builds a transient index over the ID table's keys.
     public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, undoable: Bool = false) throws -> BatchResult {
-        try storage.source.execute(request, objectIDs: objectIDs, undoable: undoable, within: storage.ids)
+        try editor.execute(request, objectIDs: objectIDs, undoable: undoable, within: storage.ids)
     }
 
     /// How many rows ``execute(_:objectIDs:undoable:)`` would change: the same WHERE clause,
     /// counted with `SELECT count(*)`. Writes nothing.
     public func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil) throws -> Int {
-        try storage.source.count(forUpdate: request, objectIDs: objectIDs, within: storage.ids)
+        try editor.count(forUpdate: request, objectIDs: objectIDs, within: storage.ids)
     }
 
     /// Deletes the rows of this result that `request` selects (its object IDs, or its fetch
@@ -38,22 +38,20 @@ extension BatchFaultingCollection {
     /// - Throws: `.invalidArgument` when the request or an object ID belongs to another entity than
     ///   the result's; nothing is written then.
     public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
-        try storage.source.execute(request, undoable: undoable, within: storage.ids)
+        try editor.execute(request, undoable: undoable, within: storage.ids)
     }
 
     /// How many rows ``execute(_:undoable:)-(BatchDeleteRequest,_)`` would delete: the same WHERE
     /// clause, counted with `SELECT count(*)`. Writes nothing.
     public func count(forDelete request: BatchDeleteRequest) throws -> Int {
-        try storage.source.count(forDelete: request, within: storage.ids)
+        try editor.count(forDelete: request, within: storage.ids)
     }
 
-    /// The IDs among `ids` whose rows are in this result's ID table, in the order given; IDs of
-    /// other entities (or stores) are left out.
-    ///
-    /// Runs `SELECT <id columns> FROM temp.<ids> WHERE (<id columns>) IN (…)`, 500 IDs at a time.
-    /// - Complexity: O(result × ids / 500): one scan of the ID table per 500 IDs; meant for
-    ///   hand-picked rows.
-    public func members(of ids: [ObjectID]) throws -> [ObjectID] {
-        try storage.members(of: ids)
+    /// The result's source, as the edits see it.
+    private var editor: any ResultEditing {
+        guard let editor = storage.source as? any ResultEditing else { preconditionFailure("every result source edits (StoreResultSource, CoordinatedResultSource)") }
+        return editor
     }
 }
+
+extension BatchFaultingCollection: BatchedResult {}
