@@ -11,7 +11,7 @@ final class StoreResultSource: ResultSource {
     let context: ManagedObjectContext
     let entity: Entity
     let idColumns: [String]
-    private let isAddressable: Bool
+    let isAddressable: Bool
     private var faultSQL: String?
 
     init(context: ManagedObjectContext, entity: Entity) {
