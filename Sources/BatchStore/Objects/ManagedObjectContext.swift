@@ -14,9 +14,9 @@ import GRDBSQLite
 /// - the identity map (``IdentityMap``) and faults (this file),
 /// - refreshing (`+Refreshing`), unsaved changes and saving (`+Saving`),
 /// - the SQL text per entity (``EntityStatements``, Store/),
-/// - open results whose batches a merge must drop (``OpenResults``),
-/// - state that features built on the context keep per context (``featureState(_:make:)``): the
-///   undo journal of batch requests (``UndoJournal``) lives in Batch/, next to the code that writes it.
+/// - state that the folders built on it keep per context (``featureState(_:make:)``): the open
+///   results whose batches a merge must drop (``OpenResults``, Fetching/) and the undo journal of
+///   batch requests (``UndoJournal``, Batch/), each next to the code that uses it.
 public final class ManagedObjectContext {
     /// The store the context reads and writes.
     public let store: PersistentStore
@@ -30,8 +30,6 @@ public final class ManagedObjectContext {
     let connection: Connection
     /// At most one live object per ID.
     let identity = IdentityMap()
-    /// Open results of this context, held weakly (merges drop their stale batches).
-    let openResults = OpenResults()
     /// Per-context state of the folders that build on this one, by type (see ``featureState(_:make:)``).
     private var features: [ObjectIdentifier: AnyObject] = [:]
     /// Shared by every object of this context; cleared in `deinit`.
@@ -90,7 +88,7 @@ public final class ManagedObjectContext {
     }
 
     /// The context's instance of `type`, made by `make` on first use: per-context state of a
-    /// feature built on the context (Batch/'s undo journal), kept by the context without the
+    /// feature built on the context (Fetching/'s open results, Batch/'s undo journal), kept by the context without the
     /// context naming the feature's type, so no type here refers to a folder that builds on it.
     /// - Complexity: one dictionary lookup.
     func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
