@@ -21,13 +21,13 @@ extension BatchFaultingCollection {
     ///   the result's; nothing is written then.
     /// - Complexity: one UPDATE per store; SQLite builds a transient index over the ID table's keys.
     public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, undoable: Bool = false) throws -> BatchResult {
-        try editor.execute(request, objectIDs: objectIDs, undoable: undoable, within: storage.ids)
+        try editor.execute(request, objectIDs: objectIDs, undoable: undoable)
     }
 
     /// How many rows ``execute(_:objectIDs:undoable:)`` would change: the same WHERE clause,
     /// counted with `SELECT count(*)`. Writes nothing.
     public func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil) throws -> Int {
-        try editor.count(forUpdate: request, objectIDs: objectIDs, within: storage.ids)
+        try editor.count(forUpdate: request, objectIDs: objectIDs)
     }
 
     /// Deletes the rows of this result that `request` selects (its object IDs, or its fetch
@@ -38,13 +38,13 @@ extension BatchFaultingCollection {
     /// - Throws: `.invalidArgument` when the request or an object ID belongs to another entity than
     ///   the result's; nothing is written then.
     public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
-        try editor.execute(request, undoable: undoable, within: storage.ids)
+        try editor.execute(request, undoable: undoable)
     }
 
     /// How many rows ``execute(_:undoable:)-(BatchDeleteRequest,_)`` would delete: the same WHERE
     /// clause, counted with `SELECT count(*)`. Writes nothing.
     public func count(forDelete request: BatchDeleteRequest) throws -> Int {
-        try editor.count(forDelete: request, within: storage.ids)
+        try editor.count(forDelete: request)
     }
 
     /// The result's source, as the edits see it.

@@ -3,10 +3,10 @@ import Foundation
 /// The edits a result source runs on the result's own rows (see ``BatchFaultingCollection``'s
 /// edit calls); every source conforms.
 protocol ResultEditing: ResultSource {
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult
-    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int
+    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult
+    func count(forDelete request: BatchDeleteRequest) throws -> Int
 }
 
 /// One store: the ID table is on the context's connection, so each statement tests membership
@@ -15,7 +15,7 @@ extension StoreResultSource: ResultEditing {
 
     /// `<key> IN (SELECT <id columns> FROM temp.<ids>)` over alias `t`, after checking that
     /// `entityName` is the result's entity.
-    private func membership(of entityName: String, _ ids: IDTable) throws -> String {
+    private func membership(of entityName: String) throws -> String {
         let named = try context.store.entity(named: entityName)
         guard named === entity else {
             throw BatchStoreError(.invalidArgument, "this result holds rows of \(entity.name), not \(named.name); nothing was changed")
@@ -23,19 +23,19 @@ extension StoreResultSource: ResultEditing {
         guard isAddressable else {
             throw BatchStoreError(.readOnly, "\(entity.name) is a view or has no row key; nothing was changed")
         }
-        return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(idColumns.joined(separator: ", ")) FROM \(ids.qualifiedName))"
+        return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(idColumns.joined(separator: ", ")) FROM \(table.qualifiedName))"
     }
 
     /// The membership condition for a delete, after checking its entity and every object ID's.
-    private func membership(of request: BatchDeleteRequest, _ ids: IDTable) throws -> String {
+    private func membership(of request: BatchDeleteRequest) throws -> String {
         if let objectIDs = request.objectIDs {
             if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
                 throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
             }
-            return try membership(of: entity.name, ids)
+            return try membership(of: entity.name)
         }
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        return try membership(of: fetch.entityName, ids)
+        return try membership(of: fetch.entityName)
     }
 
     /// The update narrowed to `objectIDs` when given.
@@ -50,22 +50,22 @@ extension StoreResultSource: ResultEditing {
         return part
     }
 
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult {
-        let within = try membership(of: request.entityName, ids)
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {
+        let within = try membership(of: request.entityName)
         return try context.execute(try narrowed(request, to: objectIDs), undoable: undoable, within: within)
     }
 
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int {
-        let within = try membership(of: request.entityName, ids)
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int {
+        let within = try membership(of: request.entityName)
         let update = try context.compileUpdate(try narrowed(request, to: objectIDs), within: within)
         return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
     }
 
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult {
-        try context.execute(request, undoable: undoable, within: try membership(of: request, ids))
+    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
+        try context.execute(request, undoable: undoable, within: try membership(of: request))
     }
 
-    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int {
-        try context.count(forDelete: request, within: try membership(of: request, ids))
+    func count(forDelete request: BatchDeleteRequest) throws -> Int {
+        try context.count(forDelete: request, within: try membership(of: request))
     }
 }

@@ -13,17 +13,19 @@ final class CoordinatedResultSource: ResultEditing {
     /// The entity in each store, by store index.
     let entities: [Int: Entity]
     let entity: Entity
-    let idColumns = ["store", "key"]
+    /// `(pos, store, key)` on the owner's connection.
+    let table: IDTable
 
     init(owner: CoordinatedContext, entities: [Entity]) {
         self.owner = owner
+        self.table = IDTable(connection: owner.connection, columns: ["store", "key"])
         var byIndex: [Int: Entity] = [:]
         for e in entities { byIndex[owner.storeIndex(of: e)] = e }
         self.entities = byIndex
         self.entity = entities[0]
     }
 
-    var connection: Connection { owner.connection }
+    var ids: any IDStore { table }
     var objectsAlive: Int { owner.contexts.reduce(0) { $0 + $1.registeredObjectCount } }
     var packsValues: Bool { false }
     func holds(_ entity: Entity) -> Bool { entities.values.contains { $0 === entity } }
@@ -32,8 +34,8 @@ final class CoordinatedResultSource: ResultEditing {
         try owner.idQuery(request, entities: entities.keys.sorted().compactMap { entities[$0] })
     }
 
-    func fault(_ positions: Range<Int>, of ids: IDTable) throws -> FaultedBatch {
-        let pairs = try ids.rows(in: positions)
+    func fault(_ positions: Range<Int>) throws -> FaultedBatch {
+        let pairs = try table.rows(in: positions)
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
         let grouped = Dictionary(grouping: pairs) { pair -> Int in
             if case .integer(let s) = pair.values[0] { return Int(s) }
@@ -64,56 +66,56 @@ final class CoordinatedResultSource: ResultEditing {
         return owner.coordinator.stores[Int(s)].name
     }
 
-    func searchQueries(_ predicate: FetchPredicate, in ids: IDTable, after position: Int, backwards: Bool) throws -> [(sql: String, arguments: [SQLValue])] {
-        try entities.keys.sorted().compactMap { i -> (sql: String, arguments: [SQLValue])? in
+    func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
+        try entities.keys.sorted().compactMap { i -> IDQuery? in
             guard let entity = entities[i] else { return nil }
             let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
             let condition = try builder.compile(predicate.node)
-            let sql = "SELECT ids.pos FROM \(ids.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-            return (sql, [SQLValue.integer(Int64(position + 1))] + builder.arguments)
+            let sql = "SELECT ids.pos FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+            return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
         }
     }
 
     // MARK: Edits
 
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {
         try checkEntity(request.entityName)
         let stores = try storeNames(for: objectIDs)
         if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
         return try owner.runAcrossStores(entityName: request.entityName, affectedStores: stores, undoable: undoable) { context, undo in
-            try withKeys(of: ids, in: context) { within in
+            try withKeys(in: context) { within in
                 try context.execute(try part(of: request, objectIDs: objectIDs, for: context), undoable: undo, within: within)
             }
         }
     }
 
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, within ids: IDTable) throws -> Int {
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int {
         try checkEntity(request.entityName)
         let stores = Set(try storeNames(for: objectIDs))
         return try eachStore { context in
             guard stores.contains(context.store.name) else { return 0 }
-            return try withKeys(of: ids, in: context) { within in
+            return try withKeys(in: context) { within in
                 let update = try context.compileUpdate(try part(of: request, objectIDs: objectIDs, for: context), within: within)
                 return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
             }
         }
     }
 
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, within ids: IDTable) throws -> BatchResult {
+    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
         let entityName = try checkEntity(of: request)
         let stores = try storeNames(for: request.objectIDs)
         if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
         return try owner.runAcrossStores(entityName: entityName, affectedStores: stores, undoable: undoable) { context, undo in
-            try withKeys(of: ids, in: context) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
+            try withKeys(in: context) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
         }
     }
 
-    func count(forDelete request: BatchDeleteRequest, within ids: IDTable) throws -> Int {
+    func count(forDelete request: BatchDeleteRequest) throws -> Int {
         _ = try checkEntity(of: request)
         let stores = Set(try storeNames(for: request.objectIDs))
         return try eachStore { context in
             guard stores.contains(context.store.name) else { return 0 }
-            return try withKeys(of: ids, in: context) { within in try context.count(forDelete: part(of: request, for: context), within: within) }
+            return try withKeys(in: context) { within in try context.count(forDelete: part(of: request, for: context), within: within) }
         }
     }
 
@@ -171,7 +173,7 @@ final class CoordinatedResultSource: ResultEditing {
     /// Copies this result's keys in `context`'s store into a temp table on `context`'s connection,
     /// runs `body` with the membership condition over alias `t`, and drops the table.
     /// - Complexity: O(result rows of the store), 10,000 keys per round trip.
-    private func withKeys<T>(of ids: IDTable, in context: ManagedObjectContext, _ body: (String) throws -> T) throws -> T {
+    private func withKeys<T>(in context: ManagedObjectContext, _ body: (String) throws -> T) throws -> T {
         guard let (store, entity) = entities.first(where: { owner.coordinator.stores[$0.key].name == context.store.name }),
               let keyColumn = entity.keyColumns.first, entity.keyColumns.count == 1 else {
             throw BatchStoreError(.readOnly, "\(self.entity.name) has no one-column row key in store \(context.store.name); nothing was changed")
@@ -181,9 +183,9 @@ final class CoordinatedResultSource: ResultEditing {
         let quoted = quoteIdentifier(copy)
         defer { connection.dropTempTable(copy) }
         var after = 0
-        let select = "SELECT pos, key FROM \(ids.qualifiedName) WHERE pos > ? AND store = ? ORDER BY pos LIMIT 10000"
+        let select = "SELECT pos, key FROM \(table.qualifiedName) WHERE pos > ? AND store = ? ORDER BY pos LIMIT 10000"
         while true {
-            let chunk: [SQLValue] = try ids.connection.withDatabase { db in
+            let chunk: [SQLValue] = try table.connection.withDatabase { db in
                 let statement = try db.cachedStatement(sql: select)
                 let cursor = try Row.fetchCursor(statement, arguments: [after, store])
                 var keys: [SQLValue] = []

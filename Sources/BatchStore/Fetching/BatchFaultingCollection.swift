@@ -104,7 +104,7 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
     }
 
     public var debugDescription: String {
-        description + " ids in \(storage.ids.qualifiedName)"
+        description + " ids in \(storage.ids.location)"
     }
 }
 

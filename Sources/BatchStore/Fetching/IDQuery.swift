@@ -27,6 +27,13 @@ struct IDQuery {
     /// A query for an estimate of the rows the fetch scans (for progress), or nil.
     let estimateSQL: String?
 
+    /// A query given as SQL text (a search over an ID table).
+    init(select: String, arguments: [SQLValue], estimateSQL: String? = nil) {
+        self.select = select
+        self.arguments = arguments
+        self.estimateSQL = estimateSQL
+    }
+
     /// The ID table columns the query fills, for `parts`.
     static func columns(for parts: [Part]) -> [String] {
         guard parts.count == 1, parts[0].storeIndex == nil else { return ["store", "key"] }

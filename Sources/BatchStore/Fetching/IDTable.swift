@@ -9,7 +9,7 @@ import GRDB
 ///
 /// The IDs never enter Swift memory: filling, looking up, refreshing with anchors and testing
 /// membership all run in SQLite. The table is dropped when the value goes away.
-final class IDTable {
+final class IDTable: IDStore {
     let connection: Connection
     /// The columns after `pos`.
     let columns: [String]
@@ -27,6 +27,11 @@ final class IDTable {
     }
 
     deinit { connection.dropTempTable(name) }
+
+    /// `SQLite temp table <name>`, and its columns when they are not one key.
+    var location: String {
+        "SQLite temp table \(name)" + (columns == ["store", "key"] ? " (store, key)" : "")
+    }
 
     /// `temp."<name>"`.
     var qualifiedName: String { "temp.\(quoteIdentifier(name))" }
@@ -124,6 +129,30 @@ final class IDTable {
         return try connection.withDatabase { db in
             try Int.fetchOne(try db.cachedStatement(sql: sql).bound(values)).map { $0 - 1 }
         }
+    }
+
+    /// The nearest position that any of `queries` selects (each a `SELECT pos … LIMIT 1` over this
+    /// table, run on its connection); `progress` is called about every 50 ms while SQLite scans.
+    /// - Complexity: each query's, in SQLite.
+    func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
+        let estimate = count
+        var best: Int?
+        for query in queries {
+            let found = try connection.withDatabase { db -> Int? in
+                let statement = try db.makeStatement(sql: query.select)
+                guard let progress else { return try Int.fetchOne(statement, arguments: query.arguments.statementArguments) }
+                var pos: Int?
+                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
+                    pos = try Int.fetchOne(statement, arguments: query.arguments.statementArguments)
+                }
+                return pos
+            }
+            if let pos = found {
+                let p = pos - 1
+                if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
+            }
+        }
+        return best
     }
 
     /// Which of `rows` (values of the ID columns) are in the table.

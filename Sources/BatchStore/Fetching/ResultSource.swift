@@ -9,15 +9,13 @@ import Foundation
 /// the result logic above it (``ResultStorage``: the ID table's life, the batch cache, refresh with
 /// anchors, positions, membership, statistics, the error contract) is written once.
 protocol ResultSource: AnyObject {
-    /// The connection that holds the result's ID table.
-    var connection: Connection { get }
-    /// The ID query for `request` (its ID table's columns are ``IDQuery/columns(for:)`` of the same parts).
+    /// The result's IDs, in an ID table on the source's own database, made with the source.
+    var ids: any IDStore { get }
+    /// The ID query for `request`, in the source's dialect.
     func idQuery(_ request: FetchRequest) throws -> IDQuery
-    /// The ID table's columns after `pos`.
-    var idColumns: [String] { get }
-    /// Faults the rows at `positions` of `ids` into objects, in position order (nil for a row gone
-    /// since the fetch).
-    func fault(_ positions: Range<Int>, of ids: IDTable) throws -> FaultedBatch
+    /// Faults the rows at `positions` of the ID table into objects, in position order (nil for a
+    /// row gone since the fetch).
+    func fault(_ positions: Range<Int>) throws -> FaultedBatch
     /// The entity fetched (with several stores, the first store's).
     var entity: Entity { get }
     /// The object ID for the row of the ID table at `position`, whose columns are `idRow`.
@@ -26,9 +24,9 @@ protocol ResultSource: AnyObject {
     func idRow(of id: ObjectID) -> [SQLValue]?
     /// The name of the store a row of the ID table comes from.
     func storeName(idRow: [SQLValue]) -> String?
-    /// Queries that each give the first `pos` after (or, backwards, before) `position` whose row
+    /// Queries that each select the first `pos` after (or, backwards, before) `position` whose row
     /// matches `predicate`, one per store; the result's match is the nearest of their answers.
-    func searchQueries(_ predicate: FetchPredicate, in ids: IDTable, after position: Int, backwards: Bool) throws -> [(sql: String, arguments: [SQLValue])]
+    func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery]
     /// True when the result may hold objects of `entity`.
     func holds(_ entity: Entity) -> Bool
     /// Objects alive in the contexts the result faults into.
@@ -37,12 +35,33 @@ protocol ResultSource: AnyObject {
     var packsValues: Bool { get }
 }
 
+/// Where a result's IDs live: a table on the source's database, in result order, which never
+/// enters Swift memory (``IDTable`` for SQLite). Positions are 0-based.
+protocol IDStore: AnyObject {
+    /// Rows in the table.
+    var count: Int { get }
+    /// How long the last fill took, in seconds.
+    var fillSeconds: Double { get }
+    /// Where the IDs are, for statistics: `SQLite temp table bs_ids_3_1`.
+    var location: String { get }
+    /// Creates and fills the table with `query`'s rows; `progress` may cancel, leaving no table.
+    func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws
+    /// Fills a new table and swaps it in; returns the new position of the first of `anchors`
+    /// (old positions) whose row is still there.
+    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int?
+    /// The ID columns of the row at `position`, or nil outside the table.
+    func row(at position: Int) throws -> [SQLValue]?
+    /// Which of `rows` (values of the ID columns) are in the table.
+    func contains(_ rows: [[SQLValue]]) throws -> Set<[SQLValue]>
+    /// The nearest position that any of `queries` selects (each gives a 1-based `pos` or nothing).
+    func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int?
+}
+
 /// The shared core of every batched result: its ID table, its batch cache, its source, and the
 /// one error contract (the subscript gives nil and records ``lastError``; `object(at:)` throws).
 final class ResultStorage: ResidentBatches {
     let source: ResultSource
     let request: FetchRequest
-    let ids: IDTable
     let cache: BatchCache
     private(set) var lastError: BatchStoreError?
 
@@ -50,13 +69,13 @@ final class ResultStorage: ResidentBatches {
     init(source: ResultSource, request: FetchRequest, residentBatches: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         self.source = source
         self.request = request
-        self.ids = IDTable(connection: source.connection, columns: source.idColumns)
         self.cache = BatchCache(batchSize: request.fetchBatchSize, residentLimit: residentBatches)
-        try ids.fill(try source.idQuery(request), progress: progress)
+        try source.ids.fill(try source.idQuery(request), progress: progress)
     }
 
     deinit { cache.evictAll() }
 
+    var ids: any IDStore { source.ids }
     var count: Int { ids.count }
     var batchSize: Int { cache.batchSize }
 
@@ -73,10 +92,9 @@ final class ResultStorage: ResidentBatches {
     }
 
     func objectThrowing(at position: Int) throws -> ManagedObject? {
-        let ids = self.ids
         let source = self.source
         do {
-            return try cache.object(at: position, fault: { try source.fault($0, of: ids) }, count: ids.count)
+            return try cache.object(at: position, fault: { try source.fault($0) }, count: ids.count)
         } catch {
             throw BatchStoreError.wrap(error)
         }
@@ -98,25 +116,7 @@ final class ResultStorage: ResidentBatches {
 
     func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool,
                        progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
-        let queries = try source.searchQueries(predicate, in: ids, after: position, backwards: backwards)
-        let estimate = count
-        var best: Int?
-        for query in queries {
-            let found = try ids.connection.withDatabase { db -> Int? in
-                let statement = try db.makeStatement(sql: query.sql)
-                guard let progress else { return try Int.fetchOne(statement, arguments: query.arguments.statementArguments) }
-                var pos: Int?
-                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
-                    pos = try Int.fetchOne(statement, arguments: query.arguments.statementArguments)
-                }
-                return pos
-            }
-            if let pos = found {
-                let p = pos - 1
-                if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
-            }
-        }
-        return best
+        try ids.nearest(try source.searchQueries(predicate, after: position, backwards: backwards), backwards: backwards, progress: progress)
     }
 
     func members(of objectIDs: [ObjectID]) throws -> [ObjectID] {
@@ -137,7 +137,7 @@ final class ResultStorage: ResidentBatches {
             count: count, batchSize: batchSize, batchesFaulted: cache.batchesFaulted, batchesResident: cache.residentCount,
             residentBatchLimit: cache.residentLimit, objectsResident: cache.objectsResident,
             objectsAlive: source.objectsAlive, idsHeld: count, idsInSwiftMemory: 0,
-            idStorage: "SQLite temp table \(ids.name)" + (source.idColumns == ["store", "key"] ? " (store, key)" : ""),
+            idStorage: ids.location,
             idFetchSeconds: ids.fillSeconds,
             lastFaultSeconds: cache.lastFaultSeconds, totalFaultSeconds: cache.totalFaultSeconds,
             valueBytesResident: source.packsValues ? cache.packedBytes : nil)

@@ -10,22 +10,25 @@ final class StoreResultSource: ResultSource {
     /// Strong: a result keeps its context (and connection) alive.
     let context: ManagedObjectContext
     let entity: Entity
-    let idColumns: [String]
+    let table: IDTable
     let isAddressable: Bool
-    private var faultSQL: String?
+    private lazy var faultSQL = makeFaultSQL()
 
     init(context: ManagedObjectContext, entity: Entity) {
         self.context = context
         self.entity = entity
         self.isAddressable = !entity.keyColumns.isEmpty
-        self.idColumns = IDQuery.columns(for: [Self.part(entity, context)])
+        self.table = IDTable(connection: context.connection, columns: IDQuery.columns(for: [Self.part(entity, context)]))
     }
+
+    var ids: any IDStore { table }
+    /// The ID table's columns after `pos`: `key`, `k0, k1, …`, or `c0, c1, …` for a view without a key.
+    var idColumns: [String] { table.columns }
 
     private static func part(_ entity: Entity, _ context: ManagedObjectContext) -> IDQuery.Part {
         IDQuery.Part(entity: entity, schema: context.store.schema, databaseName: "main", storeIndex: nil)
     }
 
-    var connection: Connection { context.connection }
     var objectsAlive: Int { context.registeredObjectCount }
     var packsValues: Bool { context.parent == nil }
     func holds(_ entity: Entity) -> Bool { entity === self.entity }
@@ -34,9 +37,9 @@ final class StoreResultSource: ResultSource {
         try IDQuery(request, parts: [Self.part(entity, context)])
     }
 
-    /// The batch fault's SQL, for the ID table `ids` (its name is stable for its life).
-    private func faultSQL(_ ids: IDTable) -> String {
-        if let faultSQL { return faultSQL }
+    /// The batch fault's SQL (the ID table's name is stable for its life).
+    private func makeFaultSQL() -> String {
+        let ids = table
         let keys = entity.keyColumns
         let sql: String
         if isAddressable {
@@ -48,11 +51,10 @@ final class StoreResultSource: ResultSource {
             let cols = idColumns.joined(separator: ", ")
             sql = "SELECT pos\(cols.isEmpty ? "" : ", " + cols) FROM \(ids.qualifiedName) WHERE pos BETWEEN ? AND ?"
         }
-        faultSQL = sql
         return sql
     }
 
-    func fault(_ positions: Range<Int>, of ids: IDTable) throws -> FaultedBatch {
+    func fault(_ positions: Range<Int>) throws -> FaultedBatch {
         let start = positions.lowerBound
         let batchCount = positions.count
         let context = self.context
@@ -60,14 +62,14 @@ final class StoreResultSource: ResultSource {
         let attributeCount = entity.attributes.count
         let keyCount = isAddressable ? idColumns.count : 0
         let addressable = isAddressable
-        let sql = faultSQL(ids)
+        let sql = faultSQL
         let rowidKeyed = entity.isKeyedByRowid
         let link = context.link
         let identity = context.identity
         // Values are packed per batch and decoded when read, except in a child context, which
         // lays its parent's unsaved changes over each row as it reads it.
         let packed = context.parent == nil ? PackedRows(rows: batchCount, columns: attributeCount) : nil
-        let table = rowidKeyed && addressable ? identity.rowidTable(for: entity) : nil
+        let registry = rowidKeyed && addressable ? identity.rowidTable(for: entity) : nil
         let objects = try context.withDatabase { db -> [ManagedObject?] in
             var objects = [ManagedObject?](repeating: nil, count: batchCount)
             let statement = try db.cachedStatement(sql: sql)
@@ -87,9 +89,9 @@ final class StoreResultSource: ResultSource {
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }
                 let firstValue = Int32(1 + keyCount)
-                if let packed, let table {
+                if let packed, let registry {
                     // The sweep's path: rowid key, packed values, identity table looked up once.
-                    objects[slot] = identity.adopt(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: table, link: link) {
+                    objects[slot] = identity.adopt(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: registry, link: link) {
                         .packed(packed, packed.appendRow(stmt, from: firstValue))
                     }
                     continue
@@ -127,13 +129,13 @@ final class StoreResultSource: ResultSource {
 
     func storeName(idRow: [SQLValue]) -> String? { context.store.name }
 
-    func searchQueries(_ predicate: FetchPredicate, in ids: IDTable, after position: Int, backwards: Bool) throws -> [(sql: String, arguments: [SQLValue])] {
+    func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         let keys = entity.keyColumns
         guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
         let builder = QueryBuilder(entity: entity, schema: context.store.schema)
         let condition = try builder.compile(predicate.node)
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
-        let sql = "SELECT ids.pos FROM \(ids.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-        return [(sql, [SQLValue.integer(Int64(position + 1))] + builder.arguments)]
+        let sql = "SELECT ids.pos FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+        return [IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)]
     }
 }
