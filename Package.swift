@@ -58,10 +58,11 @@ let package = Package(
         .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Assignments"),
         .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/CSV"),
         .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/NDJSON"),
-        // Temporary folders, databases made with GRDB directly, fuzz text: shared by the test targets.
+        // Temporary folders, databases made with GRDB directly, fuzz text, the SQL recorder, processes,
+        // the faultline binary and tmux: shared by the test targets.
         .target(
             name: "TestSupport",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestSupport"
         ),
         .testTarget(
