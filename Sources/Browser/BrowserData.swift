@@ -68,7 +68,7 @@ private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?) -> Bat
 private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
     do {
         return (try body(true), "; u undoes")
-    } catch let error as BatchStoreError where error.code == .invalidArgument && error.message.contains("undo") {
+    } catch let error as BatchStoreError where error.code == .undoRefused || error.code == .tooBigToUndo {
         return (try body(false), "; no undo: \(error.message)")
     }
 }
@@ -187,7 +187,7 @@ final class MultiStoreData: BrowserData {
                            changes: changes.count == results.count ? changes.reduce(ChangeSet(), +) : nil)
     }
     func undo() throws -> ChangeSet {
-        guard let stores = undoStores.popLast() else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        guard let stores = undoStores.popLast() else { throw BatchStoreError(.nothingToUndo, "nothing to undo") }
         var all = ChangeSet()
         for name in stores { all = all + (try context.undo(store: name)) }
         return all
