@@ -113,7 +113,9 @@ public final class RowReader {
                     if !digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" || $0.isLetter }), let i = Int64(digits) {
                         out[key] = .integer(i)
                     } else {
-                        out[key] = .real(n.doubleValue)
+                        // The digits, not doubleValue: Foundation's doubleValue can be off by an
+                        // ulp or two (0.30000000000000004 came back as 0.3000000000000001).
+                        out[key] = .real(Double(digits) ?? n.doubleValue)
                     }
                 } else if let i = n as? Int64 {
                     out[key] = .integer(i)
