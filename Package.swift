@@ -80,8 +80,9 @@ let package = Package(
         .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Assignments"),
         .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/CSV"),
         .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/NDJSON"),
-        // Temporary folders, databases made with GRDB directly, fuzz text, the batched-result conformance
-        // checker: shared by the test targets.
+        // Temporary folders, databases made with GRDB directly, fuzz text, the SQL recorder, the batched-result
+        // conformance checker, processes,
+        // the faultline binary and tmux: shared by the test targets.
         .target(
             name: "TestSupport",
             dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")],

@@ -27,6 +27,15 @@ public struct BatchStoreError: Error, CustomStringConvertible, Equatable, Sendab
         case cancelled
         /// The caller passed something unusable (a batch size of zero, a foreign object ID…).
         case invalidArgument
+        /// Undo was asked for, but this change could not be undone exactly (foreign-key actions or
+        /// delete rules change other tables that the undo journal does not record); nothing was
+        /// changed. Running it without undo is possible.
+        case undoRefused
+        /// Undo was asked for, but the change touches more rows than the context's `undoLimit`;
+        /// nothing was changed. Running it without undo, or with a higher limit, is possible.
+        case tooBigToUndo
+        /// ``ManagedObjectContext/undo()`` was called with no recorded operation left.
+        case nothingToUndo
         /// The database is locked by another connection and the busy timeout ran out.
         case busy
         /// A constraint (UNIQUE, NOT NULL, CHECK, FOREIGN KEY) failed; nothing was written.

@@ -132,7 +132,7 @@ public enum Benchmark {
             _ = i
         }
         try raw.exec("DROP TABLE IF EXISTS temp.raw_ids")
-        return Comparison(name: sortKey == nil ? "open unsorted (ID fetch)" : "open sorted by \(sortKey!) (unindexed)",
+        return Comparison(name: sortKey.map { "open sorted by \($0) (unindexed)" } ?? "open unsorted (ID fetch)",
                           oursSeconds: median(ours), rawSeconds: median(base), target: 1.2,
                           baseline: "INSERT INTO temp … SELECT rowid FROM movie\(order)")
     }

@@ -81,7 +81,7 @@ private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?) -> Bat
 private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
     do {
         return (try body(true), "; u undoes")
-    } catch let error as BatchStoreError where error.code == .invalidArgument && error.message.contains("undo") {
+    } catch let error as BatchStoreError where error.code == .undoRefused || error.code == .tooBigToUndo {
         return (try body(false), "; no undo: \(error.message)")
     }
 }

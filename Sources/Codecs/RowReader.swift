@@ -24,6 +24,8 @@ public final class RowReader {
     private let format: ImportFormat
     private var header: [String] = []
     private var jsonRows: [[String: Any]] = []
+    /// For each of `jsonRows`, the source text of its numbers (see ``numberTexts(_:objectDepth:)``).
+    private var jsonNumbers: [[String: String]] = []
     /// Rows returned so far.
     public private(set) var rowsRead = 0
     private var line = 0
@@ -55,6 +57,7 @@ public final class RowReader {
                 return object
             }
             jsonRows.reverse()
+            jsonNumbers = Self.numberTexts([UInt8](data), objectDepth: 1).reversed()
         case .ndjson: break
         }
     }
@@ -74,7 +77,7 @@ public final class RowReader {
         case .json:
             guard let object = jsonRows.popLast() else { return nil }
             rowsRead += 1
-            return try Self.convert(object, row: rowsRead)
+            return try Self.convert(object, row: rowsRead, numbers: jsonNumbers.popLast() ?? [:])
         case .ndjson:
             while let lineBytes = bytes.readLine() {
                 line += 1
@@ -83,7 +86,7 @@ public final class RowReader {
                     throw BatchStoreError(.invalidArgument, "line \(line): not a JSON object")
                 }
                 rowsRead += 1
-                return try Self.convert(object, row: rowsRead)
+                return try Self.convert(object, row: rowsRead, numbers: Self.numberTexts(lineBytes, objectDepth: 0).first ?? [:])
             }
             return nil
         case .csv:
@@ -99,12 +102,23 @@ public final class RowReader {
     }
 
     /// One JSON object as a row.
-    static func convert(_ object: [String: Any], row: Int) throws -> [String: SQLValue] {
+    /// `numbers` holds the source text of the object's numbers by key: a number with a fraction
+    /// or an exponent is a real, digits alone an integer when they fit Int64 (else a real).
+    static func convert(_ object: [String: Any], row: Int, numbers: [String: String] = [:]) throws -> [String: SQLValue] {
         var out: [String: SQLValue] = [:]
         for (key, value) in object {
             switch value {
             case is NSNull: out[key] = .null
             case let s as String: out[key] = .text(s)
+            case is NSNumber where numbers[key] != nil:
+                let text = numbers[key] ?? ""
+                if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let i = Int64(text) {
+                    out[key] = .integer(i)
+                } else if let d = Double(text) {
+                    out[key] = .real(d)
+                } else {
+                    throw BatchStoreError(.invalidArgument, "row \(row): \(key) holds a number that is not JSON")
+                }
             case let n as NSNumber:
                 // A number written with a fraction or exponent (`2.0`, `-0.0`) stays a real. Foundation
                 // types some long negative integers as doubles too, but keeps their digits.
@@ -113,7 +127,9 @@ public final class RowReader {
                     if !digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" || $0.isLetter }), let i = Int64(digits) {
                         out[key] = .integer(i)
                     } else {
-                        out[key] = .real(n.doubleValue)
+                        // The digits, not doubleValue: Foundation's doubleValue can be off by an
+                        // ulp or two (0.30000000000000004 came back as 0.3000000000000001).
+                        out[key] = .real(Double(digits) ?? n.doubleValue)
                     }
                 } else if let i = n as? Int64 {
                     out[key] = .integer(i)
@@ -134,6 +150,53 @@ public final class RowReader {
             }
         }
         return out
+    }
+
+    /// The source text of every number that is a member of an object opening at `objectDepth`
+    /// (0: the line is one object; 1: objects inside a top-level array), one dictionary per such
+    /// object, in order. Foundation's JSON reader gives numbers as NSNumber, which loses whether
+    /// `1000000000000000.0` had a fraction; the text keeps it.
+    /// - Complexity: O(bytes), one pass.
+    static func numberTexts(_ bytes: [UInt8], objectDepth: Int) -> [[String: String]] {
+        var objects: [[String: String]] = []
+        var depth = 0
+        var i = 0
+        var key: String?
+        // Inside an object at objectDepth: true where a key may start (after { or ,).
+        var expectingKey = false
+        while i < bytes.count {
+            let b = bytes[i]
+            switch b {
+            case 34:   // a string: a key of an object we track, or a value to skip
+                let start = i
+                i += 1
+                while i < bytes.count && bytes[i] != 34 { i += bytes[i] == 92 ? 2 : 1 }
+                if depth == objectDepth + 1 && expectingKey {
+                    let raw = Data(bytes[start...min(i, bytes.count - 1)])
+                    key = (try? JSONSerialization.jsonObject(with: raw, options: .fragmentsAllowed)) as? String
+                    expectingKey = false
+                }
+                i += 1
+                continue
+            case 123, 91:   // { [
+                depth += 1
+                if b == 123 && depth == objectDepth + 1 { objects.append([:]); expectingKey = true; key = nil }
+            case 125, 93:   // } ]
+                depth -= 1
+            case 44 where depth == objectDepth + 1:   // ,
+                expectingKey = true
+                key = nil
+            case _ where depth == objectDepth + 1 && (b == 45 || (48...57).contains(b)):   // - and digits: a number value
+                let start = i
+                while i < bytes.count, bytes[i] == 43 || bytes[i] == 45 || bytes[i] == 46 || bytes[i] == 69 || bytes[i] == 101 || (48...57).contains(bytes[i]) { i += 1 }
+                if let key, !objects.isEmpty { objects[objects.count - 1][key] = String(decoding: bytes[start..<i], as: UTF8.self) }
+                key = nil
+                continue
+            default: break
+            }
+            i += 1
+        }
+        return objects
     }
 
     /// A CSV field: NULL (empty and unquoted), text, or a blob (unquoted `\x` + lowercase hex).

@@ -81,8 +81,9 @@ public struct RowWriter: Sendable {
     static func hex(_ d: Data) -> String { "\\x" + d.map { String(format: "%02x", $0) }.joined() }
 
     static func csvQuote(_ s: String) -> String {
-        // Text starting with \x is quoted so that it never reads back as a blob.
-        if s.isEmpty || s.hasPrefix("\\x") || s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+        // Text starting with \x is quoted so that it never reads back as a blob. Scalars, not
+        // Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        if s.isEmpty || s.utf8.starts(with: [92, 120]) || s.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
             return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return s
@@ -117,7 +118,8 @@ public struct RowWriter: Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) || c.value == 0x2028 || c.value == 0x2029 {
+                // U+FEFF too: Foundation's JSON reader drops it when it stands unescaped in a string.
+                if c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) || c.value == 0x2028 || c.value == 0x2029 || c.value == 0xFEFF {
                     out += String(format: "\\u%04x", c.value)
                 } else {
                     out.unicodeScalars.append(c)

@@ -21,7 +21,7 @@ struct Faultline: ParsableCommand {
         } catch let error as BatchStoreError {
             printError("faultline: \(error.message)")
             switch error.code {
-            case .syntax, .invalidQuery, .noSuchAttribute, .invalidArgument: Foundation.exit(2)
+            case .syntax, .invalidQuery, .noSuchAttribute, .invalidArgument, .undoRefused, .tooBigToUndo, .nothingToUndo: Foundation.exit(2)
             default: Foundation.exit(1)
             }
         } catch {

@@ -128,6 +128,7 @@ struct CoordinatorTests {
         let context = try coordinator([paths[0], odd])
         let error = #expect(throws: BatchStoreError.self) { _ = try context.fetchBatched(FetchRequest(entityName: "movie")) }
         #expect(error?.message == "movie differs between stores a and odd: column \"year\" is INTEGER in a, TEXT in odd")
+        #expect(error?.code == .invalidQuery)
         let fewer = dir.path("fewer.sqlite")
         try DatabaseQueue(path: fewer).write { try $0.execute(sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER)") }
         let e2 = #expect(throws: BatchStoreError.self) { _ = try coordinator([paths[0], fewer]).fetchBatched(FetchRequest(entityName: "movie")) }

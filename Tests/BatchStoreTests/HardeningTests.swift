@@ -42,6 +42,7 @@ struct HardeningTests {
         #expect(store.schema.unreadableViews.keys.sorted() == ["loads", "uses_ours"])
         let error = #expect(throws: BatchStoreError.self) { _ = try context.fetchAll(FetchRequest(entityName: "loads")) }
         #expect(error?.message == "the view \"loads\" cannot be read: unsafe use of load_extension()")
+        #expect(error?.code == .invalidQuery)
         #expect(throws: BatchStoreError.self) { _ = try context.fetchAll(FetchRequest(entityName: "uses_ours")) }
         let update = BatchUpdateRequest(entityName: "t", propertiesToUpdate: try UpdateExpression.parseAssignments("x = 'b'"))
         #expect(throws: BatchStoreError.self) { try context.execute(update) }
@@ -71,6 +72,7 @@ struct HardeningTests {
             _ = try c.fetchAll(FetchRequest(entityName: "n"))
         }
         #expect(error?.message.contains("not a usable SQLite database") == true || error?.message.contains("malformed") == true, "\(String(describing: error))")
+        #expect(error?.code == .notADatabase)
 
         let lockedDir = TempDir()
         let locked = try makeNumbers(lockedDir, count: 10)

@@ -33,7 +33,7 @@ import Testing
             #expect(undoneUpdate.updatedCount == afterUpdate.indices.filter { afterUpdate[$0] != original[$0] }.count)
             #expect(try dump(f.path) == original)
             #expect(!context.canUndo)
-            #expect(throws: BatchStoreError(.invalidArgument, "nothing to undo")) { try context.undo() }
+            #expect(throws: BatchStoreError(.nothingToUndo, "nothing to undo")) { try context.undo() }
             #expect(try context.temporaryTableNames().filter { $0.hasPrefix("bs_undo") }.isEmpty, "journals are dropped as they are undone")
             #expect(try context.temporaryTableNames().filter { $0.hasPrefix("bs_changes") }.count == 3)
         }
@@ -52,6 +52,43 @@ import Testing
         #expect(try rows[0]?.value(forKey: "title") == .text("Film 1"), "undo merged itself")
     }
 
+    /// The code `body` throws with (nil when it does not throw, or throws something else).
+    func code(_ body: () throws -> Any) -> BatchStoreError.Code? {
+        do { _ = try body(); return nil } catch let error as BatchStoreError { return error.code } catch { return nil }
+    }
+
+    @Test("every undo refusal has its own code, on one store and on several; nothing is written")
+    func refusalsCarryCodes() throws {
+        let f = try BatchRequestTests.Fixture()
+        let context = f.context
+        let before = try dump(f.path)
+        let directors = try dump(f.path, "director")
+        // movie.director_id has ON DELETE CASCADE: undo could not bring the movies back.
+        #expect(code { try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "director", predicate: try FetchPredicate("id == 1"))), undoable: true) } == .undoRefused)
+        var rules = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate("id == 1")))
+        rules.appliesDeleteRules = true
+        #expect(code { try context.execute(rules, undoable: true) } == .undoRefused, "delete rules change rows the journal does not hold")
+        context.undoLimit = 100
+        #expect(code { try context.execute(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: [("votes", .constant(1))]), undoable: true) } == .tooBigToUndo)
+        #expect(code { try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie")), undoable: true) } == .tooBigToUndo)
+        var n = 0
+        #expect(code { try context.execute(BatchInsertRequest(entityName: "movie") { n += 1; return n <= 150 ? ["title": "t"] : nil }, undoable: true) } == .tooBigToUndo)
+        let upsert = BatchInsertRequest(entityName: "movie", objects: (1...150).map { ["id": .integer(Int64($0)), "votes": 1] }, conflictPolicy: .upsert)
+        #expect(code { try context.execute(upsert, undoable: true) } == .tooBigToUndo)
+        #expect(code { try context.undo() } == .nothingToUndo)
+        #expect(try dump(f.path) == before && dump(f.path, "director") == directors, "no refusal wrote anything")
+
+        // Several stores: the same codes come through the coordinated context.
+        let dir = TempDir()
+        let paths = try ["a.sqlite", "b.sqlite"].map { try makeDatabase(dir, $0, sql: BatchRequestTests.sql) }
+        let several = try CoordinatedContext(coordinator: PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0) }))
+        #expect(code { try several.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "director")), undoable: true) } == .undoRefused)
+        for context in several.contexts { context.undoLimit = 100 }
+        #expect(code { try several.execute(BatchUpdateRequest(entityName: "movie", propertiesToUpdate: [("votes", .constant(1))]), undoable: true) } == .tooBigToUndo)
+        #expect(code { try several.undo(store: "a") } == .nothingToUndo)
+        for path in paths { #expect(try dump(path) == before) }
+    }
+
     @Test func undoRefusesWhatItCouldNotRestoreAndSaysWhy() throws {
         let f = try BatchRequestTests.Fixture()
         let before = try dump(f.path, "director")
@@ -60,6 +97,7 @@ import Testing
             Issue.record("deleted")
         } catch let e as BatchStoreError {
             #expect(e.message.contains("movie") && e.message.contains("foreign-key actions"))
+            #expect(e.code == .undoRefused)
         }
         #expect(try dump(f.path, "director") == before, "nothing was written")
         f.context.undoLimit = 100
@@ -68,6 +106,7 @@ import Testing
             Issue.record("updated")
         } catch let e as BatchStoreError {
             #expect(e.message.contains("300 rows, more than the undo limit of 100"))
+            #expect(e.code == .tooBigToUndo)
         }
         var n = 0
         #expect(throws: BatchStoreError.self) {

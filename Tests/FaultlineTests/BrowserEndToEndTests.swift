@@ -2,95 +2,6 @@ import Foundation
 import GRDB
 import Testing
 
-/// The real binary in a real terminal: tmux, on its own socket, with a fixed size.
-final class Tmux {
-    let socket = "faultline-test-\(UUID().uuidString.prefix(8))"
-    let session = "t"
-
-    init(command: String, width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
-        let env = (["LANG": "C.UTF-8", "TERM": "xterm-256color"].merging(environment) { $1 })
-            .map { "\($0.key)=\(shellQuote($0.value))" }.sorted().joined(separator: " ")
-        // The test runner may set NO_COLOR (its output is not a terminal); the program gets it only
-        // when a test asks.
-        let unset = environment["NO_COLOR"] == nil ? " -u NO_COLOR" : ""
-        // The shell stays to print the exit status (128 + N for signal N) after the program ends.
-        try run(["new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), "env\(unset) \(env) \(command); echo \"[exit $?]\"; sleep 600"])
-    }
-
-    deinit { _ = try? run(["kill-server"]) }
-
-    /// Runs tmux with `args` and returns its stdout. Uses posix_spawn and waitpid directly:
-    /// Foundation's Process never reaps the client when the server it starts lives on.
-    @discardableResult
-    func run(_ args: [String]) throws -> String {
-        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-out-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: outPath) }
-        let argv = ["tmux", "-L", socket, "-f", "/dev/null"] + args
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var cArgs = argv.map { strdup($0) } + [nil]
-        defer { for a in cArgs { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, "tmux", &actions, nil, &cArgs, environ)
-        guard rc == 0 else { throw CocoaError(.executableLoad) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-    }
-
-    func screen() throws -> [String] { try run(["capture-pane", "-p", "-t", session]).components(separatedBy: "\n") }
-
-    func send(_ keys: String...) throws { try run(["send-keys", "-t", session] + keys) }
-
-    /// Types `text` literally.
-    func type(_ text: String) throws { try run(["send-keys", "-t", session, "-l", text]) }
-
-    func value(_ format: String) throws -> String {
-        try run(["display-message", "-p", "-t", session, format]).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// Waits (up to `timeout` seconds) until some line satisfies `predicate`; returns the screen.
-    @discardableResult
-    func waitFor(_ what: String, timeout: Double = 20, _ predicate: (String) -> Bool) throws -> [String] {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last: [String] = []
-        while Date() < deadline {
-            last = try screen()
-            if last.contains(where: predicate) { return last }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        Issue.record("timed out waiting for \(what); screen:\n\(last.joined(separator: "\n"))")
-        return last
-    }
-
-    @discardableResult
-    func waitFor(_ text: String, timeout: Double = 20) throws -> [String] {
-        try waitFor(text, timeout: timeout) { $0.contains(text) }
-    }
-
-    /// Waits until the program exits; returns its exit status (128 + N for signal N) and whether
-    /// the terminal is still on the alternate screen.
-    func waitForExit(timeout: Double = 10) throws -> (status: Int?, alternate: String) {
-        let screen = try waitFor("[exit", timeout: timeout)
-        let line = screen.first { $0.contains("[exit ") } ?? ""
-        let status = line.split(separator: " ").last.flatMap { Int($0.dropLast()) }
-        return (status, try value("#{alternate_on}"))
-    }
-
-    /// The pid of the program (the child of the pane's shell).
-    func programPID() throws -> pid_t? {
-        let shell = try value("#{pane_pid}")
-        let children = (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
-        return children.split(separator: " ").first.flatMap { pid_t($0) }
-    }
-}
-
-func shellQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-
 @Suite("The browser end to end, in tmux", .serialized)
 struct BrowserEndToEndTests {
     static let rows = 300_000
@@ -101,7 +12,7 @@ struct BrowserEndToEndTests {
 
     @Test("open, scroll, jump to the end, filter, sort, batch update, undo, batch delete, resize, quit; the file checked after each edit")
     func session() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("movies.sqlite")
         let made = try CLI.run(["demo", "--rows", String(Self.rows), "--output", db])
         #expect(made.status == 0, "\(made.stderr)")
@@ -173,7 +84,7 @@ struct BrowserEndToEndTests {
 
     @Test("undo killed with SIGKILL mid-write: the update is either still there or undone whole, file sound")
     func undoKilled() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("movies.sqlite")
         #expect(try CLI.run(["demo", "--rows", "400000", "--output", db]).status == 0)
         let before = try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } ?? 0
@@ -207,7 +118,7 @@ struct BrowserEndToEndTests {
 
     @Test("escape sequences in values and names never reach the terminal: the title stays, the raw bytes hold none")
     func hostileValues() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("evil.sqlite")
         let evil = "A\u{1B}]2;pwned\u{07}B\u{9B}31mC\u{1B}[2JD\u{07}"
         try DatabaseQueue(path: db).write { db in
@@ -246,7 +157,7 @@ struct BrowserEndToEndTests {
 
     @Test("another process writes while the browser is open: a notice, then r shows the new truth")
     func otherWriter() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("n.sqlite")
         try DatabaseQueue(path: db).write { db in
             try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT)")
@@ -269,7 +180,7 @@ struct BrowserEndToEndTests {
 
     @Test("several files browse as one result with each row's store; an edit changes every store")
     func severalStores() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let paths = try ["east", "west"].enumerated().map { i, name -> String in
             let path = scratch.path("\(name).sqlite")
             try DatabaseQueue(path: path).write { db in
@@ -296,7 +207,7 @@ struct BrowserEndToEndTests {
 
     @Test("colours on a colour terminal, none under NO_COLOR")
     func noColor() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("n.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, NULL)") }
         func styledScreen(_ environment: [String: String]) throws -> String {
@@ -318,7 +229,7 @@ struct BrowserEndToEndTests {
 
     @Test("Ctrl-C quits cleanly; a crash signal still gives the terminal back")
     func restore() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("n.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'one')") }
         let t1 = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db))")
@@ -338,7 +249,7 @@ struct BrowserEndToEndTests {
 
     @Test("with no database it creates the demo in the cache directory with a progress bar, then lists its tables")
     func demoOnFirstRun() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let t = try Tmux(command: "\(shellQuote(CLI.binary)) --demo-rows 20000", environment: ["XDG_CACHE_HOME": scratch.path("cache")])
         try t.waitFor("movie") { $0.contains("movie") && $0.contains("20,000 rows") }
         #expect(FileManager.default.fileExists(atPath: scratch.path("cache/faultline/demo.sqlite")))
@@ -354,22 +265,9 @@ struct BrowserEndToEndTests {
         ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
     }
 
-    /// What the `sqlite3` program prints for `sql` on `path` (the file checked by another tool).
-    func sqlite3(_ path: String, _ sql: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["sqlite3", path, sql]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test("v on a row of a, Esc, Enter on b: nothing is marked, D acts on b alone, and a is untouched (checked with sqlite3)")
     func marksStayWithTheirTable() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("ab.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: """
             CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT); CREATE TABLE b(id INTEGER PRIMARY KEY, y TEXT);
@@ -404,7 +302,7 @@ struct BrowserEndToEndTests {
 
     @Test("browsing, searching, filtering, sorting, reloading and quitting leave the file byte for byte, with no -wal or -shm; the first edit switches it to WAL")
     func readingNeverWrites() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("r.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: """
             CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT); CREATE TABLE other(id INTEGER PRIMARY KEY);
@@ -451,7 +349,7 @@ struct BrowserEndToEndTests {
 
     @Test("the demo database goes where the environment says: $HOME/.cache without XDG_CACHE_HOME; a cache folder it cannot make is one line")
     func demoLocation() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let home = scratch.path("home")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let env = ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
@@ -468,7 +366,7 @@ struct BrowserEndToEndTests {
 
     @Test("read-only: --read-only and a read-only file refuse edit keys with the reason")
     func readOnly() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("n.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY); INSERT INTO n VALUES (1), (2)") }
         let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --read-only")
@@ -482,7 +380,7 @@ struct BrowserEndToEndTests {
 
     @Test("without a terminal, the browser says so in one line and exits non-zero")
     func noTerminal() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("n.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY)") }
         let r = try CLI.run([db])

@@ -3,54 +3,6 @@ import Foundation
 import GRDB
 import Testing
 
-/// Runs the built `faultline` binary (next to the test bundle in .build/<config>/).
-struct CLI {
-    static let binary: String = {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("faultline").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return ".build/debug/faultline"
-    }()
-
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs the binary with `args`; `environment`, when given, replaces the whole environment.
-    static func run(_ args: [String], environment: [String: String]? = nil) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
-        if let environment { p.environment = environment }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Read both pipes concurrently so a large export cannot block on a full stderr pipe.
-        nonisolated(unsafe) var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
-    }
-}
-
-final class Scratch {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-cli-\(UUID().uuidString)")
-    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
-
 /// Formats a value the way `export --format tsv` promises, independently of the exporter.
 func tsv(_ value: DatabaseValue) -> String {
     switch value.storage {
@@ -64,7 +16,7 @@ func tsv(_ value: DatabaseValue) -> String {
 
 @Suite(.serialized) struct CLITests {
     @Test func demoIsDeterministicAndExportMatchesSQLiteRowForRow() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let a = scratch.path("a.sqlite"), b = scratch.path("b.sqlite")
         let made = try CLI.run(["demo", "--rows", "20000", "--output", a])
         #expect(made.status == 0, "\(made.stderr)")
@@ -97,7 +49,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 
     @Test func exportFormatsEscapeEverything() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = scratch.path("odd.sqlite")
         let q = try DatabaseQueue(path: path)
         try q.write { db in
@@ -120,7 +72,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 
     @Test func badInputIsOneLineAndTheRightExitCode() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("d.sqlite")
         _ = try CLI.run(["demo", "--rows", "50", "--output", db])
         let missing = scratch.path("missing.sqlite")
@@ -147,7 +99,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 
     @Test func benchOnAUsersFileLeavesItsFolderAsItWas() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("mine.sqlite")
         #expect(try CLI.run(["demo", "--rows", "5000", "--output", db]).status == 0)
         // SQLite's own -wal/-shm sidecars appear whenever a WAL file is opened (even read-only); only
@@ -165,7 +117,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 
     @Test func benchReportsRatiosAsJSONAndDrawsThePlot() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let plot = scratch.path("plot.svg")
         let r = try CLI.run(["bench", "--rows", "20000", "--repeats", "1", "--json", "--plot", plot])
         #expect(r.status == 0, "\(r.stderr)")
@@ -197,7 +149,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 
     @Test func benchMemoryOnlySweepsBothWaysAndPlots() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let plot = scratch.path("memory.svg")
         let r = try CLI.run(["bench", "--rows", "20000", "--memory-only", "--json", "--plot", plot])
         #expect(r.status == 0, "\(r.stderr)")

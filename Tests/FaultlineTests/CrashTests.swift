@@ -11,23 +11,17 @@ struct CrashTests {
     /// Starts `faultline args…`, waits until the file's WAL has grown past `walBytes` (the batch is
     /// writing), then kills it with SIGKILL. Returns false if it finished first.
     func killMidway(_ args: [String], db: String, walBytes: Int = 2_000_000) throws -> Bool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = args
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
         let walBefore = walSize(db)
-        try p.run()
+        let p = try Subprocess([CLI.binary] + args)
         let deadline = Date().addingTimeInterval(60)
         while p.isRunning && Date() < deadline {
             if walSize(db) > walBefore + walBytes {
-                kill(p.processIdentifier, SIGKILL)
-                p.waitUntilExit()
-                return p.terminationReason == .uncaughtSignal
+                p.signal(SIGKILL)
+                return p.wait() == 128 + SIGKILL
             }
             usleep(2_000)
         }
-        p.waitUntilExit()
+        p.wait()
         return false
     }
 
@@ -44,16 +38,13 @@ struct CrashTests {
         }
     }
 
-    func makeDemo(_ scratch: Scratch) throws -> String {
-        let db = scratch.path("crash.sqlite")
-        let r = try CLI.run(["demo", "--rows", String(Self.rows), "--output", db])
-        #expect(r.status == 0, "\(r.stderr)")
-        return db
+    func makeDemo(_ scratch: TempDir) throws -> String {
+        try CLI.demo(rows: Self.rows, at: scratch.path("crash.sqlite"))
     }
 
     @Test("update killed mid-write: all rows or none, file sound")
     func update() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = try makeDemo(scratch)
         let before = try check(db)
         // A wide update, so it writes every page for a while.
@@ -67,7 +58,7 @@ struct CrashTests {
 
     @Test("delete killed mid-write: all rows or none, file sound")
     func delete() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = try makeDemo(scratch)
         let killed = try killMidway(["delete", db, "--table", "movie", "--where", "year >= 1930"], db: db, walBytes: 1_000_000)
         let after = try check(db)
@@ -80,7 +71,7 @@ struct CrashTests {
 
     @Test("import killed mid-write: all rows or none, file sound")
     func importRows() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = try makeDemo(scratch)
         // Every movie again under new ids, as NDJSON.
         let file = scratch.path("rows.ndjson")

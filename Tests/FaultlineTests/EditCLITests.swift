@@ -3,15 +3,12 @@ import GRDB
 import Testing
 
 @Suite(.serialized) struct EditCLITests {
-    func makeDemo(_ scratch: Scratch) throws -> String {
-        let path = scratch.path("d.sqlite")
-        let r = try CLI.run(["demo", "--rows", "5000", "--output", path])
-        #expect(r.status == 0)
-        return path
+    func makeDemo(_ scratch: TempDir) throws -> String {
+        try CLI.demo(rows: 5000, at: scratch.path("d.sqlite"))
     }
 
     @Test func updateAndDeleteChangeExactlyTheRowsSQLiteSelects() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = try makeDemo(scratch)
         let q = try DatabaseQueue(path: path)
         let noirBefore = try q.read { db in try Int.fetchOne(db, sql: "SELECT sum(votes) FROM movie WHERE genre = 'Noir' AND year < 1950") } ?? 0
@@ -39,7 +36,7 @@ import Testing
 
     @Test("an upsert says how many rows it inserted and how many it updated")
     func upsertSaysWhatItDid() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = try makeDemo(scratch)
         let rows = scratch.path("rows.ndjson")
         try Data("{\"id\": 1, \"votes\": 5}\n{\"id\": 3, \"votes\": 6}\n{\"id\": 900000, \"title\": \"new\", \"year\": 2020, \"genre\": \"Noir\"}\n".utf8).write(to: URL(fileURLWithPath: rows))
@@ -52,7 +49,7 @@ import Testing
 
     @Test("import --dry-run leaves the file byte for byte, in its journal mode; a real import switches it to WAL")
     func importDryRunWritesNothing() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = scratch.path("r.sqlite")
         try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)") }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -68,7 +65,7 @@ import Testing
     }
 
     @Test func badEditsExitTwoAndLeaveTheFileUntouched() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = try makeDemo(scratch)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let cases: [[String]] = [
@@ -100,7 +97,7 @@ import Testing
 
 @Suite(.serialized) struct ImportCLITests {
     @Test func exportThenImportRoundTripsInEveryFormat() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = scratch.path("d.sqlite")
         #expect(try CLI.run(["demo", "--rows", "3000", "--output", path]).status == 0)
         let q = try DatabaseQueue(path: path)
@@ -137,7 +134,7 @@ import Testing
     }
 
     @Test func badImportsWriteNothing() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = scratch.path("d.sqlite")
         #expect(try CLI.run(["demo", "--rows", "100", "--output", path]).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -158,7 +155,7 @@ import Testing
     }
 
     @Test func editsSwitchTheFileToWALAndReadsNeverChangeIt() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("j.sqlite")
         try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'a')") }
         func mode() throws -> String { try DatabaseQueue(path: db).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } }

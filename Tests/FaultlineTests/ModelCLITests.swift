@@ -156,7 +156,7 @@ import TestSupport
 
     /// Runs `steps` on a fresh file; returns what went wrong first, or nil.
     static func run(_ steps: [Step]) throws -> String? {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let path = scratch.path("m.sqlite")
         var model: [Int64: Row] = [:]
         var g = SplitMix64(seed: 5)
@@ -241,16 +241,8 @@ import TestSupport
         let query = "SELECT id || '|' || ifnull(n, 'NULL') || '|' || CASE WHEN s IS NULL THEN 'NULL' ELSE typeof(s) || ':' || hex(s) END || '|' || CASE WHEN r IS NULL THEN 'NULL' ELSE printf('%.3f', r) END FROM t ORDER BY id"
         let direct = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: query) }
         guard direct == expected else { return "the file differs from the model:\n\(direct)\nexpected\n\(expected)" }
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        shell.arguments = ["sqlite3", "-readonly", path, query]
-        let out = Pipe()
-        shell.standardOutput = out
-        try shell.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        shell.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard shell.terminationStatus == 0, lines == expected else { return "the sqlite3 shell differs from the model:\n\(lines)\nexpected\n\(expected)" }
+        let lines = try sqlite3(path, query, readOnly: true).split(separator: "\n").map(String.init)
+        guard lines == expected else { return "the sqlite3 shell differs from the model:\n\(lines)\nexpected\n\(expected)" }
         return nil
     }
 

@@ -7,7 +7,7 @@ import Testing
 struct OddFilesCLITests {
     @Test("reserved words, non-ASCII names, WITHOUT ROWID, generated columns, views, huge values and a thousand columns: export and edit")
     func verbs() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("odd.sqlite")
         try DatabaseQueue(path: db).write { db in
             try db.execute(sql: """

@@ -7,7 +7,7 @@ import Testing
 @Suite("Read-only files and folders", .serialized)
 struct ReadOnlyFileTests {
     /// The command prefix that makes `db` read-only for the program.
-    func readOnlyRunner(_ scratch: Scratch, _ db: String) throws -> [String] {
+    func readOnlyRunner(_ scratch: TempDir, _ db: String) throws -> [String] {
         if getuid() == 0 {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scratch.url.path)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
@@ -15,7 +15,7 @@ struct ReadOnlyFileTests {
             let binary = scratch.path("faultline")
             try FileManager.default.copyItem(atPath: CLI.binary, toPath: binary)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
-            let probe = try run(["runuser", "-u", "nobody", "--", binary, "--help"])
+            let probe = try runProcess(["runuser", "-u", "nobody", "--", binary, "--help"])
             try #require(probe.status == 0, "nobody cannot run the binary: \(probe.stderr)")
             return ["runuser", "-u", "nobody", "--", binary]
         }
@@ -24,23 +24,9 @@ struct ReadOnlyFileTests {
         return [CLI.binary]
     }
 
-    func run(_ argv: [String]) throws -> CLI.Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = argv
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return CLI.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
-
     @Test("edits of a read-only file fail in one line and write nothing; export still works; the browser says why")
     func readOnlyFile() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let db = scratch.path("ro.sqlite")
         try DatabaseQueue(path: db).write { db in
             try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO n VALUES (1, 'a'), (2, 'b')")
@@ -53,11 +39,11 @@ struct ReadOnlyFileTests {
         for args in [["update", db, "--table", "n", "--all", "--set", "x = 'z'"],
                      ["delete", db, "--table", "n", "--all"],
                      ["import", db, "--table", "n", rows]] {
-            let r = try run(runner + args)
+            let r = try runProcess(runner + args)
             #expect(r.status == 1, "\(args): \(r.stderr)")
             #expect(r.stderr.contains("read-only") && r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
         }
-        let export = try run(runner + ["export", db, "--table", "n"])
+        let export = try runProcess(runner + ["export", db, "--table", "n"])
         #expect(export.status == 0 && export.stdout == "id\tx\n1\ta\n2\tb\n", "\(export.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
         #expect(!FileManager.default.fileExists(atPath: db + "-wal") && !FileManager.default.fileExists(atPath: db + "-journal"))

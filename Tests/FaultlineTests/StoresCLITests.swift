@@ -5,7 +5,7 @@ import Testing
 /// Several files as one result from the command line.
 @Suite("Several stores from the command line")
 struct StoresCLITests {
-    func make(_ scratch: Scratch) throws -> [String] {
+    func make(_ scratch: TempDir) throws -> [String] {
         try ["y2023", "y2024"].enumerated().map { i, name in
             let path = scratch.path("\(name).sqlite")
             try DatabaseQueue(path: path).write { db in
@@ -18,7 +18,7 @@ struct StoresCLITests {
 
     @Test("export sorts across files and says which store each row is from")
     func export() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let paths = try make(scratch)
         let r = try CLI.run(["export"] + paths + ["--table", "sale", "--where", "amount > 20", "--sort", "amount desc"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -29,7 +29,7 @@ struct StoresCLITests {
 
     @Test("update and delete take --stores; without it they change every store; a schema difference is one line")
     func edits() throws {
-        let scratch = Scratch()
+        let scratch = TempDir()
         let paths = try make(scratch)
         func amounts(_ p: String) throws -> [Int] { try DatabaseQueue(path: p).read { try Int.fetchAll($0, sql: "SELECT amount FROM sale ORDER BY id") } }
         let u = try CLI.run(["update"] + paths + ["--table", "sale", "--all", "--set", "amount = amount + 100", "--stores", "y2024"])

@@ -4,8 +4,9 @@ import GRDB
 /// A temporary directory removed when the value goes away.
 public final class TempDir {
     public let url: URL
-    public init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-test-\(UUID().uuidString)")
+    /// Creates `<temporary directory>/<prefix>-<UUID>`.
+    public init(prefix: String = "faultline-test") {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(at: url) }

@@ -304,7 +304,7 @@ extension ManagedObjectContext {
             ? { [whereSQL, arguments] db in _ = try self.applyDeleteRules(db, entity: entity, whereSQL: whereSQL, arguments: arguments) }
             : nil
         if request.appliesDeleteRules && undoable {
-            throw BatchStoreError(.invalidArgument, "a delete that applies delete rules cannot be undone (the rows it changes in other tables are not journaled); run it without undo")
+            throw BatchStoreError(.undoRefused, "a delete that applies delete rules cannot be undone (the rows it changes in other tables are not journaled); run it without undo")
         }
         let capture = ChangeCapture(kind: .deleted, whereSQL: whereSQL, arguments: arguments) { table in
             ("DELETE FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(ManagedObjectContext.keyedWhere(entity, table))", [])

@@ -63,9 +63,8 @@ struct ChangeIndex {
             if id.entity !== lastEntity { entities.insert(ObjectIdentifier(id.entity)); lastEntity = id.entity }
             if case .rowid(let r) = id.key { rowids[ObjectIdentifier(id.entity), default: []].append(r) } else { others.insert(id) }
         }
-        for key in Array(rowids.keys) {
+        for (key, keys) in rowids {
             // Batch results come back in rowid order mostly: check before paying for a sort.
-            let keys = rowids[key]!
             if zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) { rowids[key] = keys.sorted() }
         }
     }

@@ -39,10 +39,11 @@ extension ManagedObjectContext {
         _modify { yield &undoJournal.entries }
     }
 
-    /// Throws when recording undo for `rows` rows is not allowed or not exact.
+    /// Throws `.tooBigToUndo` when `rows` passes ``undoLimit``, `.undoRefused` when a delete's
+    /// foreign-key actions would change rows the journal does not record.
     func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
         if rows > undoLimit {
-            throw BatchStoreError(.invalidArgument, "this change touches \(rows) rows, more than the undo limit of \(undoLimit); run it without undo, or raise undoLimit")
+            throw BatchStoreError(.tooBigToUndo, "this change touches \(rows) rows, more than the undo limit of \(undoLimit); run it without undo, or raise undoLimit")
         }
         if deleting {
             // Rows removed by ON DELETE CASCADE / SET NULL in other tables would not come back.
@@ -50,7 +51,7 @@ extension ManagedObjectContext {
                 other.relationships.contains { $0.destinationEntityName.caseInsensitiveCompare(entity.name) == .orderedSame && $0.deleteRule != .noAction && $0.deleteRule != .deny }
             }
             if !referencing.isEmpty {
-                throw BatchStoreError(.invalidArgument, "deleting from \(entity.name) changes \(referencing.map(\.name).joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+                throw BatchStoreError(.undoRefused, "deleting from \(entity.name) changes \(referencing.map(\.name).joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
             }
         }
     }
@@ -77,11 +78,11 @@ extension ManagedObjectContext {
     /// insert is deleted; an upsert deletes the rows it inserted, then gives the rows it updated
     /// their before-image (every column). Changes made to those rows since are overwritten; triggers run again as
     /// SQLite defines them.
-    /// - Throws: `.invalidArgument` when there is nothing to undo; SQLite errors roll back and keep
+    /// - Throws: `.nothingToUndo` when there is nothing to undo; SQLite errors roll back and keep
     ///   the entry, so undo can be tried again.
     @discardableResult
     public func undo() throws -> ChangeSet {
-        guard let entry = undoStack.last else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        guard let entry = undoStack.last else { throw BatchStoreError(.nothingToUndo, "nothing to undo") }
         let entity = entry.entity
         let keys = entity.keyColumns
         let table = "main.\(quoteIdentifier(entity.name))"

@@ -262,7 +262,7 @@ public final class CoordinatedContext {
     /// - Throws: `.nothingToUndo` when there is none.
     @discardableResult
     public func undo() throws -> ChangeSet {
-        guard let stores = undoGroups.popLast() else { throw BatchStoreError(.invalidArgument, "nothing to undo") }
+        guard let stores = undoGroups.popLast() else { throw BatchStoreError(.nothingToUndo, "nothing to undo") }
         var all = ChangeSet()
         for name in stores { all = all + (try context(for: name).undo()) }
         openResults.evictStale()

@@ -92,7 +92,8 @@ final class PackedRows {
         lengths[cell] = Int32(truncatingIfNeeded: count)
         guard let bytes, count > 0 else { lengths[cell] = 0; return }
         if arenaUsed + count > arenaCapacity { grow(to: arenaUsed + count) }
-        (arena! + arenaUsed).copyMemory(from: bytes, byteCount: count)
+        guard let arena else { preconditionFailure("PackedRows: the arena is allocated before the first copy") }
+        (arena + arenaUsed).copyMemory(from: bytes, byteCount: count)
         arenaUsed += count
     }
 

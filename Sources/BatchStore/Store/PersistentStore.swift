@@ -190,7 +190,7 @@ public final class PersistentStore: Sendable {
                     unique.append(cols.compactMap { $0 })
                 }
             }
-            let pk = attributes.filter { $0.primaryKeyPosition != nil }.sorted { $0.primaryKeyPosition! < $1.primaryKeyPosition! }.map(\.name)
+            let pk = attributes.compactMap { a in a.primaryKeyPosition.map { (position: $0, name: a.name) } }.sorted { $0.position < $1.position }.map(\.name)
             if !pk.isEmpty {
                 indexed.insert(pk[0])
                 if !unique.contains(pk) { unique.insert(pk, at: 0) }

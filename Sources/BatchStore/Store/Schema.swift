@@ -107,8 +107,8 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
         self.kind = kind
         self.storeName = storeName
         self.attributes = attributes
-        self.primaryKey = attributes.filter { $0.primaryKeyPosition != nil }
-            .sorted { $0.primaryKeyPosition! < $1.primaryKeyPosition! }.map(\.name)
+        self.primaryKey = attributes.compactMap { a in a.primaryKeyPosition.map { (position: $0, name: a.name) } }
+            .sorted { $0.position < $1.position }.map(\.name)
         self.uniquenessConstraints = uniquenessConstraints
         self.relationships = relationships
         self.indexedColumns = indexedColumns
