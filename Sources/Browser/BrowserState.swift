@@ -135,7 +135,7 @@ public enum Confirmation: Sendable, Equatable {
 /// What a table looked like when the user left it: the table list opens it that way again.
 public struct TableView: Sendable, Equatable {
     public var filter: String
-    public var sort: Effect.SortSpec?
+    public var sort: BatchStore.SortDescriptor?
     public var cursorRow: Int
 }
 
@@ -147,6 +147,45 @@ public enum Mode: Sendable, Equatable {
     case help(scroll: Int)
     case prompt(PromptKind, text: String)
     case confirm(Confirmation)
+}
+
+/// Work on the data that keys may cancel while it runs (Esc, Ctrl-C or q).
+public enum Work: Sendable, Equatable {
+    /// A result's ID fetch (Enter, `s`, `f`, `r`): Ctrl-C and q cancel it and quit.
+    case opening
+    /// A search (`/`, `n`, `N`): any of the three cancels the search alone.
+    case searching
+}
+
+/// The part of the state an open replaces while its IDs load: what comes back when it is
+/// cancelled or fails.
+struct ShownResult: Sendable {
+    var table: String?
+    var columns: [String]
+    var resultID: Int?
+    var mode: Mode
+    var count: Int
+    var cursorRow: Int
+    var cursorColumn: Int
+    var topRow: Int
+    var leftColumn: Int
+    var windowStart: Int
+    var window: [RowSnapshot]
+    var windowValid: Bool
+
+    init(_ s: BrowserState) {
+        table = s.table; columns = s.columns; resultID = s.resultID; mode = s.mode; count = s.count
+        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
+        windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
+    }
+
+    func restore(into s: inout BrowserState) {
+        s.table = table; s.columns = columns; s.resultID = resultID; s.mode = mode; s.count = count
+        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
+        s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
+        s.loading = nil
+        s.loadingRows = 0
+    }
 }
 
 /// Everything the screen is drawn from. Pure data: ``BrowserState/reduce(_:)`` changes it,
@@ -166,7 +205,8 @@ public struct BrowserState: Sendable {
     public var table: String?
     public var columns: [String] = []
     public var filter = ""
-    public var sort: (column: String, ascending: Bool)?
+    /// The sort key the status line shows and `f`, `r` and the table list keep.
+    public var sort: BatchStore.SortDescriptor?
     public var count = 0
     public var cursorRow = 0
     public var cursorColumn = 0
@@ -193,6 +233,12 @@ public struct BrowserState: Sendable {
     public var loading: Double?
     public var loadingRows = 0
     public var fileChanged = false
+    /// The open or search running now, which Esc cancels (nil: keys act as usual).
+    public internal(set) var running: Work?
+    /// Ctrl-C or q cancelled an open: quit once it has stopped.
+    var quitWhenCancelled = false
+    /// What an open that is loading replaced (nil when no open is loading).
+    var shownBefore: ShownResult?
 
     // Memory
     public var memoryPanel = false
