@@ -16,7 +16,7 @@ extension EffectRunner {
             m.idStorage = stats.idStorage
             m.idsHeld = stats.idsHeld
             m.idsInSwiftMemory = stats.idsInSwiftMemory + eagerArray.count
-            m.lastFaultSeconds = stats.lastFaultSeconds
+            m.lastFaultSeconds = lastFaultSeconds
             m.valueBytesResident = stats.valueBytesResident
         }
         return .memorySampled(m)
@@ -45,8 +45,10 @@ extension EffectRunner {
         guard let collection, state.eagerActive else { return [] }
         let start = eagerArray.count
         let end = min(collection.count, start + 20_000)
-        for i in start..<end {
-            if let o = try? collection.object(at: i) { eagerArray.append(o) } else { break }
+        timingFaults(of: collection) {
+            for i in start..<end {
+                if let o = try? collection.object(at: i) { eagerArray.append(o) } else { break }
+            }
         }
         return [sampleMemory(), .eagerProgress(loaded: eagerArray.count, done: eagerArray.count >= collection.count || end == start)]
     }

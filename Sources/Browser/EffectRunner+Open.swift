@@ -44,6 +44,7 @@ extension EffectRunner {
         }
         collection = opened
         collectionID = resultSerial
+        lastFaultSeconds = nil
         let seconds = clock() - started
         let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
         actions.append(.opened(table: entity.name, columns: columns, filter: filter, sort: sorts.first, count: opened.count, cursor: cursor, readOnly: readOnly,

@@ -18,15 +18,28 @@ extension EffectRunner {
     func snapshots(_ range: Range<Int>) throws -> [RowSnapshot] {
         guard let collection else { return [] }
         let eager = eagerArray.count
-        return try range.map { row in
-            if row < eager { return snapshot(eagerArray[row]) }
-            return snapshot(try collection.object(at: row))
+        return try timingFaults(of: collection) {
+            try range.map { row in
+                if row < eager { return snapshot(eagerArray[row]) }
+                return snapshot(try collection.object(at: row))
+            }
         }
+    }
+
+    /// Runs `body`, and when it faulted batches of `collection` in, keeps the time per batch on
+    /// the injected clock for the memory panel's "last fault".
+    func timingFaults<R>(of collection: BrowserResult, _ body: () throws -> R) rethrows -> R {
+        let faulted = collection.statistics.batchesFaulted
+        let started = environment.now()
+        let result = try body()
+        let faults = collection.statistics.batchesFaulted - faulted
+        if faults > 0 { lastFaultSeconds = (environment.now() - started) / Double(faults) }
+        return result
     }
 
     /// Every column of `row`, in full (long text and blobs say their size first).
     func recordFields(_ row: Int) throws -> [(name: String, value: String)] {
-        guard let collection, let object = try collection.object(at: row) else {
+        guard let collection, let object = try timingFaults(of: collection, { try collection.object(at: row) }) else {
             throw BatchStoreError(.objectNotFound, "row \(row + 1) was deleted since the result was fetched; r reloads")
         }
         var fields: [(name: String, value: String)] = [("object ID", object.objectID.uriRepresentation)]

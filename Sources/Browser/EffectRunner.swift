@@ -26,6 +26,9 @@ final class EffectRunner {
     var resultSerial = 0
     var eagerArray: [ManagedObject] = []
     var dataVersion: Int?
+    /// Seconds the last batch fault took, on ``BrowserEnvironment/now`` (nil: none since the
+    /// result opened).
+    var lastFaultSeconds: Double?
     /// Lines for the log file, handed to the session with the job's actions.
     private var log: [String] = []
 
