@@ -255,15 +255,12 @@ public struct BrowserState: Sendable {
         self.height = height
     }
 
+    /// Where the title, grid, memory panel, status and message lines go.
+    var layout: ScreenLayout { ScreenLayout(self) }
     /// Rows of the grid (screen minus header, status and message lines).
-    public var gridHeight: Int { max(1, height - 3) }
+    public var gridHeight: Int { layout.gridRows }
     /// The rows the grid shows now.
     public var visibleRows: Range<Int> { topRow..<min(count, topRow + gridHeight) }
-    /// Width of the memory panel when shown (0 when hidden or the screen is too narrow).
-    public var panelWidth: Int { memoryPanel ? (width >= 70 ? min(34, width / 2) : 0) : 0 }
-    /// True when the panel takes the grid's place (narrow screens).
-    public var panelReplacesGrid: Bool { memoryPanel && panelWidth == 0 }
-    public var gridWidth: Int { width - panelWidth }
 
     /// The loaded snapshot of `row`, if it is in the window.
     public func snapshot(_ row: Int) -> RowSnapshot? {
