@@ -1,0 +1,28 @@
+import BatchStore
+import Browser
+import Foundation
+import Testing
+import TerminalCore
+
+/// Bugs found while moving the open path into effects, each pinned.
+@Suite("Loading a result")
+struct LoadingTests {
+    @Test("a resize while the IDs load, then Esc: the screen keeps the new size")
+    func resizeThenCancel() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
+            INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
+            """)
+        let store = try PersistentStore(path: path)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: store, options: BrowserOptions(table: "n", sort: "name desc"), backend: term)
+        term.resize(width: 100, height: 14)   // read while the IDs load, as is the Esc after it
+        term.keys.append(.escape)
+        b.start()
+        #expect(b.state.message == "loading cancelled: r loads it again")
+        #expect(b.state.width == 100 && b.state.height == 14)
+        #expect(term.screen.width == 100 && term.text[12].hasPrefix(" n │ row 0 of 0"), "\(term.text)")
+    }
+}
