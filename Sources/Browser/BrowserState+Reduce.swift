@@ -148,6 +148,7 @@ extension BrowserState {
             window = rows
             windowValid = true
             loading = 0
+            loadingRows = 0
         case .loadProgress(let fraction, let rows):
             loading = fraction ?? -1
             loadingRows = rows

@@ -7,6 +7,16 @@ import TerminalCore
 /// Bugs found while moving the open path into effects, each pinned.
 @Suite("Loading a result")
 struct LoadingTests {
+    @Test("a second load starts its progress line from 0 rows, not from where the first one ended")
+    func progressStartsAtZero() {
+        var s = BrowserState(width: 80, height: 10)
+        _ = s.reduce(.openingFirstRows(table: "t", columns: ["a"], rows: []))
+        _ = s.reduce(.loadProgress(fraction: 0.5, rows: 500_000))
+        _ = s.reduce(.opened(table: "t", columns: ["a"], filter: "", sort: nil, count: 1_000_000, cursor: 0, readOnly: nil, message: nil, result: 1))
+        _ = s.reduce(.openingFirstRows(table: "t", columns: ["a"], rows: []))
+        #expect(render(s).lines[8].hasPrefix(" t │ loading IDs 0%, 0 rows so far (Esc cancels)"), "\(render(s).lines[8])")
+    }
+
     @Test("a resize while the IDs load, then Esc: the screen keeps the new size")
     func resizeThenCancel() throws {
         let dir = TempDir()
