@@ -39,7 +39,7 @@ extension Browser {
     /// Does one piece of background work (a table count for the picker, a step of the eager
     /// copy), so keys stay responsive; false when there was none.
     @discardableResult
-    public func idle() -> Bool {
+    package func idle() -> Bool {
         if !pendingCounts.isEmpty {
             worker.submit(.countTable(index: pendingCounts.removeFirst()), state: state)
         } else if state.eagerActive {
@@ -64,12 +64,12 @@ extension Browser {
     }
 
     /// Sends several keys (tests, the benchmark).
-    public func send(_ keys: [Key]) {
+    package func send(_ keys: [Key]) {
         for key in keys { send(key) }
     }
 
     /// Between keys: memory sample when the panel is open, and `PRAGMA data_version` once a second.
-    public func tick() {
+    package func tick() {
         if state.memoryPanel { submit(.sampleMemory) }
         let now = environment.now()
         if now - lastFileCheck >= 1 {

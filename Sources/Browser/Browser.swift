@@ -34,7 +34,7 @@ public struct BrowserOptions: Sendable {
 /// ``send(_:)``); SQLite is used on the worker's thread only.
 public final class Browser {
     public internal(set) var state: BrowserState
-    public let backend: TerminalBackend
+    let backend: TerminalBackend
     let options: BrowserOptions
     let environment: BrowserEnvironment
     let worker: EffectWorker
@@ -84,8 +84,8 @@ public final class Browser {
     }
 
     /// Objects alive in the browser's context(s).
-    public var registeredObjectCount: Int { worker.read { $0.data.registeredObjectCount } }
+    package var registeredObjectCount: Int { worker.read { $0.data.registeredObjectCount } }
 
     /// The first column's name when several stores are shown: which store a row comes from.
-    public static let storeColumn = "@store"
+    static let storeColumn = "@store"
 }

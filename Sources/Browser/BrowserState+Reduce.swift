@@ -85,7 +85,7 @@ public enum Effect: Sendable, Equatable {
 
 extension BrowserState {
     /// Applies `action` and says what must be fetched or run.
-    public mutating func reduce(_ action: Action) -> [Effect] {
+    package mutating func reduce(_ action: Action) -> [Effect] {
         var effects: [Effect] = []
         if let running, case .key(let key) = action {
             // While an open or a search runs, keys only cancel it, as the loading line says.

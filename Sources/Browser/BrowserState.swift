@@ -42,7 +42,7 @@ public struct RowSnapshot: Sendable, Equatable {
     /// False when the row was deleted after the result was fetched.
     public var exists: Bool
 
-    public init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
+    package init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
         self.id = id
         self.values = values
         self.exists = exists
@@ -55,7 +55,7 @@ public struct TableEntry: Sendable, Equatable {
     public var isView: Bool
     public var count: Int?
 
-    public init(name: String, isView: Bool, count: Int?) {
+    package init(name: String, isView: Bool, count: Int?) {
         self.name = name
         self.isView = isView
         self.count = count
@@ -76,7 +76,7 @@ public struct MemorySnapshot: Sendable, Equatable {
     public var lastFaultSeconds: Double?
     /// Packed values of the resident batches, when the collection packs them.
     public var valueBytesResident: Int?
-    public init() {}
+    package init() {}
 }
 
 /// What the bottom line is asking for.
@@ -102,7 +102,7 @@ public struct Marks: Sendable, Equatable {
     /// Every row of the result (`V`).
     public var all: Bool
 
-    public init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
+    package init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
         self.result = result
         self.ids = ids
         self.all = all
@@ -119,7 +119,7 @@ public struct EditTarget: Sendable, Equatable {
     /// The marked rows, in a stable order; nil for every row of the result.
     public var marked: [ObjectID]?
 
-    public init(result: Int, table: String, marked: [ObjectID]?) {
+    package init(result: Int, table: String, marked: [ObjectID]?) {
         self.result = result
         self.table = table
         self.marked = marked
@@ -191,31 +191,31 @@ struct ShownResult: Sendable {
 /// Everything the screen is drawn from. Pure data: ``BrowserState/reduce(_:)`` changes it,
 /// ``render(_:colors:)`` draws it, and effects (run by ``Browser``) bring data back as actions.
 public struct BrowserState: Sendable {
-    public var width: Int
-    public var height: Int
-    public var mode: Mode = .grid
-    public var databaseName = ""
-    public var readOnlyReason: String?
+    public internal(set) var width: Int
+    public internal(set) var height: Int
+    public internal(set) var mode: Mode = .grid
+    public internal(set) var databaseName = ""
+    public internal(set) var readOnlyReason: String?
 
     // Picker
-    public var tables: [TableEntry] = []
-    public var pickerCursor = 0
+    public internal(set) var tables: [TableEntry] = []
+    public internal(set) var pickerCursor = 0
 
     // Result
-    public var table: String?
-    public var columns: [String] = []
-    public var filter = ""
+    public internal(set) var table: String?
+    public internal(set) var columns: [String] = []
+    public internal(set) var filter = ""
     /// The sort key the status line shows and `f`, `r` and the table list keep.
-    public var sort: BatchStore.SortDescriptor?
-    public var count = 0
-    public var cursorRow = 0
-    public var cursorColumn = 0
-    public var topRow = 0
-    public var leftColumn = 0
+    public internal(set) var sort: BatchStore.SortDescriptor?
+    public internal(set) var count = 0
+    public internal(set) var cursorRow = 0
+    public internal(set) var cursorColumn = 0
+    public internal(set) var topRow = 0
+    public internal(set) var leftColumn = 0
     /// Rows `windowStart ..< windowStart + window.count`, loaded by the `.loadWindow` effect.
-    public var windowStart = 0
-    public var window: [RowSnapshot] = []
-    public var windowValid = false
+    public internal(set) var windowStart = 0
+    public internal(set) var window: [RowSnapshot] = []
+    public internal(set) var windowValid = false
     /// The result on screen: a new number each time a table, filter or sort is fetched (nil while
     /// a result loads).
     public internal(set) var resultID: Int?
@@ -223,16 +223,16 @@ public struct BrowserState: Sendable {
     public internal(set) var marks: Marks?
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
-    public var lastSearch: String?
-    public var record: [(name: String, value: String)] = []
+    public internal(set) var lastSearch: String?
+    public internal(set) var record: [(name: String, value: String)] = []
 
     // Messages and progress
-    public var message: String?
-    public var messageIsError = false
+    public internal(set) var message: String?
+    public internal(set) var messageIsError = false
     /// Fraction of the ID fetch done while a result opens (nil: not loading).
-    public var loading: Double?
-    public var loadingRows = 0
-    public var fileChanged = false
+    public internal(set) var loading: Double?
+    public internal(set) var loadingRows = 0
+    public internal(set) var fileChanged = false
     /// The open or search running now, which Esc cancels (nil: keys act as usual).
     public internal(set) var running: Work?
     /// Ctrl-C or q cancelled an open: quit once it has stopped.
@@ -241,16 +241,16 @@ public struct BrowserState: Sendable {
     var shownBefore: ShownResult?
 
     // Memory
-    public var memoryPanel = false
-    public var memory = MemorySnapshot()
-    public var rssHistory: [Int] = []
+    public internal(set) var memoryPanel = false
+    public internal(set) var memory = MemorySnapshot()
+    public internal(set) var rssHistory: [Int] = []
     /// Rows copied into the eager Swift array (nil: batched).
-    public var eagerLoaded: Int?
-    public var eagerActive = false
+    public internal(set) var eagerLoaded: Int?
+    public internal(set) var eagerActive = false
 
-    public var quit = false
+    public internal(set) var quit = false
 
-    public init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }

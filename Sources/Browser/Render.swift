@@ -37,7 +37,7 @@ let helpLines: [String] = [
 
 /// Draws the whole screen from the state. Pure: the same state gives the same screen. Each
 /// widget draws into its Rect of the one ``ScreenLayout``.
-public func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer {
+package func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer {
     var screen = ScreenBuffer(width: state.width, height: state.height)
     let palette = Palette(colors: colors)
     guard state.width > 0, state.height > 0 else { return screen }
@@ -266,7 +266,7 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
 func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }
 
 /// `1234567` as `1,234,567`.
-public func group(_ n: Int) -> String {
+package func group(_ n: Int) -> String {
     let s = String(abs(n))
     var out = ""
     for (i, c) in s.enumerated() {
