@@ -79,8 +79,7 @@ public final class Browser {
         // From here on the data is the worker's alone.
         worker = EffectWorker(runner: EffectRunner(data: data, options: options, environment: environment))
         let size = backend.size
-        state = BrowserState(width: size.width, height: size.height)
-        state.databaseName = name
+        state = BrowserState(width: size.width, height: size.height, databaseName: name)
     }
 
     /// Objects alive in the browser's context(s).

@@ -250,9 +250,10 @@ public struct BrowserState: Sendable {
 
     public internal(set) var quit = false
 
-    package init(width: Int, height: Int) {
+    package init(width: Int, height: Int, databaseName: String = "") {
         self.width = width
         self.height = height
+        self.databaseName = databaseName
     }
 
     /// Where the title, grid, memory panel, status and message lines go.

@@ -20,11 +20,7 @@ struct LoadingTests {
     @Test("a resize while the IDs load, then Esc: the screen keeps the new size")
     func resizeThenCancel() throws {
         let dir = TempDir()
-        let path = try makeDatabase(dir, sql: """
-            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
-            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
-            INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
-            """)
+        let path = try makeMillionRows(dir)
         let store = try PersistentStore(path: path)
         let term = MemoryTerminal(width: 80, height: 12)
         let b = try Browser(store: store, options: BrowserOptions(table: "n", sort: "name desc"), backend: term)
