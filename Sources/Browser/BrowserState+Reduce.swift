@@ -9,16 +9,23 @@ public enum Action: Sendable {
     case tableCounted(index: Int, count: Int)
     /// A result opened: its table, columns, filter, sort and row count; `result` numbers it, and
     /// `marks` are the previous marks whose rows are in it (the session checked, in its ID table).
-    case opened(table: String, columns: [String], filter: String, sort: (column: String, ascending: Bool)?, count: Int, cursor: Int, readOnly: String?, message: String?,
+    case opened(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?, count: Int, cursor: Int, readOnly: String?, message: String?,
                 result: Int = 0, marks: Marks? = nil)
+    /// An open or a search began: until it ends, Esc, Ctrl-C and q cancel it and other keys do nothing.
+    case started(Work)
     /// The first rows of a result whose IDs are still being fetched.
     case openingFirstRows(table: String, columns: [String], rows: [RowSnapshot])
     case loadProgress(fraction: Double?, rows: Int)
+    /// An open was cancelled: the previous result comes back, or (with none) what was asked for,
+    /// empty, so `r` asks again.
+    case openCancelled(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?)
     case windowLoaded(start: Int, rows: [RowSnapshot])
     case recordLoaded([(name: String, value: String)])
     case searchFound(row: Int?, text: String, wrapped: Bool)
     /// Progress of a search that takes a while: rows of the result looked at so far.
     case searchProgress(text: String, rows: Int)
+    /// A search was cancelled: the cursor stays where it was.
+    case searchCancelled
     case countedForDelete(Int, target: EditTarget)
     case countedForUpdate(rows: Int, assignments: String, target: EditTarget)
     /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
@@ -30,13 +37,36 @@ public enum Action: Sendable {
     case eagerProgress(loaded: Int, done: Bool)
     case eagerStopped(String)
     case fileChanged
+    /// A reload read the file again: the result is current.
+    case fileReloaded
+
+    /// ``opened(table:columns:filter:sort:count:cursor:readOnly:message:result:marks:)`` with the
+    /// sort as a column and a direction (tests).
+    @_disfavoredOverload
+    package static func opened(table: String, columns: [String], filter: String, sort: (column: String, ascending: Bool)?, count: Int, cursor: Int,
+                               readOnly: String?, message: String?, result: Int = 0, marks: Marks? = nil) -> Action {
+        .opened(table: table, columns: columns, filter: filter, sort: sort.map { SortDescriptor(column: $0.column, ascending: $0.ascending) },
+                count: count, cursor: cursor, readOnly: readOnly, message: message, result: result, marks: marks)
+    }
+}
+
+extension SortDescriptor {
+    /// A sort on one column (whose name may contain dots).
+    package init(column: String, ascending: Bool) {
+        self.init(keyPath: [column], ascending: ascending)
+    }
+
+    /// The column sorted on, as the status line names it.
+    package var column: String { keyPath.joined(separator: ".") }
 }
 
 /// Work for the outside world (SQLite, the clock); its results come back as actions.
 public enum Effect: Sendable, Equatable {
     case listTables
     case countTable(index: Int)
-    case open(table: String, filter: String, sort: SortSpec?, cursor: Int = 0)
+    /// Fetches a result; `thenBy` are further sort keys (from the command line), kept for this
+    /// fetch only.
+    case open(table: String, filter: String, sort: BatchStore.SortDescriptor?, cursor: Int = 0, thenBy: [BatchStore.SortDescriptor] = [])
     case loadWindow(Range<Int>)
     case loadRecord(row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
@@ -49,24 +79,25 @@ public enum Effect: Sendable, Equatable {
     case startEager
     case stopEager
     case sampleMemory
-
-    public struct SortSpec: Sendable, Equatable {
-        public var column: String
-        public var ascending: Bool
-        public init(column: String, ascending: Bool) {
-            self.column = column
-            self.ascending = ascending
-        }
-    }
+    /// Stops the open or search that is running (``BrowserState/running``).
+    case cancel
 }
 
 extension BrowserState {
     /// Applies `action` and says what must be fetched or run.
-    public mutating func reduce(_ action: Action) -> [Effect] {
+    package mutating func reduce(_ action: Action) -> [Effect] {
         var effects: [Effect] = []
+        if let running, case .key(let key) = action {
+            // While an open or a search runs, keys only cancel it, as the loading line says.
+            guard key == .escape || key == .ctrl("c") || key == .char("q") else { return [] }
+            if running == .opening, key != .escape { quitWhenCancelled = true }
+            return [.cancel]
+        }
         switch action {
         case .key(let key):
             effects = handle(key)
+        case .started(let work):
+            running = work
         case .resized(let w, let h):
             width = max(1, w)
             height = max(1, h)
@@ -83,6 +114,9 @@ extension BrowserState {
             if index < tables.count { tables[index].count = n }
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept):
+            running = nil
+            shownBefore = nil
+            quitWhenCancelled = false
             readOnlyReason = readOnly
             if let table, table != t { remember() }
             if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
@@ -99,6 +133,7 @@ extension BrowserState {
             if let msg { say(msg + (note.map { "; " + $0 } ?? "")) } else if let note { say(note) }
             scrollToCursor()
         case .openingFirstRows(let t, let cols, let rows):
+            if shownBefore == nil { shownBefore = ShownResult(self) }
             // No result is on screen until the IDs are fetched: no marks apply meanwhile.
             resultID = nil
             // A new filter or sort of the same table keeps the cursor's column.
@@ -113,9 +148,27 @@ extension BrowserState {
             window = rows
             windowValid = true
             loading = 0
+            loadingRows = 0
         case .loadProgress(let fraction, let rows):
             loading = fraction ?? -1
             loadingRows = rows
+        case .openCancelled(let t, let cols, let f, let s):
+            running = nil
+            (shownBefore ?? ShownResult(self)).restore(into: &self)
+            shownBefore = nil
+            if resultID == nil {
+                // Nothing to go back to: keep what was asked for, so `r` asks again.
+                table = t
+                columns = cols
+                filter = f
+                sort = s
+                count = 0
+                mode = .grid
+            }
+            scrollToCursor()
+            say(resultID == nil ? "loading cancelled: r loads it again" : "loading cancelled: still showing the previous result")
+            if quitWhenCancelled { quit = true }
+            quitWhenCancelled = false
         case .windowLoaded(let start, let rows):
             windowStart = start
             window = rows
@@ -125,6 +178,7 @@ extension BrowserState {
             record = fields
             mode = .record(scroll: 0)
         case .searchFound(let row, let text, let wrapped):
+            running = nil
             lastSearch = text
             if let row {
                 cursorRow = row
@@ -135,6 +189,9 @@ extension BrowserState {
             }
         case .searchProgress(let text, let rows):
             say("searching for \(text): \(group(rows)) rows looked at (Esc cancels the search)")
+        case .searchCancelled:
+            running = nil
+            say("search cancelled: still on row \(group(cursorRow + 1))")
         case .countedForDelete(let n, let target):
             // A count for anything but what D would act on now is stale: ask nothing.
             guard target == editTarget else { break }
@@ -153,6 +210,11 @@ extension BrowserState {
             say(msg + (note.map { "; " + $0 } ?? ""))
             scrollToCursor()
         case .failed(let msg):
+            // An open that fails while its IDs load leaves the previous result on screen.
+            shownBefore?.restore(into: &self)
+            shownBefore = nil
+            running = nil
+            quitWhenCancelled = false
             loading = nil
             if case .confirm = mode { mode = .grid }
             say(msg, error: true)
@@ -172,6 +234,8 @@ extension BrowserState {
             say(msg)
         case .fileChanged:
             fileChanged = true
+        case .fileReloaded:
+            fileChanged = false
         }
         if table != nil, loading == nil, mode != .picker {
             let needed = visibleRows
@@ -198,7 +262,7 @@ extension BrowserState {
     /// Keeps the open table's filter, sort and cursor row for the table list.
     private mutating func remember() {
         guard let table else { return }
-        remembered[table] = TableView(filter: filter, sort: sort.map { Effect.SortSpec(column: $0.column, ascending: $0.ascending) }, cursorRow: cursorRow)
+        remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow)
     }
 
     private mutating func say(_ text: String, error: Bool = false) {
@@ -307,12 +371,14 @@ extension BrowserState {
         case .char("f"): mode = .prompt(.filter, text: filter)
         case .char("s"), .char("S"):
             guard let column = currentColumnName, let table else { return [] }
-            let spec = Effect.SortSpec(column: column, ascending: key == .char("s"))
-            return [.open(table: table, filter: filter, sort: spec)]
+            return [.open(table: table, filter: filter, sort: SortDescriptor(column: column, ascending: key == .char("s")))]
         case .enter:
             guard count > 0 else { return [] }
             return [.loadRecord(row: cursorRow)]
-        case .char("r"): return [.reload]
+        case .char("r"):
+            // With no result (its open was cancelled), r asks for it again.
+            guard resultID == nil else { return [.reload] }
+            return table.map { [.open(table: $0, filter: filter, sort: sort)] } ?? []
         case .char("q"), .ctrl("c"): quit = true
         case .escape:
             // The table list keeps this table's filter, sort and row: Enter brings them back.
@@ -384,7 +450,7 @@ extension BrowserState {
                 return [.search(column: column, text: text, from: cursorRow, backwards: false)]
             case .filter:
                 guard let table else { return [] }
-                return [.open(table: table, filter: text, sort: sort.map { Effect.SortSpec(column: $0.column, ascending: $0.ascending) })]
+                return [.open(table: table, filter: text, sort: sort)]
             case .assignments:
                 guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
                 return [.countUpdate(assignments: text, target: target)]

@@ -42,7 +42,7 @@ public struct RowSnapshot: Sendable, Equatable {
     /// False when the row was deleted after the result was fetched.
     public var exists: Bool
 
-    public init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
+    package init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
         self.id = id
         self.values = values
         self.exists = exists
@@ -55,7 +55,7 @@ public struct TableEntry: Sendable, Equatable {
     public var isView: Bool
     public var count: Int?
 
-    public init(name: String, isView: Bool, count: Int?) {
+    package init(name: String, isView: Bool, count: Int?) {
         self.name = name
         self.isView = isView
         self.count = count
@@ -76,7 +76,7 @@ public struct MemorySnapshot: Sendable, Equatable {
     public var lastFaultSeconds: Double?
     /// Packed values of the resident batches, when the collection packs them.
     public var valueBytesResident: Int?
-    public init() {}
+    package init() {}
 }
 
 /// What the bottom line is asking for.
@@ -102,7 +102,7 @@ public struct Marks: Sendable, Equatable {
     /// Every row of the result (`V`).
     public var all: Bool
 
-    public init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
+    package init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
         self.result = result
         self.ids = ids
         self.all = all
@@ -119,7 +119,7 @@ public struct EditTarget: Sendable, Equatable {
     /// The marked rows, in a stable order; nil for every row of the result.
     public var marked: [ObjectID]?
 
-    public init(result: Int, table: String, marked: [ObjectID]?) {
+    package init(result: Int, table: String, marked: [ObjectID]?) {
         self.result = result
         self.table = table
         self.marked = marked
@@ -135,7 +135,7 @@ public enum Confirmation: Sendable, Equatable {
 /// What a table looked like when the user left it: the table list opens it that way again.
 public struct TableView: Sendable, Equatable {
     public var filter: String
-    public var sort: Effect.SortSpec?
+    public var sort: BatchStore.SortDescriptor?
     public var cursorRow: Int
 }
 
@@ -149,33 +149,73 @@ public enum Mode: Sendable, Equatable {
     case confirm(Confirmation)
 }
 
+/// Work on the data that keys may cancel while it runs (Esc, Ctrl-C or q).
+public enum Work: Sendable, Equatable {
+    /// A result's ID fetch (Enter, `s`, `f`, `r`): Ctrl-C and q cancel it and quit.
+    case opening
+    /// A search (`/`, `n`, `N`): any of the three cancels the search alone.
+    case searching
+}
+
+/// The part of the state an open replaces while its IDs load: what comes back when it is
+/// cancelled or fails.
+struct ShownResult: Sendable {
+    var table: String?
+    var columns: [String]
+    var resultID: Int?
+    var mode: Mode
+    var count: Int
+    var cursorRow: Int
+    var cursorColumn: Int
+    var topRow: Int
+    var leftColumn: Int
+    var windowStart: Int
+    var window: [RowSnapshot]
+    var windowValid: Bool
+
+    init(_ s: BrowserState) {
+        table = s.table; columns = s.columns; resultID = s.resultID; mode = s.mode; count = s.count
+        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
+        windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
+    }
+
+    func restore(into s: inout BrowserState) {
+        s.table = table; s.columns = columns; s.resultID = resultID; s.mode = mode; s.count = count
+        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
+        s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
+        s.loading = nil
+        s.loadingRows = 0
+    }
+}
+
 /// Everything the screen is drawn from. Pure data: ``BrowserState/reduce(_:)`` changes it,
 /// ``render(_:colors:)`` draws it, and effects (run by ``Browser``) bring data back as actions.
 public struct BrowserState: Sendable {
-    public var width: Int
-    public var height: Int
-    public var mode: Mode = .grid
-    public var databaseName = ""
-    public var readOnlyReason: String?
+    public internal(set) var width: Int
+    public internal(set) var height: Int
+    public internal(set) var mode: Mode = .grid
+    public internal(set) var databaseName = ""
+    public internal(set) var readOnlyReason: String?
 
     // Picker
-    public var tables: [TableEntry] = []
-    public var pickerCursor = 0
+    public internal(set) var tables: [TableEntry] = []
+    public internal(set) var pickerCursor = 0
 
     // Result
-    public var table: String?
-    public var columns: [String] = []
-    public var filter = ""
-    public var sort: (column: String, ascending: Bool)?
-    public var count = 0
-    public var cursorRow = 0
-    public var cursorColumn = 0
-    public var topRow = 0
-    public var leftColumn = 0
+    public internal(set) var table: String?
+    public internal(set) var columns: [String] = []
+    public internal(set) var filter = ""
+    /// The sort key the status line shows and `f`, `r` and the table list keep.
+    public internal(set) var sort: BatchStore.SortDescriptor?
+    public internal(set) var count = 0
+    public internal(set) var cursorRow = 0
+    public internal(set) var cursorColumn = 0
+    public internal(set) var topRow = 0
+    public internal(set) var leftColumn = 0
     /// Rows `windowStart ..< windowStart + window.count`, loaded by the `.loadWindow` effect.
-    public var windowStart = 0
-    public var window: [RowSnapshot] = []
-    public var windowValid = false
+    public internal(set) var windowStart = 0
+    public internal(set) var window: [RowSnapshot] = []
+    public internal(set) var windowValid = false
     /// The result on screen: a new number each time a table, filter or sort is fetched (nil while
     /// a result loads).
     public internal(set) var resultID: Int?
@@ -183,41 +223,45 @@ public struct BrowserState: Sendable {
     public internal(set) var marks: Marks?
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
-    public var lastSearch: String?
-    public var record: [(name: String, value: String)] = []
+    public internal(set) var lastSearch: String?
+    public internal(set) var record: [(name: String, value: String)] = []
 
     // Messages and progress
-    public var message: String?
-    public var messageIsError = false
+    public internal(set) var message: String?
+    public internal(set) var messageIsError = false
     /// Fraction of the ID fetch done while a result opens (nil: not loading).
-    public var loading: Double?
-    public var loadingRows = 0
-    public var fileChanged = false
+    public internal(set) var loading: Double?
+    public internal(set) var loadingRows = 0
+    public internal(set) var fileChanged = false
+    /// The open or search running now, which Esc cancels (nil: keys act as usual).
+    public internal(set) var running: Work?
+    /// Ctrl-C or q cancelled an open: quit once it has stopped.
+    var quitWhenCancelled = false
+    /// What an open that is loading replaced (nil when no open is loading).
+    var shownBefore: ShownResult?
 
     // Memory
-    public var memoryPanel = false
-    public var memory = MemorySnapshot()
-    public var rssHistory: [Int] = []
+    public internal(set) var memoryPanel = false
+    public internal(set) var memory = MemorySnapshot()
+    public internal(set) var rssHistory: [Int] = []
     /// Rows copied into the eager Swift array (nil: batched).
-    public var eagerLoaded: Int?
-    public var eagerActive = false
+    public internal(set) var eagerLoaded: Int?
+    public internal(set) var eagerActive = false
 
-    public var quit = false
+    public internal(set) var quit = false
 
-    public init(width: Int, height: Int) {
+    package init(width: Int, height: Int, databaseName: String = "") {
         self.width = width
         self.height = height
+        self.databaseName = databaseName
     }
 
+    /// Where the title, grid, memory panel, status and message lines go.
+    var layout: ScreenLayout { ScreenLayout(self) }
     /// Rows of the grid (screen minus header, status and message lines).
-    public var gridHeight: Int { max(1, height - 3) }
+    public var gridHeight: Int { layout.gridRows }
     /// The rows the grid shows now.
     public var visibleRows: Range<Int> { topRow..<min(count, topRow + gridHeight) }
-    /// Width of the memory panel when shown (0 when hidden or the screen is too narrow).
-    public var panelWidth: Int { memoryPanel ? (width >= 70 ? min(34, width / 2) : 0) : 0 }
-    /// True when the panel takes the grid's place (narrow screens).
-    public var panelReplacesGrid: Bool { memoryPanel && panelWidth == 0 }
-    public var gridWidth: Int { width - panelWidth }
 
     /// The loaded snapshot of `row`, if it is in the window.
     public func snapshot(_ row: Int) -> RowSnapshot? {

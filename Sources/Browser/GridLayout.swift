@@ -1,5 +1,48 @@
 import TerminalCore
 
+/// Where each part of the screen goes, computed once from the size and the panel: every widget
+/// draws into its own Rect, and the reducer pages by the grid's rows.
+///
+///     title / grid header   (row 0)          │ memory panel
+///     body / grid rows      (rows 1 ..< h-2) │ (rows 0 ..< h-2)
+///     status line           (row h-2)
+///     message, prompt or confirmation (row h-1)
+struct ScreenLayout: Equatable {
+    /// The top line: the grid's header, or the title of the table list, help and record views.
+    let title: Rect
+    /// Between the title and the status line: the table list's or a view's lines.
+    let body: Rect
+    /// The grid, header and rows (empty when the memory panel takes its place).
+    let grid: Rect
+    /// Rows the grid shows (at least one, even on a screen too small for it).
+    let gridRows: Int
+    /// The memory panel, beside the grid or, on a narrow screen, instead of it (nil: hidden).
+    let panel: Rect?
+    let status: Rect
+    /// The bottom line: the message, a prompt or a confirmation.
+    let message: Rect
+
+    init(width: Int, height: Int, memoryPanel: Bool) {
+        title = Rect(x: 0, y: 0, width: width, height: 1)
+        body = Rect(x: 0, y: 1, width: width, height: height - 3)
+        gridRows = max(1, height - 3)
+        let panelWidth = memoryPanel && width >= 70 ? min(34, width / 2) : 0
+        if memoryPanel && panelWidth == 0 {
+            grid = Rect(x: 0, y: 0, width: 0, height: 0)
+            panel = Rect(x: 0, y: 0, width: width, height: height - 2)
+        } else {
+            grid = Rect(x: 0, y: 0, width: width - panelWidth, height: 1 + gridRows)
+            panel = panelWidth > 0 ? Rect(x: width - panelWidth, y: 0, width: panelWidth, height: height - 2) : nil
+        }
+        status = Rect(x: 0, y: height - 2, width: height >= 2 ? width : 0, height: height >= 2 ? 1 : 0)
+        message = Rect(x: 0, y: height - 1, width: height >= 1 ? width : 0, height: height >= 1 ? 1 : 0)
+    }
+
+    init(_ state: BrowserState) {
+        self.init(width: state.width, height: state.height, memoryPanel: state.memoryPanel)
+    }
+}
+
 /// Where each visible column goes: widths come from the header and the rows on screen, capped.
 struct GridLayout {
     struct Column {
@@ -17,7 +60,7 @@ struct GridLayout {
 
     init(_ state: BrowserState) {
         gutter = max(3, group(max(1, state.count)).count) + 2
-        let available = state.panelReplacesGrid ? 0 : state.gridWidth
+        let available = ScreenLayout(state).grid.width
         self.available = available
         var x = gutter
         var result: [Column] = []

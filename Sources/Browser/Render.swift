@@ -35,32 +35,29 @@ let helpLines: [String] = [
     "∅ is NULL; (gone) is a row deleted since the result was fetched.",
 ]
 
-/// Draws the whole screen from the state. Pure: the same state gives the same screen.
-public func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer {
+/// Draws the whole screen from the state. Pure: the same state gives the same screen. Each
+/// widget draws into its Rect of the one ``ScreenLayout``.
+package func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer {
     var screen = ScreenBuffer(width: state.width, height: state.height)
     let palette = Palette(colors: colors)
     guard state.width > 0, state.height > 0 else { return screen }
+    let layout = state.layout
     switch state.mode {
     case .picker:
-        drawPicker(state, into: &screen, palette)
+        drawPicker(state, title: layout.title, body: layout.body, into: &screen, palette)
     case .help(let scroll):
-        drawLines("Keys (any key closes, j/k scroll)", helpLines, scroll: scroll, into: &screen, palette)
+        drawLines("Keys (any key closes, j/k scroll)", helpLines, scroll: scroll, title: layout.title, body: layout.body, into: &screen, palette)
     case .record(let scroll):
         let nameWidth = min(24, state.record.map { TerminalText.width(of: $0.name) }.max() ?? 0)
         let lines = state.record.map { TerminalText.truncate($0.name, toWidth: nameWidth).padded(to: nameWidth) + " │ " + $0.value }
-        drawLines("Row \(group(state.cursorRow + 1)) of \(group(state.count)) in \(state.table ?? "") (Esc closes, j/k scroll)", lines, scroll: scroll, into: &screen, palette)
+        drawLines("Row \(group(state.cursorRow + 1)) of \(group(state.count)) in \(state.table ?? "") (Esc closes, j/k scroll)", lines, scroll: scroll,
+                  title: layout.title, body: layout.body, into: &screen, palette)
     default:
-        if state.panelReplacesGrid {
-            drawPanel(state, in: Rect(x: 0, y: 0, width: state.width, height: state.height - 2), into: &screen, palette)
-        } else {
-            drawGrid(state, into: &screen, palette)
-            if state.panelWidth > 0 {
-                drawPanel(state, in: Rect(x: state.gridWidth, y: 0, width: state.panelWidth, height: state.height - 2), into: &screen, palette)
-            }
-        }
+        if layout.grid.width > 0 { drawGrid(state, in: layout.grid, into: &screen, palette) }
+        if let panel = layout.panel { drawPanel(state, in: panel, into: &screen, palette) }
     }
-    drawStatus(state, into: &screen, palette)
-    drawMessage(state, into: &screen, palette)
+    drawStatus(state, in: layout.status, into: &screen, palette)
+    drawMessage(state, in: layout.message, into: &screen, palette)
     return screen
 }
 
@@ -95,33 +92,35 @@ struct Palette {
     }
 }
 
-private func drawGrid(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
+/// The header on the rect's first row, then one row per visible row of the result.
+private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
     let layout = GridLayout(state)
-    let width = state.gridWidth
+    let width = rect.width
+    let (x0, y0) = (rect.x, rect.y)
     // Header.
-    screen.put("#".padded(to: layout.gutter - 2, left: true), x: 0, y: 0, style: p.header)
+    screen.put("#".padded(to: layout.gutter - 2, left: true), x: x0, y: y0, style: p.header)
     for col in layout.columns {
         let name = TerminalText.truncate(state.columns[col.index], toWidth: col.width)
         let style = col.index == state.cursorColumn ? p.headerCurrent : p.header
-        screen.put(name.padded(to: col.width), x: col.x, y: 0, style: style, maxWidth: width - col.x)
+        screen.put(name.padded(to: col.width), x: x0 + col.x, y: y0, style: style, maxWidth: width - col.x)
     }
     if state.count == 0 && state.loading == nil {
-        screen.put(state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)", x: layout.gutter, y: 1, style: p.dim, maxWidth: width - layout.gutter)
+        screen.put(state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)", x: x0 + layout.gutter, y: y0 + 1, style: p.dim, maxWidth: width - layout.gutter)
     }
     for (i, row) in state.visibleRows.enumerated() {
-        let y = 1 + i
+        let y = y0 + 1 + i
         let isCursor = row == state.cursorRow
         let rowStyle = isCursor ? p.cursorRow : Style.plain
-        if isCursor { screen.fill(Rect(x: 0, y: y, width: width, height: 1), style: rowStyle) }
+        if isCursor { screen.fill(Rect(x: x0, y: y, width: width, height: 1), style: rowStyle) }
         let marked = state.isMarked(row)
-        screen.put(group(row + 1).padded(to: layout.gutter - 2, left: true), x: 0, y: y, style: isCursor ? rowStyle : p.gutter)
-        screen.put(marked ? "*" : " ", x: layout.gutter - 2, y: y, style: marked ? p.marked : rowStyle)
+        screen.put(group(row + 1).padded(to: layout.gutter - 2, left: true), x: x0, y: y, style: isCursor ? rowStyle : p.gutter)
+        screen.put(marked ? "*" : " ", x: x0 + layout.gutter - 2, y: y, style: marked ? p.marked : rowStyle)
         guard let snap = state.snapshot(row) else {
-            screen.put("…", x: layout.gutter, y: y, style: p.dim)
+            screen.put("…", x: x0 + layout.gutter, y: y, style: p.dim)
             continue
         }
         if !snap.exists {
-            screen.put("(gone: deleted since the fetch; r reloads)", x: layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
+            screen.put("(gone: deleted since the fetch; r reloads)", x: x0 + layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
             continue
         }
         for col in layout.columns where col.index < snap.values.count {
@@ -131,15 +130,15 @@ private func drawGrid(_ state: BrowserState, into screen: inout ScreenBuffer, _ 
             if isCursor && col.index == state.cursorColumn { style = p.cursorCell }
             let text: String
             if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: col.width) }
-            screen.put(text.padded(to: col.width), x: col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
+            screen.put(text.padded(to: col.width), x: x0 + col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
         }
     }
 }
 
-private func drawStatus(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
-    let y = state.height - 2
-    guard y >= 0 else { return }
-    screen.fill(Rect(x: 0, y: y, width: state.width, height: 1), style: p.status)
+private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    guard rect.height > 0 else { return }
+    let y = rect.y
+    screen.fill(rect, style: p.status)
     var parts: [String] = []
     if state.mode == .picker {
         parts.append(state.databaseName)
@@ -162,23 +161,24 @@ private func drawStatus(_ state: BrowserState, into screen: inout ScreenBuffer, 
     }
     let right = " ? help "
     let left = " " + parts.joined(separator: " │ ")
-    screen.put(left, x: 0, y: y, style: p.status, maxWidth: max(0, state.width - right.count))
-    if state.width > TerminalText.width(of: left) + right.count { screen.put(right, x: state.width - right.count, y: y, style: p.status) }
+    screen.put(left, x: rect.x, y: y, style: p.status, maxWidth: max(0, rect.width - right.count))
+    if rect.width > TerminalText.width(of: left) + right.count { screen.put(right, x: rect.maxX - right.count, y: y, style: p.status) }
 }
 
-private func drawMessage(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
-    let y = state.height - 1
-    guard y >= 0 else { return }
+/// The bottom line: a prompt with its cursor, a confirmation, or the last message.
+private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    guard rect.height > 0 else { return }
+    let (x, y) = (rect.x, rect.y)
     switch state.mode {
     case .prompt(let kind, let text):
         let label = kind.label
         let shown = TerminalText.escapingControlCharacters(text)
         // Keep the end of a long entry visible.
-        let room = max(1, state.width - label.count - 1)
+        let room = max(1, rect.width - label.count - 1)
         var visible = shown
         while TerminalText.width(of: visible) > room { visible.removeFirst() }
-        let w = screen.put(label + visible, x: 0, y: y)
-        screen.cursor = (min(w, state.width - 1), y)
+        let w = screen.put(label + visible, x: x, y: y)
+        screen.cursor = (min(x + w, rect.maxX - 1), y)
     case .confirm(let c):
         let text: String
         switch c {
@@ -187,36 +187,38 @@ private func drawMessage(_ state: BrowserState, into screen: inout ScreenBuffer,
         case .update(let n, let a, let target):
             text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") of \(target.table): \(a)? y/n"
         }
-        screen.put(text, x: 0, y: y, style: p.error)
+        screen.put(text, x: x, y: y, style: p.error)
     default:
         if let m = state.message {
-            screen.put(TerminalText.truncate(m, toWidth: state.width), x: 0, y: y, style: state.messageIsError ? p.error : p.info)
+            screen.put(TerminalText.truncate(m, toWidth: rect.width), x: x, y: y, style: state.messageIsError ? p.error : p.info)
         }
     }
 }
 
-private func drawPicker(_ state: BrowserState, into screen: inout ScreenBuffer, _ p: Palette) {
-    screen.put("Tables and views: Enter opens, q quits", x: 0, y: 0, style: p.title)
-    let rows = max(1, state.height - 3)
+/// The table list: a title, then one line per table or view, scrolled to keep the cursor's.
+private func drawPicker(_ state: BrowserState, title: Rect, body: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put("Tables and views: Enter opens, q quits", x: title.x, y: title.y, style: p.title)
+    let rows = max(1, body.height)
     let top = max(0, state.pickerCursor - rows + 1)
-    let nameWidth = min(max(10, state.tables.map { TerminalText.width(of: $0.name) }.max() ?? 0), max(10, state.width - 24))
+    let nameWidth = min(max(10, state.tables.map { TerminalText.width(of: $0.name) }.max() ?? 0), max(10, body.width - 24))
     for (i, entry) in state.tables.enumerated().dropFirst(top).prefix(rows) {
-        let y = 1 + i - top
+        let y = body.y + i - top
         let style = i == state.pickerCursor ? p.cursorCell : Style.plain
         let count = entry.count.map { group($0) + " rows" } ?? "counting…"
         let line = TerminalText.truncate(entry.name, toWidth: nameWidth).padded(to: nameWidth) + "  " + (entry.isView ? "view " : "table") + "  " + count
-        screen.put(line.padded(to: min(state.width, TerminalText.width(of: line))), x: 1, y: y, style: style, maxWidth: state.width - 1)
+        screen.put(line.padded(to: min(body.width, TerminalText.width(of: line))), x: body.x + 1, y: y, style: style, maxWidth: body.width - 1)
     }
 }
 
-private func drawLines(_ title: String, _ lines: [String], scroll: Int, into screen: inout ScreenBuffer, _ p: Palette) {
-    screen.put(title, x: 0, y: 0, style: p.title)
-    let rows = max(0, screen.height - 3)
-    for (i, line) in lines.dropFirst(scroll).prefix(rows).enumerated() {
-        screen.put(TerminalText.truncate(line, toWidth: screen.width - 1), x: 1, y: 1 + i)
+/// A titled view of lines (help, the record view), scrolled by `scroll` lines.
+private func drawLines(_ text: String, _ lines: [String], scroll: Int, title: Rect, body: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put(text, x: title.x, y: title.y, style: p.title)
+    for (i, line) in lines.dropFirst(scroll).prefix(body.height).enumerated() {
+        screen.put(TerminalText.truncate(line, toWidth: body.width - 1), x: body.x + 1, y: body.y + i)
     }
 }
 
+/// The memory panel: figures, then RSS over time as a bar graph, left of a rule.
 private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
     guard rect.width >= 12, rect.height >= 2 else { return }
     screen.fill(rect)
@@ -264,7 +266,7 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
 func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }
 
 /// `1234567` as `1,234,567`.
-public func group(_ n: Int) -> String {
+package func group(_ n: Int) -> String {
     let s = String(abs(n))
     var out = ""
     for (i, c) in s.enumerated() {

@@ -316,11 +316,7 @@ struct SessionTests {
     @Test("a big sorted result shows its first rows while its IDs load; Esc cancels and r asks again")
     func progressiveOpenAndCancel() throws {
         let dir = TempDir()
-        let path = try makeDatabase(dir, sql: """
-            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
-            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
-            INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
-            """)
+        let path = try makeMillionRows(dir)
         let store = try PersistentStore(path: path)
         let term = MemoryTerminal(width: 80, height: 12)
         term.keys = [.escape]   // pressed while the IDs load

@@ -21,3 +21,13 @@ extension MemoryTerminal {
     /// The screen with trailing spaces removed from each line.
     var text: [String] { lines.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) } }
 }
+
+/// Table `n` of 1,000,000 rows (`id`, `v` = id × 10, `name` = 'row id'): sorted by name, its ID
+/// fetch is long enough to press keys while it loads.
+func makeMillionRows(_ dir: TempDir) throws -> String {
+    try makeDatabase(dir, sql: """
+        CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
+        INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
+        """)
+}

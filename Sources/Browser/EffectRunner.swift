@@ -1,0 +1,122 @@
+import BatchStore
+import Foundation
+
+/// Runs effects against the data: the one store or several, the result on screen, the eager
+/// array. It lives on the ``EffectWorker``'s thread and gives back actions; it never reads keys,
+/// reduces or draws. The state each job gets is the state that asked for it (read only).
+final class EffectRunner {
+    /// Work for the runner: an effect from the reducer, or the session's own work between keys.
+    enum Job: Sendable {
+        case effect(Effect)
+        /// Counts the rows of the picker's table at `index`.
+        case countTable(index: Int)
+        /// Copies the next slice of the result into the eager array.
+        case eagerStep
+        /// Checks `PRAGMA data_version`: another writer changed the file.
+        case watchFile
+    }
+
+    let data: BrowserData
+    let options: BrowserOptions
+    let environment: BrowserEnvironment
+    var collection: BrowserResult?
+    /// The number of the result in `collection` (``BrowserState/resultID``); edits aimed at any
+    /// other result are refused.
+    var collectionID: Int?
+    var resultSerial = 0
+    var eagerArray: [ManagedObject] = []
+    var dataVersion: Int?
+    /// Seconds the last batch fault took, on ``BrowserEnvironment/now`` (nil: none since the
+    /// result opened).
+    var lastFaultSeconds: Double?
+    /// Lines for the log file, handed to the session with the job's actions.
+    private var log: [String] = []
+
+    init(data: BrowserData, options: BrowserOptions, environment: BrowserEnvironment) {
+        self.data = data
+        self.options = options
+        self.environment = environment
+        dataVersion = data.dataVersion()
+    }
+
+    func log(_ line: String) { log.append(line) }
+
+    func takeLog() -> [String] {
+        defer { log = [] }
+        return log
+    }
+
+    /// Runs `job`; `report` sends progress (and first rows) while it runs; `cancel` stops an
+    /// open or a search at its next progress tick.
+    func run(_ job: Job, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) -> [Action] {
+        do {
+            switch job {
+            case .effect(let effect):
+                return try perform(effect, state: state, cancel: cancel, report: report)
+            case .countTable(let index):
+                let entries = data.entities
+                guard index < entries.count else { return [] }
+                do {
+                    return [.tableCounted(index: index, count: try data.count(FetchRequest(entityName: entries[index].name)))]
+                } catch {
+                    log("counting \(entries[index].name) failed: \(error)")
+                    return []
+                }
+            case .eagerStep:
+                return eagerStep(state)
+            case .watchFile:
+                guard let now = data.dataVersion(), let before = dataVersion, now != before else { return [] }
+                return [.fileChanged]
+            }
+        } catch let error as BatchStoreError {
+            return [.failed(error.message)]
+        } catch {
+            return [.failed("\(error)")]
+        }
+    }
+
+    private func perform(_ effect: Effect, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        switch effect {
+        case .listTables:
+            return [.tablesListed(data.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) })]
+        case .countTable, .cancel:
+            preconditionFailure("\(effect) is the session's, not the runner's")
+        case .open(let table, let filter, let sort, let cursor, let thenBy):
+            return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
+        case .loadWindow(let range):
+            return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+        case .loadRecord(let row):
+            return [.recordLoaded(try recordFields(row))]
+        case .search(let column, let text, let from, let backwards):
+            return try search(column: column, text: text, from: from, backwards: backwards, cancel: cancel, report: report)
+        case .countDelete(let target):
+            let result = try result(for: target)
+            return [.countedForDelete(try data.countDelete(in: result, marked: target.marked), target: target)]
+        case .runDelete(let target):
+            return [try runDelete(target, state: state)]
+        case .countUpdate(let text, let target):
+            let result = try result(for: target)
+            let assignments = try UpdateExpression.parseAssignments(text)
+            return [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked), assignments: text, target: target)]
+        case .runUpdate(let text, let target):
+            return [try runUpdate(text, target: target, state: state)]
+        case .undo:
+            return [try undo(state: state)]
+        case .reload:
+            return try reload(state: state)
+        case .startEager:
+            return startEager()
+        case .stopEager:
+            return stopEager()
+        case .sampleMemory:
+            return [sampleMemory()]
+        }
+    }
+}
+
+/// `1 row`, `2 rows`, `1,000 deleted rows`.
+func rows(_ n: Int, _ kind: String = "") -> String { "\(group(n)) \(kind.isEmpty ? "" : kind + " ")\(n == 1 ? "row" : "rows")" }
+
+func milliseconds(_ seconds: Double) -> String {
+    seconds < 10 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
+}
