@@ -116,6 +116,8 @@ extension BrowserState {
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept):
             running = nil
             shownBefore = nil
+            // q (or Ctrl-C) came while loading, but the load finished before it could cancel: quit all the same.
+            if quitWhenCancelled { quit = true }
             quitWhenCancelled = false
             readOnlyReason = readOnly
             if let table, table != t { remember() }

@@ -1,6 +1,5 @@
 import BatchStore
 
-@_silgen_name("malloc_trim") private func c_malloc_trim(_ pad: Int) -> Int32
 
 extension EffectRunner {
     /// The memory panel's figures: the process (from the environment), the context and the result.
@@ -35,7 +34,7 @@ extension EffectRunner {
     func stopEager() -> [Action] {
         let n = eagerArray.count
         eagerArray = []
-        _ = c_malloc_trim(0)
+        environment.returnFreeMemory()
         return [sampleMemory(), .eagerStopped("back to batches: the array of \(group(n)) objects is gone, and so is its memory")]
     }
 

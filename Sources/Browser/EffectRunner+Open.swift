@@ -27,7 +27,7 @@ extension EffectRunner {
                     return cancel.isSet ? .cancel : .proceed
                 })
             }
-        } catch let error as BatchStoreError where error.code == .cancelled || cancel.isSet {
+        } catch let error as BatchStoreError where error.code == .cancelled {
             return [.openCancelled(table: entity.name, columns: columns, filter: filter, sort: sorts.first)]
         }
         var actions: [Action] = []

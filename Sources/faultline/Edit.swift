@@ -31,17 +31,19 @@ struct TableOptions: ParsableArguments {
     func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(format: $0) } }
 
     /// The file's context, or with several files a context over them (over the `--stores` named,
-    /// after checking each has the table), and the table's entity.
-    func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity) {
+    /// in the files' order, after checking each has the table), the table's entity, and how many
+    /// stores have it.
+    func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {
             let context = try ManagedObjectContext(store: stores[0])
-            return (context, try context.entity(named: table))
+            return (context, try context.entity(named: table), 1)
         }
         let all = try PersistentStoreCoordinator(stores: stores)
-        let entity = try all.entities(named: table, in: storeList)[0]
-        let chosen = try storeList.map { try PersistentStoreCoordinator(stores: try $0.map { try all.store(named: $0) }) } ?? all
-        return (try CoordinatedContext(coordinator: chosen), entity)
+        let entities = try all.entities(named: table, in: storeList)
+        // The stores keep the order of the files: ties and unsorted results go by store order.
+        let chosen = try storeList.map { names in try PersistentStoreCoordinator(stores: all.stores.filter { names.contains($0.name) }) } ?? all
+        return (try CoordinatedContext(coordinator: chosen), entities[0], entities.count)
     }
 }
 
@@ -78,12 +80,11 @@ struct EditOptions: ParsableArguments {
     /// reports. With several files the request runs in every store (all or nothing).
     func perform(verb: String, dryRunCount: (any FetchingContext, Entity) throws -> Int,
                  execute: (any FetchingContext, Entity) throws -> BatchResult) throws {
-        let (context, entity) = try source.open(.init(walAtFirstWrite: true))
-        let stores = context.storeNames.count
+        let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
         if dryRun {
             let n = try dryRunCount(context, entity)
             print(n)
-            printError("would \(verb) \(n) row\(n == 1 ? "" : "s")\(stores > 1 ? " in \(stores) stores" : "") (dry run: nothing was written)")
+            printError("would \(verb) \(n) row\(n == 1 ? "" : "s")\(source.databases.count > 1 ? " in \(stores) stores" : "") (dry run: nothing was written)")
             return
         }
         let start = Date()

@@ -36,7 +36,7 @@ struct Export: ParsableCommand {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
-        let (context, entity) = try source.open(.init(readOnly: true))
+        let (context, entity, _) = try source.open(.init(readOnly: true))
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
         // Several files: a first column names each row's store.

@@ -206,4 +206,25 @@ struct CoordinatorTests {
             try result.execute(BatchUpdateRequest(entityName: "nope", propertiesToUpdate: try UpdateExpression.parseAssignments("votes = 1")))
         }
     }
+
+    @Test("a context over several stores answers as FetchingContext does for one: counts with limit and offset once, undo of every undoable edit made through it")
+    func oneContractForSeveralStores() throws {
+        let dir = TempDir()
+        let paths = try makeStores(dir, rows: 20)
+        let context = try coordinator(paths)
+        let request = BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 1980"), fetchLimit: 7, fetchOffset: 25, fetchBatchSize: 5)
+        #expect(try context.count(for: request) == context.fetchBatched(request).count, "limit and offset apply once, to the whole result")
+        var deep = request
+        deep.fetchOffset = 1000
+        #expect(try context.count(for: deep) == 0)
+        // An undoable insert through the coordinated context is undone by its undo().
+        #expect(!context.canUndo)
+        let insert = BatchInsertRequest(entityName: "movie", objects: [["id": 1000, "title": "new"]], resultType: .count)
+        _ = try context.execute(insert, into: "b", undoable: true)
+        #expect(context.canUndo)
+        try context.undo()
+        #expect(!context.canUndo)
+        #expect(try DatabaseQueue(path: paths[1]).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE id = 1000") } == 0)
+        #expect(throws: BatchStoreError(.nothingToUndo, "nothing to undo")) { try context.undo() }
+    }
 }

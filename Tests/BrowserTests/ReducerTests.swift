@@ -29,6 +29,20 @@ struct ReducerTests {
         #expect(s.reduce(.key(.pageDown)) == [.loadWindow(7..<14)])
     }
 
+    @Test("q while loading quits even when the load finishes before it could be cancelled; Esc does not")
+    func quitWhileLoadingRace() {
+        var s = BrowserState(width: 60, height: 10)
+        _ = s.reduce(.started(.opening))
+        #expect(s.reduce(.key(.char("q"))) == [.cancel])
+        _ = s.reduce(.opened(table: "t", columns: ["a"], filter: "", sort: nil, count: 5, cursor: 0, readOnly: nil, message: nil))
+        #expect(s.quit, "the user asked to quit")
+        var t = BrowserState(width: 60, height: 10)
+        _ = t.reduce(.started(.opening))
+        #expect(t.reduce(.key(.escape)) == [.cancel])
+        _ = t.reduce(.opened(table: "t", columns: ["a"], filter: "", sort: nil, count: 5, cursor: 0, readOnly: nil, message: nil))
+        #expect(!t.quit && t.count == 5, "Esc too late: the result shows")
+    }
+
     @Test("the cursor never leaves the result or the screen")
     func cursorBounds() {
         var s = opened(count: 20)

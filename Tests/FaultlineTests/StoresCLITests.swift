@@ -25,6 +25,11 @@ struct StoresCLITests {
         #expect(r.stdout == "store\tid\titem\tamount\ny2024\t4\titem 4\t41\ny2023\t4\titem 4\t40\ny2024\t3\titem 3\t31\ny2023\t3\titem 3\t30\ny2024\t2\titem 2\t21\n")
         let only = try CLI.run(["export"] + paths + ["--table", "sale", "--stores", "y2023", "--format", "csv", "--limit", "1"])
         #expect(only.stdout == "store,id,item,amount\r\ny2023,1,item 1,10\r\n", "\(only.stderr)")
+        // --stores chooses stores, not their order: ties still go by the files' order.
+        let both = try CLI.run(["export"] + paths + ["--table", "sale", "--stores", "y2024,y2023", "--format", "csv", "--limit", "2"])
+        #expect(both.stdout == "store,id,item,amount\r\ny2023,1,item 1,10\r\ny2023,2,item 2,20\r\n", "\(both.stderr)")
+        let dry = try CLI.run(["update"] + paths + ["--table", "sale", "--all", "--set", "amount = 0", "--stores", "y2024", "--dry-run"])
+        #expect(dry.stderr.contains("would update 4 rows in 1 stores (dry run"), "the stores chosen that have the table: \(dry.stderr)")
     }
 
     @Test("update and delete take --stores; without it they change every store; a schema difference is one line")

@@ -107,7 +107,7 @@ extension ManagedObjectContext {
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(restored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 1")
                     let updated = db.changesCount
                     try replayUpsertJournal(db, entity: entity, columns: columns, journal: journal)
-                    try db.execute(sql: "DROP TABLE \(journal)")
+                    try connection.dropTempTable(db, named: entry.table)
                     changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: .deleted, count: deleted, queue: queue, table: stored),
                                                  StoredChanges(entity: entity, kind: .updated, count: updated, queue: queue, table: restored)])
                     return .commit
@@ -131,7 +131,7 @@ extension ManagedObjectContext {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(keyTuple) IN (SELECT \(keyCols) FROM \(journal) AS u)")
                     kind = .deleted
                 }
-                try db.execute(sql: "DROP TABLE \(journal)")
+                try connection.dropTempTable(db, named: entry.table)
                 changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])
                 return .commit
             }

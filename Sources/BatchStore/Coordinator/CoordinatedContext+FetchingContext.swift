@@ -11,9 +11,18 @@ extension CoordinatedContext: FetchingContext {
         try fetchBatched(request, affectedStores: nil, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress)
     }
 
-    /// The sum over the stores that have `request`'s entity.
+    /// The rows of every store that has `request`'s entity, with the limit and offset applied
+    /// once to the whole, as a result across the stores would hold them.
     public func count(for request: FetchRequest) throws -> Int {
-        try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context(for: $1.storeName).count(for: request) }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
+            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
+        }
+        var each = request
+        each.fetchLimit = 0
+        each.fetchOffset = 0
+        let total = try coordinator.entities(named: request.entityName).reduce(0) { try $0 + context(for: $1.storeName).count(for: each) }
+        let afterOffset = max(0, total - request.fetchOffset)
+        return request.fetchLimit > 0 ? min(request.fetchLimit, afterOffset) : afterOffset
     }
 
     public var registeredObjectCount: Int { contexts.reduce(0) { $0 + $1.registeredObjectCount } }

@@ -111,13 +111,22 @@ public final class CoordinatedContext {
             }
             return pairs
         }
+        var byStore: [Int: Entity] = [:]
+        for entity in entities { byStore[storeIndex(of: entity)] = entity }
+        return try objects(for: pairs, entities: byStore).compactMap { $0 }
+    }
+
+    /// The objects for `(store, key)` pairs, in their order: one query per store (500 keys at a
+    /// time) into that store's context; nil for a row that is gone. A result's batch fault and
+    /// its first batch both come here.
+    func objects(for pairs: [(store: Int, key: SQLValue)], entities: [Int: Entity]) throws -> [ManagedObject?] {
         var slots = [ManagedObject?](repeating: nil, count: pairs.count)
         for (store, indexes) in Dictionary(grouping: pairs.indices, by: { pairs[$0].store }) {
-            guard let entity = entities.first(where: { storeIndex(of: $0) == store }) else { continue }
+            guard let entity = entities[store] else { continue }
             let found = try contexts[store].objects(of: entity, keys: indexes.map { pairs[$0].key })
             for i in indexes { slots[i] = found[pairs[i].key] }
         }
-        return slots.compactMap { $0 }
+        return slots
     }
 
     /// Rows of every store's context, refreshed (after another writer changed the files).
@@ -203,8 +212,12 @@ public final class CoordinatedContext {
     }
 
     /// Inserts into one store (default: the first).
+    /// Undoable, it joins the undo groups like any edit made through this context.
     public func execute(_ request: BatchInsertRequest, into storeName: String? = nil, undoable: Bool = false) throws -> BatchResult {
-        try context(for: storeName ?? coordinator.stores[0].name).execute(request, undoable: undoable)
+        let name = storeName ?? coordinator.stores[0].name
+        let result = try context(for: name).execute(request, undoable: undoable)
+        if undoable { undoGroups.append([name]) }
+        return result
     }
 
     func runAcrossStores(entityName: String, affectedStores: [String]?, undoable: Bool,
@@ -245,7 +258,9 @@ public final class CoordinatedContext {
         return reports
     }
 
-    /// Undoes the last recorded batch operation of the store named `storeName`.
+    /// Undoes the last recorded batch operation of the store named `storeName`: the store's part
+    /// of the last edit made through this context that changed it (which then leaves that edit's
+    /// group). Edits run on ``contexts`` directly are not grouped; undo them there.
     @discardableResult
     public func undo(store storeName: String) throws -> ChangeSet {
         let changes = try context(for: storeName).undo()
@@ -258,14 +273,22 @@ public final class CoordinatedContext {
         return changes
     }
 
-    /// Undoes the last undoable edit made through this context, in every store it changed.
+    /// Undoes the last undoable edit made through this context, in every store it changed, last
+    /// store first. When a store's undo fails (a lock, I/O), the stores already undone leave the
+    /// group and the rest stay in it, so calling `undo()` again finishes the job, as one store's
+    /// undo keeps its entry when it fails.
     /// - Throws: `.nothingToUndo` when there is none.
     @discardableResult
     public func undo() throws -> ChangeSet {
-        guard let stores = undoGroups.popLast() else { throw BatchStoreError(.nothingToUndo, "nothing to undo") }
+        guard var stores = undoGroups.last else { throw BatchStoreError(.nothingToUndo, "nothing to undo") }
         var all = ChangeSet()
-        for name in stores { all = all + (try context(for: name).undo()) }
-        openResults.evictStale()
+        defer { openResults.evictStale() }
+        while let name = stores.last {
+            all = all + (try context(for: name).undo())
+            stores.removeLast()
+            undoGroups[undoGroups.count - 1] = stores
+        }
+        undoGroups.removeLast()
         return all
     }
 }

@@ -18,7 +18,7 @@ final class CoordinatedResultSource: ResultEditing {
 
     init(owner: CoordinatedContext, entities: [Entity]) {
         self.owner = owner
-        self.table = IDTable(connection: owner.connection, columns: ["store", "key"])
+        self.table = IDTable(connection: owner.connection, columns: ["store", "key"], keyed: true)
         var byIndex: [Int: Entity] = [:]
         for e in entities { byIndex[owner.storeIndex(of: e)] = e }
         self.entities = byIndex
@@ -28,24 +28,20 @@ final class CoordinatedResultSource: ResultEditing {
     var ids: any IDStore { table }
     var objectsAlive: Int { owner.contexts.reduce(0) { $0 + $1.registeredObjectCount } }
     var packsValues: Bool { false }
-    func holds(_ entity: Entity) -> Bool { entities.values.contains { $0 === entity } }
 
     func idQuery(_ request: FetchRequest) throws -> IDQuery {
         try owner.idQuery(request, entities: entities.keys.sorted().compactMap { entities[$0] })
     }
 
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
-        let pairs = try table.rows(in: positions)
+        let rows = try table.rows(in: positions)
+        let pairs = rows.map { row -> (store: Int, key: SQLValue) in
+            if case .integer(let s) = row.values[0] { return (Int(s), row.values[1]) }
+            return (-1, row.values[1])
+        }
+        let found = try owner.objects(for: pairs, entities: entities)
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
-        let grouped = Dictionary(grouping: pairs) { pair -> Int in
-            if case .integer(let s) = pair.values[0] { return Int(s) }
-            return -1
-        }
-        for (store, items) in grouped {
-            guard let entity = entities[store] else { continue }
-            let found = try owner.contexts[store].objects(of: entity, keys: items.map { $0.values[1] })
-            for item in items { objects[item.position - positions.lowerBound] = found[item.values[1]] }
-        }
+        for (row, object) in zip(rows, found) { objects[row.position - positions.lowerBound] = object }
         return FaultedBatch(objects: objects, packed: nil)
     }
 
@@ -69,10 +65,9 @@ final class CoordinatedResultSource: ResultEditing {
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         try entities.keys.sorted().compactMap { i -> IDQuery? in
             guard let entity = entities[i] else { return nil }
-            let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
-            let condition = try builder.compile(predicate.node)
-            let sql = "SELECT ids.pos FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-            return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
+            let part = IDQuery.Part(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i), storeIndex: i)
+            return try IDQuery.search(predicate, in: table.qualifiedName, part: part, match: { "ids.store = \(i) AND \($0.keyColumnsSQL[0]) = ids.key" },
+                                      after: position, backwards: backwards)
         }
     }
 
@@ -81,7 +76,7 @@ final class CoordinatedResultSource: ResultEditing {
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {
         try checkEntity(request.entityName)
         let stores = try storeNames(for: objectIDs)
-        if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
+        if stores.isEmpty { return BatchResult(combining: [:]) }
         return try owner.runAcrossStores(entityName: request.entityName, affectedStores: stores, undoable: undoable) { context, undo in
             try withKeys(in: context) { within in
                 try context.execute(try part(of: request, objectIDs: objectIDs, for: context), undoable: undo, within: within)
@@ -104,7 +99,7 @@ final class CoordinatedResultSource: ResultEditing {
     func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
         let entityName = try checkEntity(of: request)
         let stores = try storeNames(for: request.objectIDs)
-        if stores.isEmpty { return BatchResult(succeeded: true, count: 0, objectIDs: nil) }
+        if stores.isEmpty { return BatchResult(combining: [:]) }
         return try owner.runAcrossStores(entityName: entityName, affectedStores: stores, undoable: undoable) { context, undo in
             try withKeys(in: context) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
         }

@@ -1,5 +1,7 @@
 import Foundation
 
+@_silgen_name("malloc_trim") private func c_malloc_trim(_ pad: Int) -> Int32
+
 /// Process memory figures read from `/proc/self` (Linux). Zero where unavailable.
 ///
 /// `package`, not public: they describe the process, not the store (a library user's own memory
@@ -21,6 +23,12 @@ package enum ProcessMemory {
             if let kb = digits.first { return kb * 1024 }
         }
         return 0
+    }
+
+    /// Hands memory the allocator keeps free back to the system (glibc's `malloc_trim(0)`), so RSS
+    /// shows what was released.
+    package static func returnFreeMemory() {
+        _ = c_malloc_trim(0)
     }
 
     /// Resets the peak (writes 5 to `/proc/self/clear_refs`); returns false where not allowed.

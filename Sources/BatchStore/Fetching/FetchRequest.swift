@@ -129,11 +129,15 @@ struct CompiledFetch {
     let propertyColumns: [String]
 
     init(request: FetchRequest, store: PersistentStore, properties: [String] = []) throws {
+        try self.init(request: request, entity: try store.entity(named: request.entityName), schema: store.schema, properties: properties)
+    }
+
+    /// The same for `entity` of `schema`, attached as `databaseName` on the connection.
+    init(request: FetchRequest, entity: Entity, schema: Schema, databaseName: String = "main", properties: [String] = []) throws {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
             throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
         }
-        let entity = try store.entity(named: request.entityName)
-        let builder = QueryBuilder(entity: entity, schema: store.schema)
+        let builder = QueryBuilder(entity: entity, schema: schema, databaseName: databaseName)
         var whereSQL = ""
         if let p = request.predicate {
             whereSQL = " WHERE " + (try builder.compile(p.node))

@@ -34,6 +34,19 @@ struct IDQuery {
         self.estimateSQL = estimateSQL
     }
 
+    /// A search in result order over an ID table: the first `pos` after (or, `backwards`, before)
+    /// `position` whose row matches `predicate`, in one store (`part`), joined on `match` (the
+    /// ID table aliased `ids`, the row `t`):
+    /// `SELECT ids.pos FROM <ids> AS ids CROSS JOIN <table> AS t WHERE <match> AND ids.pos > ?
+    /// AND (<predicate>) ORDER BY ids.pos LIMIT 1`.
+    static func search(_ predicate: FetchPredicate, in ids: String, part: Part, match: (QueryBuilder) -> String,
+                       after position: Int, backwards: Bool) throws -> IDQuery {
+        let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+        let condition = try builder.compile(predicate.node)
+        let sql = "SELECT ids.pos FROM \(ids) AS ids CROSS JOIN \(builder.fromClause) WHERE \(match(builder)) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+        return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
+    }
+
     /// The ID table columns the query fills, for `parts`.
     static func columns(for parts: [Part]) -> [String] {
         guard parts.count == 1, parts[0].storeIndex == nil else { return ["store", "key"] }
@@ -53,19 +66,16 @@ struct IDQuery {
             limit = " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(request.fetchOffset)"
         }
         if parts.count == 1, parts[0].storeIndex == nil {
-            // One store: the sort runs on the table itself, so an index on the sort key serves it.
+            // One store: the fetch compiler's own query, so the sort runs on the table itself and
+            // an index on the sort key serves it.
             let part = parts[0]
-            let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
-            let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
-            let keys = builder.keyColumnsSQL
-            var order = try request.sortDescriptors.map { "\(try builder.column(for: $0.keyPath)) \($0.ascending ? "ASC" : "DESC")" }
-            order += keys.map { "\($0) ASC" }
+            let compiled = try CompiledFetch(request: request, entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+            let keys = compiled.builder.keyColumnsSQL
             let select = keys.isEmpty
                 ? part.entity.attributes.map { "t.\(quoteIdentifier($0.name))" }.joined(separator: ", ")
                 : keys.joined(separator: ", ")
-            self.select = "SELECT \(select.isEmpty ? "NULL" : select) FROM \(builder.fromClause)\(condition)"
-                + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")) + limit
-            self.arguments = builder.arguments
+            self.select = "SELECT \(select.isEmpty ? "NULL" : select)\(compiled.fromWhereOrder)\(compiled.limitClause)"
+            self.arguments = compiled.allArguments
             if part.entity.isKeyedByRowid, let rowid = part.entity.rowidName {
                 self.estimateSQL = "SELECT max(\(rowid)) FROM \(part.databaseName).\(quoteIdentifier(part.entity.name))"
             } else {

@@ -19,10 +19,14 @@ final class IDTable: IDStore {
     private(set) var count = 0
     /// How long the last fill took, in seconds.
     private(set) var fillSeconds = 0.0
+    /// True when the columns identify a row (a key); false when they are a view's values, which
+    /// may repeat, so a refill keeps no anchor.
+    let keyed: Bool
 
-    init(connection: Connection, columns: [String]) {
+    init(connection: Connection, columns: [String], keyed: Bool) {
         self.connection = connection
         self.columns = columns
+        self.keyed = keyed
         self.name = connection.makeTempTableName("bs_ids")
     }
 
@@ -78,12 +82,12 @@ final class IDTable: IDStore {
     /// `ALTER TABLE … RENAME`, then `SELECT pos … WHERE <columns> IS ? … LIMIT 1` per kept anchor.
     /// - Complexity: the ID fetch, plus one scan of the new table per anchor looked up.
     func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
-        let keys = try anchors.compactMap { try row(at: $0) }
+        let keys = keyed ? try anchors.compactMap { try row(at: $0) } : []
         let fresh = connection.makeTempTableName("bs_ids")
         let newCount = try build(fresh, query, progress: nil)
         let old = name
         try connection.withDatabase { db in
-            try db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(old))")
+            try connection.dropTempTable(db, named: old)
             try db.execute(sql: "ALTER TABLE temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(old))")
         }
         count = newCount

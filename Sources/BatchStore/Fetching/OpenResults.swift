@@ -4,8 +4,6 @@ import Foundation
 /// (``BatchFaultingCollection``, ``CoordinatedCollection``). A merge or an undo tells it which
 /// objects went stale, and it drops the batches that hold them.
 protocol ResidentBatches: AnyObject {
-    /// True when the result may hold objects of `entity`.
-    func holds(_ entity: Entity) -> Bool
     /// Drops resident batches holding an object that `isStale` flags; returns how many.
     func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int
 }

@@ -27,8 +27,6 @@ protocol ResultSource: AnyObject {
     /// Queries that each select the first `pos` after (or, backwards, before) `position` whose row
     /// matches `predicate`, one per store; the result's match is the nearest of their answers.
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery]
-    /// True when the result may hold objects of `entity`.
-    func holds(_ entity: Entity) -> Bool
     /// Objects alive in the contexts the result faults into.
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
@@ -101,9 +99,9 @@ final class ResultStorage: ResidentBatches {
     }
 
     func refresh(anchors: [Int]) throws -> Int? {
-        let position = try ids.refill(try source.idQuery(request), anchors: anchors)
-        cache.evictAll()
-        return position
+        // Resident batches belong to the old table: dropped whatever happens below.
+        defer { cache.evictAll() }
+        return try ids.refill(try source.idQuery(request), anchors: anchors)
     }
 
     func objectID(at position: Int) throws -> ObjectID? {
@@ -127,8 +125,6 @@ final class ResultStorage: ResidentBatches {
     }
 
     // MARK: ResidentBatches
-
-    func holds(_ entity: Entity) -> Bool { source.holds(entity) }
 
     func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int { cache.evict(where: isStale) }
 

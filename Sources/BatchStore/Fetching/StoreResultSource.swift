@@ -18,7 +18,8 @@ final class StoreResultSource: ResultSource {
         self.context = context
         self.entity = entity
         self.isAddressable = !entity.keyColumns.isEmpty
-        self.table = IDTable(connection: context.connection, columns: IDQuery.columns(for: [Self.part(entity, context)]))
+        self.table = IDTable(connection: context.connection, columns: IDQuery.columns(for: [Self.part(entity, context)]),
+                             keyed: !entity.keyColumns.isEmpty)
     }
 
     var ids: any IDStore { table }
@@ -31,7 +32,6 @@ final class StoreResultSource: ResultSource {
 
     var objectsAlive: Int { context.registeredObjectCount }
     var packsValues: Bool { context.parent == nil }
-    func holds(_ entity: Entity) -> Bool { entity === self.entity }
 
     func idQuery(_ request: FetchRequest) throws -> IDQuery {
         try IDQuery(request, parts: [Self.part(entity, context)])
@@ -132,10 +132,8 @@ final class StoreResultSource: ResultSource {
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         let keys = entity.keyColumns
         guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
-        let builder = QueryBuilder(entity: entity, schema: context.store.schema)
-        let condition = try builder.compile(predicate.node)
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
-        let sql = "SELECT ids.pos FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) WHERE \(on) AND ids.pos \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-        return [IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)]
+        return [try IDQuery.search(predicate, in: table.qualifiedName, part: Self.part(entity, context), match: { _ in on },
+                                   after: position, backwards: backwards)]
     }
 }

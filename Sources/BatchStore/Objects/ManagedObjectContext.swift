@@ -105,7 +105,7 @@ public final class ManagedObjectContext {
     func dropTempTable(_ name: String) { connection.dropTempTable(name) }
 
     /// Names of this connection's temp tables (for tests and diagnostics).
-    public func temporaryTableNames() throws -> [String] { try connection.temporaryTableNames() }
+    package func temporaryTableNames() throws -> [String] { try connection.temporaryTableNames() }
 
     /// The SQL text of `entity`'s per-row statements, built once per context.
     func statements(for entity: Entity) -> EntityStatements {
