@@ -86,5 +86,5 @@ public final class Browser {
     package var registeredObjectCount: Int { worker.read { $0.data.registeredObjectCount } }
 
     /// The first column's name when several stores are shown: which store a row comes from.
-    static let storeColumn = "@store"
+    static let storeColumn = BrowserState.storeColumn
 }

@@ -366,6 +366,9 @@ extension BrowserState {
         case .char("g"), .home: move(to: 0)
         case .char("G"), .end: move(to: count - 1)
         case .char(":"): mode = .prompt(.goToRow, text: "")
+        case .char("/") where onStoreColumn, .char("n") where onStoreColumn, .char("N") where onStoreColumn,
+             .char("s") where onStoreColumn, .char("S") where onStoreColumn:
+            say("\(Self.storeColumn) names the file each row comes from: it cannot be sorted or searched; l moves to a table column", error: true)
         case .char("/"): mode = .prompt(.search, text: "")
         case .char("n"), .char("N"):
             guard let text = lastSearch, let column = currentColumnName else { say("no search yet: / searches the current column", error: true); return [] }
@@ -464,6 +467,12 @@ extension BrowserState {
     }
 
     public var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
+
+    /// The first column of a result over several files, naming each row's store.
+    static let storeColumn = "@store"
+
+    /// True on the store column of a result over several files (not a column of the table).
+    var onStoreColumn: Bool { cursorColumn == 0 && columns.first == Self.storeColumn && columns.dropFirst().first != nil && !columns.dropFirst().contains(Self.storeColumn) }
 }
 
 extension String {

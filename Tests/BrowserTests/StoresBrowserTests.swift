@@ -43,6 +43,22 @@ struct StoresBrowserTests {
         #expect(term.text[10].contains("row 8 of 8"))
     }
 
+    @Test("s, S, / and n on the @store column say it cannot be sorted or searched, and change nothing")
+    func storeColumnIsNotATableColumn() throws {
+        let dir = TempDir()
+        let paths = try make(dir)
+        let (b, term) = try open(paths, sort: "sales desc")
+        let before = b.state.sort
+        for key: Key in [.char("s"), .char("S"), .char("/"), .char("n")] {
+            b.send(key)
+            #expect(term.text[11].contains("@store names the file each row comes from"), "\(key): \(term.text[11])")
+            #expect(b.state.sort == before && b.state.count == 60 && b.state.mode == .grid)
+        }
+        // One column to the right, the table's own columns sort as before.
+        b.send([.char("l"), .char("l"), .char("s")])
+        #expect(b.state.sort?.column == "city")
+    }
+
     @Test("edits change every store's rows, all or nothing, and u undoes them in every store")
     func edits() throws {
         let dir = TempDir()
