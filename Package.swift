@@ -74,12 +74,12 @@ let package = Package(
         ),
         // Fuzz harnesses, one per input kind: with `-sanitize=fuzzer,address -DFUZZING` (make fuzz)
         // libFuzzer drives them; a plain build replays a corpus (`FuzzCSV Tests/FuzzCorpus/csv`).
-        .target(name: "FuzzSupport", path: "Sources/Fuzz/Support"),
         .target(name: "FuzzDriver", path: "Sources/Fuzz/Driver"),
-        .executableTarget(name: "FuzzPredicate", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Predicate"),
-        .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/Assignments"),
-        .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/CSV"),
-        .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport", "FuzzDriver"], path: "Sources/Fuzz/NDJSON"),
+        .target(name: "FuzzSupport", dependencies: ["FuzzDriver"], path: "Sources/Fuzz/Support"),
+        .executableTarget(name: "FuzzPredicate", dependencies: ["BatchStore", "FuzzSupport"], path: "Sources/Fuzz/Predicate"),
+        .executableTarget(name: "FuzzAssignments", dependencies: ["BatchStore", "FuzzSupport"], path: "Sources/Fuzz/Assignments"),
+        .executableTarget(name: "FuzzCSV", dependencies: ["FaultlineCodecs", "FuzzSupport"], path: "Sources/Fuzz/CSV"),
+        .executableTarget(name: "FuzzNDJSON", dependencies: ["FaultlineCodecs", "FuzzSupport"], path: "Sources/Fuzz/NDJSON"),
         // Temporary folders, databases made with GRDB directly, fuzz text, the SQL recorder, the batched-result
         // conformance checker, processes,
         // the faultline binary and tmux: shared by the test targets.

@@ -1,6 +1,5 @@
 import FaultlineCodecs
 import Foundation
-import FuzzDriver
 import FuzzSupport
 
 /// One fuzz input for the NDJSON reader (RowReader, one JSON object per line): it may be refused with an error, never crash.
@@ -9,25 +8,6 @@ func fuzzOne(_ data: Data) {
     while let row = try? reader.next() { _ = row }
 }
 
-#if FUZZING
-/// libFuzzer's entry point, which its driver links against.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzzOne(bytes.map { Data(bytes: $0, count: count) } ?? Data())
-    return 0
+@main enum Harness {
+    static func main() { runFuzzHarness(fuzzOne) }
 }
-
-/// Under libFuzzer (built with `-sanitize=fuzzer,address -DFUZZING`; see `make fuzz`).
-@main enum Fuzz {
-    static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in fuzzerTestOneInput(bytes, count) })
-    }
-}
-#else
-/// Without libFuzzer: replays the files or folders given as arguments (the committed corpus).
-@main enum Replay {
-    static func main() { replayCorpus(Array(CommandLine.arguments.dropFirst()), fuzzOne) }
-}
-#endif
