@@ -64,6 +64,32 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)).subdata(in: 18..<20) == Data([2, 2]), "WAL at the first write")
     }
 
+    @Test("update and delete --dry-run and export, over one file and two, leave every file byte for byte with no -wal or -journal")
+    func dryRunsAndExportWriteNothing() throws {
+        let scratch = TempDir()
+        let paths = try ["a", "b"].map { name -> String in
+            let path = scratch.path("\(name).sqlite")
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER NOT NULL CHECK (v < 100))")
+                for id in 1...50 { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [id, id]) }
+            }
+            return path
+        }
+        let before = try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        for files in [[paths[0]], paths] {
+            for args in [["update"] + files + ["--table", "t", "--all", "--set", "v = v * 3", "--dry-run"],
+                         ["delete"] + files + ["--table", "t", "--where", "v > 10", "--dry-run"],
+                         ["export"] + files + ["--table", "t", "--where", "v > 10", "--sort", "v desc"]] {
+                let r = try CLI.run(args)
+                #expect(r.status == 0, "\(args): \(r.stderr)")
+                #expect(try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } == before, "\(args) changed a file")
+                for path in paths {
+                    #expect(!FileManager.default.fileExists(atPath: path + "-wal") && !FileManager.default.fileExists(atPath: path + "-journal"), "\(args)")
+                }
+            }
+        }
+    }
+
     @Test func badEditsExitTwoAndLeaveTheFileUntouched() throws {
         let scratch = TempDir()
         let path = try makeDemo(scratch)
