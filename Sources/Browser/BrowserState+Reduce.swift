@@ -472,7 +472,7 @@ extension BrowserState {
     static let storeColumn = "@store"
 
     /// True on the store column of a result over several files (not a column of the table).
-    var onStoreColumn: Bool { cursorColumn == 0 && columns.first == Self.storeColumn && columns.dropFirst().first != nil && !columns.dropFirst().contains(Self.storeColumn) }
+    var onStoreColumn: Bool { cursorColumn == 0 && columns.first == Self.storeColumn }
 }
 
 extension String {
