@@ -102,7 +102,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CodecsTests",
-            dependencies: ["FaultlineCodecs", "BatchStore"]
+            dependencies: ["FaultlineCodecs", "BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FaultlineTests",

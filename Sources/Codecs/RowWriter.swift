@@ -14,118 +14,348 @@ public enum ExportFormat: String, CaseIterable, Sendable {
 }
 
 /// Formats rows as TSV, CSV or NDJSON: the exact bytes `faultline export` writes.
+///
+/// Rows are encoded straight into a byte buffer (``append(_:store:to:)``), from a streamed row's
+/// values in place or from ``SQLValue``s: no `String` per value, a table for hex and base64.
+/// Text is written as its UTF-8 bytes; a value that is not valid UTF-8 is first decoded with
+/// U+FFFD replacing the invalid sequences, as a Swift `String` would hold it.
 public struct RowWriter: Sendable {
     public let format: ExportFormat
     /// Column names, in order.
     public let columns: [String]
     /// With several stores, a first column (`store`, or `$store` in NDJSON) says where each row comes from.
     public let withStore: Bool
+    /// NDJSON: `{"name":` for the first column and `,"name":` for the others.
+    private let keyPrefixes: [[UInt8]]
+    private let storeKeyPrefix: [UInt8]
 
     public init(format: ExportFormat, columns: [String], withStore: Bool = false) {
         self.format = format
         self.columns = columns
         self.withStore = withStore
+        var prefixes: [[UInt8]] = []
+        for (i, name) in columns.enumerated() {
+            var key: [UInt8] = i == 0 && !withStore ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")]
+            Self.appendJSONString(text: Array(name.utf8), to: &key)
+            key.append(UInt8(ascii: ":"))
+            prefixes.append(key)
+        }
+        keyPrefixes = prefixes
+        var storeKey: [UInt8] = [UInt8(ascii: "{")]
+        Self.appendJSONString(text: Array("$store".utf8), to: &storeKey)
+        storeKey.append(UInt8(ascii: ":"))
+        storeKeyPrefix = storeKey
     }
 
     /// The header line (none for NDJSON).
     public func header() -> String {
         let names = (withStore ? ["store"] : []) + columns
+        var out: [UInt8] = []
         switch format {
-        case .tsv: return names.map(Self.tsvEscape).joined(separator: "\t") + "\n"
-        case .csv: return names.map(Self.csvQuote).joined(separator: ",") + "\r\n"
-        case .ndjson: return ""
+        case .tsv:
+            for (i, name) in names.enumerated() {
+                if i > 0 { out.append(9) }
+                Self.appendTSV(text: Array(name.utf8), to: &out)
+            }
+            out.append(10)
+        case .csv:
+            for (i, name) in names.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                Self.appendCSV(text: Array(name.utf8), to: &out)
+            }
+            out += [13, 10]
+        case .ndjson: break
         }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One row, its line end included; `values` in column order, `store` when ``withStore``.
     public func line(_ values: [SQLValue], store: String? = nil) -> String {
-        let storeValue: SQLValue? = withStore ? .text(store ?? "") : nil
+        var out: [UInt8] = []
+        append(values, store: store, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends one row, its line end included, to `out`.
+    public func append(_ values: [SQLValue], store: String? = nil, to out: inout [UInt8]) {
+        appendRow(count: values.count, store: store, to: &out) { i, out in
+            Self.withStreamed(values[i]) { appendField($0, column: i, to: &out) }
+        }
+    }
+
+    /// Appends one streamed row (its values read in place), its line end included, to `out`.
+    @inline(__always)
+    public func append(_ row: StreamedRow, store: String? = nil, to out: inout [UInt8]) {
+        appendRow(count: row.count, store: store, to: &out) { i, out in appendField(row[i], column: i, to: &out) }
+    }
+
+    @inline(__always)
+    private func appendRow(count: Int, store: String?, to out: inout [UInt8], _ field: (Int, inout [UInt8]) -> Void) {
+        if withStore {
+            var name = store ?? ""
+            name.withUTF8 { bytes in
+                if format == .ndjson { out += storeKeyPrefix }
+                appendField(.text(bytes), column: nil, to: &out)
+            }
+        }
         switch format {
-        case .tsv:
-            return ((storeValue.map { [Self.tsvField($0)] } ?? []) + values.map(Self.tsvField)).joined(separator: "\t") + "\n"
-        case .csv:
-            return ((storeValue.map { [Self.csvField($0)] } ?? []) + values.map(Self.csvField)).joined(separator: ",") + "\r\n"
+        case .tsv, .csv:
+            let separator: UInt8 = format == .tsv ? 9 : UInt8(ascii: ",")
+            for i in 0..<count {
+                if i > 0 || withStore { out.append(separator) }
+                field(i, &out)
+            }
+            if format == .tsv { out.append(10) } else { out += [13, 10] }
         case .ndjson:
-            var parts: [String] = storeValue.map { [Self.jsonString("$store") + ":" + Self.jsonValue($0)] } ?? []
-            for (name, value) in zip(columns, values) {
-                parts.append(Self.jsonString(name) + ":" + Self.jsonValue(value))
+            // zip(columns, values): the shorter of the two sets the fields.
+            let n = min(count, columns.count)
+            for i in 0..<n { field(i, &out) }
+            if n == 0 && !withStore { out.append(UInt8(ascii: "{")) }
+            out += [UInt8(ascii: "}"), 10]
+        }
+    }
+
+    /// One field; in NDJSON `column` names the key written before the value (nil for the store).
+    @inline(__always)
+    private func appendField(_ value: StreamedValue, column: Int?, to out: inout [UInt8]) {
+        if format == .ndjson, let column { out += keyPrefixes[column] }
+        switch value {
+        case .null:
+            switch format {
+            case .tsv: out += [92, 78]   // \N
+            case .csv: break
+            case .ndjson: out += [110, 117, 108, 108]   // null
             }
-            return "{" + parts.joined(separator: ",") + "}\n"
-        }
-    }
-
-    static func tsvEscape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(c)
+        case .integer(let v): Self.appendInteger(v, to: &out)
+        case .real(let v):
+            if format == .ndjson, !v.isFinite {
+                out.append(34)
+                out += "\(v)".utf8
+                out.append(34)
+            } else {
+                out += "\(v)".utf8
+            }
+        case .text(let bytes):
+            Self.withValidUTF8(bytes) { text in
+                switch format {
+                case .tsv: Self.appendTSV(text: text, to: &out)
+                case .csv: Self.appendCSV(text: text, to: &out)
+                case .ndjson: Self.appendJSONString(text: text, to: &out)
+                }
+            }
+        case .blob(let bytes):
+            if format == .ndjson {
+                out += #"{"$blob":""#.utf8
+                Self.appendBase64(bytes, to: &out)
+                out += [34, 125]
+            } else {
+                Self.appendHex(bytes, to: &out)
             }
         }
-        return out
     }
 
-    static func tsvField(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return "\\N"
-        case .blob(let d): return hex(d)
-        case .real(let d): return "\(d)"
-        default: return tsvEscape(v.description)
+    // MARK: Encoders
+
+    /// Calls `body` with `value` as a ``StreamedValue`` (text and blob bytes borrowed for the call).
+    @inline(__always)
+    static func withStreamed(_ value: SQLValue, _ body: (StreamedValue) -> Void) {
+        switch value {
+        case .null: body(.null)
+        case .integer(let v): body(.integer(v))
+        case .real(let v): body(.real(v))
+        case .text(var s): s.withUTF8 { body(.text($0)) }
+        case .blob(let d): d.withUnsafeBytes { body(.blob($0)) }
         }
     }
 
-    /// Blobs in TSV and CSV: `\x` and lowercase hex.
-    static func hex(_ d: Data) -> String { "\\x" + d.map { String(format: "%02x", $0) }.joined() }
-
-    static func csvQuote(_ s: String) -> String {
-        // Text starting with \x is quoted so that it never reads back as a blob. Scalars, not
-        // Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
-        if s.isEmpty || s.utf8.starts(with: [92, 120]) || s.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }
-        return s
+    /// `bytes` as they are when they are ASCII (the common case, checked eight at a time), else
+    /// decoded as UTF-8 with invalid sequences replaced, as a `String` holds them.
+    @inline(__always)
+    static func withValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if isASCII(bytes) { return body(bytes) }
+        var s = String(decoding: bytes, as: UTF8.self)
+        s.withUTF8(body)
     }
 
-    static func csvField(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return ""
-        case .blob(let d): return hex(d)
-        case .real(let d): return "\(d)"
-        default: return csvQuote(v.description)
+    @inline(__always)
+    static func withValidUTF8(_ bytes: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        bytes.withUnsafeBufferPointer { withValidUTF8($0, body) }
+    }
+
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var i = 0
+        let raw = UnsafeRawPointer(base)
+        while i + 8 <= count {
+            if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if base[i] >= 0x80 { return false }
+            i += 1
+        }
+        return true
+    }
+
+    static func appendInteger(_ v: Int64, to out: inout [UInt8]) {
+        if v >= 0 && v < 10 { out.append(48 + UInt8(v)); return }
+        var magnitude = v.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - n] = 48 + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            } while magnitude > 0
+            if v < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - n)...]))
         }
     }
 
-    static func jsonValue(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return "null"
-        case .integer(let i): return String(i)
-        case .real(let d): return d.isFinite ? "\(d)" : jsonString("\(d)")
-        case .text(let s): return jsonString(s)
-        case .blob(let d): return "{\"$blob\":\"\(d.base64EncodedString())\"}"
-        }
-    }
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                // U+FEFF too: Foundation's JSON reader drops it when it stands unescaped in a string.
-                if c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) || c.value == 0x2028 || c.value == 0x2029 || c.value == 0xFEFF {
-                    out += String(format: "\\u%04x", c.value)
-                } else {
-                    out.unicodeScalars.append(c)
+    /// `\x` and two lowercase hex digits per byte.
+    static func appendHex(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out += [92, 120]
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bytes.count * 2))
+        hexDigits.withUnsafeBufferPointer { digits in
+            out.withUnsafeMutableBufferPointer { o in
+                var j = start
+                for b in bytes {
+                    o[j] = digits[Int(b >> 4)]
+                    o[j + 1] = digits[Int(b & 15)]
+                    j += 2
                 }
             }
         }
-        return out + "\""
+    }
+
+    private static let base64Digits: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Standard base64 with padding and no line breaks (what `Data.base64EncodedString()` writes).
+    static func appendBase64(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        let count = bytes.count
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: (count + 2) / 3 * 4))
+        base64Digits.withUnsafeBufferPointer { table in
+            out.withUnsafeMutableBufferPointer { o in
+                var i = 0, j = start
+                while i + 3 <= count {
+                    let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                    o[j] = table[Int(v >> 18)]
+                    o[j + 1] = table[Int(v >> 12 & 63)]
+                    o[j + 2] = table[Int(v >> 6 & 63)]
+                    o[j + 3] = table[Int(v & 63)]
+                    i += 3
+                    j += 4
+                }
+                let rest = count - i
+                if rest > 0 {
+                    let v = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+                    o[j] = table[Int(v >> 18)]
+                    o[j + 1] = table[Int(v >> 12 & 63)]
+                    o[j + 2] = rest == 2 ? table[Int(v >> 6 & 63)] : UInt8(ascii: "=")
+                    o[j + 3] = UInt8(ascii: "=")
+                }
+            }
+        }
+    }
+
+    /// TSV: `\\`, tab, LF and CR escaped with a backslash.
+    static func appendTSV(text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var from = 0
+        for (i, b) in text.enumerated() where b == 92 || b == 9 || b == 10 || b == 13 {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[from..<i]))
+            out.append(92)
+            out.append(b == 92 ? 92 : b == 9 ? UInt8(ascii: "t") : b == 10 ? UInt8(ascii: "n") : UInt8(ascii: "r"))
+            from = i + 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: text[from...]))
+    }
+
+    static func appendTSV(text: [UInt8], to out: inout [UInt8]) {
+        withValidUTF8(text) { appendTSV(text: $0, to: &out) }
+    }
+
+    /// CSV: quoted when empty, starting with `\x` (it would read back as a blob), or holding a
+    /// comma, a quote, CR or LF; quotes doubled inside.
+    static func appendCSV(text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let quote = text.isEmpty || (text.count >= 2 && text[0] == 92 && text[1] == 120)
+            || text.contains(where: { $0 == 44 || $0 == 34 || $0 == 10 || $0 == 13 })
+        guard quote else { return out.append(contentsOf: text) }
+        out.append(34)
+        for b in text {
+            out.append(b)
+            if b == 34 { out.append(34) }
+        }
+        out.append(34)
+    }
+
+    static func appendCSV(text: [UInt8], to out: inout [UInt8]) {
+        withValidUTF8(text) { appendCSV(text: $0, to: &out) }
+    }
+
+    /// A JSON string. Escaped: `"` `\` LF CR tab as themselves; other C0 controls, DEL, the C1
+    /// controls, U+2028, U+2029 and U+FEFF (Foundation's JSON reader drops an unescaped one) as
+    /// `\u` and four lowercase hex digits. `text` must be valid UTF-8.
+    static func appendJSONString(text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(34)
+        var from = 0
+        var i = 0
+        let n = text.count
+        func flush(_ upTo: Int) {
+            if from < upTo { out.append(contentsOf: UnsafeBufferPointer(rebasing: text[from..<upTo])) }
+        }
+        func unicodeEscape(_ scalar: UInt32) {
+            out += [92, UInt8(ascii: "u")]
+            for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int(scalar >> UInt32(shift) & 15)]) }
+        }
+        while i < n {
+            let b = text[i]
+            if b >= 0x20 && b != 34 && b != 92 && b < 0x7F { i += 1; continue }
+            if b < 0x80 {
+                flush(i)
+                switch b {
+                case 34: out += [92, 34]
+                case 92: out += [92, 92]
+                case 10: out += [92, UInt8(ascii: "n")]
+                case 13: out += [92, UInt8(ascii: "r")]
+                case 9: out += [92, UInt8(ascii: "t")]
+                default: unicodeEscape(UInt32(b))
+                }
+                i += 1
+                from = i
+                continue
+            }
+            // Multi-byte: U+0080–U+009F is C2 80–C2 9F; U+2028/9 is E2 80 A8/A9; U+FEFF is EF BB BF.
+            if b == 0xC2, i + 1 < n, text[i + 1] < 0xA0 {
+                flush(i)
+                unicodeEscape(UInt32(text[i + 1]))
+                i += 2
+                from = i
+            } else if b == 0xE2, i + 2 < n, text[i + 1] == 0x80, text[i + 2] == 0xA8 || text[i + 2] == 0xA9 {
+                flush(i)
+                unicodeEscape(text[i + 2] == 0xA8 ? 0x2028 : 0x2029)
+                i += 3
+                from = i
+            } else if b == 0xEF, i + 2 < n, text[i + 1] == 0xBB, text[i + 2] == 0xBF {
+                flush(i)
+                unicodeEscape(0xFEFF)
+                i += 3
+                from = i
+            } else {
+                i += 1
+            }
+        }
+        flush(n)
+        out.append(34)
+    }
+
+    static func appendJSONString(text: [UInt8], to out: inout [UInt8]) {
+        withValidUTF8(text) { appendJSONString(text: $0, to: &out) }
     }
 }

@@ -38,36 +38,53 @@ struct Export: ParsableCommand {
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
         let (context, entity, _) = try source.open(.init(readOnly: true))
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
-                                   fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: batchSize)
+                                   fetchLimit: limit ?? 0, fetchOffset: offset)
         // Several files: a first column names each row's store.
         let withStore = source.databases.count > 1
+        let storeNames = context.storeNames
         let writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: withStore)
         let out = BufferedOutput()
-        out.write(writer.header())
+        try out.write(writer.header())
         if limit != 0 {
-            let rows = try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil)
-            // On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
-            for index in rows.indices {
-                guard let object = try rows.object(at: index) else { continue } // deleted since the fetch
-                out.write(writer.line(try object.values(entity), store: withStore ? object.objectID.entity.storeName : nil))
+            // One forward pass, one statement: every row is read once, so no ID table is needed.
+            try context.streamRows(request) { row in
+                let start = out.bytes.count
+                writer.append(row, store: withStore ? storeNames[row.storeIndex] : nil, to: &out.bytes)
+                try out.didAppend(from: start)
             }
         }
-        out.flush()
+        try out.flush()
     }
 }
 
-/// Collects output and writes it to stdout in 64 KiB chunks.
+/// Collects output bytes and writes them to stdout in 64 KiB chunks.
 final class BufferedOutput {
-    private var buffer = Data()
+    var bytes: [UInt8] = []
 
     /// Set when stdout is a terminal: control characters are escaped before they are written.
     let toTerminal = isatty(1) == 1
 
-    func write(_ s: String) {
-        buffer.append(contentsOf: (toTerminal ? Self.forTerminal(s) : s).utf8)
-        if buffer.count >= 65_536 { flush() }
+    init() { bytes.reserveCapacity(1 << 17) }
+
+    func write(_ s: String) throws {
+        let start = bytes.count
+        bytes += s.utf8
+        try didAppend(from: start)
     }
 
+    /// Call after appending to ``bytes``: on a terminal, what was appended from `start` on is
+    /// escaped; past 64 KiB, the buffer is written out.
+    @inline(__always)
+    func didAppend(from start: Int) throws {
+        if toTerminal {
+            let appended = String(decoding: bytes[start...], as: UTF8.self)
+            bytes.removeSubrange(start...)
+            bytes += Self.forTerminal(appended).utf8
+        }
+        if bytes.count >= 65_536 { try flush() }
+    }
+
+    /// On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
     /// Escapes control characters in each line, keeping tabs and the line ends (LF or CRLF) themselves.
     static func forTerminal(_ s: String) -> String {
         s.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
@@ -78,18 +95,21 @@ final class BufferedOutput {
         }.joined(separator: "\n")
     }
 
-    func flush() {
-        guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(buffer)
-        buffer.removeAll(keepingCapacity: true)
+    func flush() throws {
+        var written = 0
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while written < buffer.count {
+                let n = Foundation.write(1, base + written, buffer.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw BatchStoreError(.sqlite(-1), "cannot write the output: \(String(cString: strerror(errno)))")
+                }
+                written += n
+            }
+        }
+        bytes.removeAll(keepingCapacity: true)
     }
 }
 
 extension ExportFormat: ExpressibleByArgument {}
-
-extension ManagedObject {
-    /// Every column's value, in the entity's column order.
-    func values(_ entity: Entity) throws -> [SQLValue] {
-        try (0..<entity.attributes.count).map { try value(at: $0) }
-    }
-}

@@ -25,6 +25,9 @@ public protocol FetchingContext: AnyObject {
     ///     then throws `.cancelled` and leaves no temp table). It must not use this context.
     func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection
+    /// Streams the rows `request` matches (in every store), in its order, forward only, as one
+    /// statement: no ID table and no objects (see ``ManagedObjectContext/streamRows(_:_:)``).
+    func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws
     /// Counts the rows `request` matches (in every store), without fetching them.
     func count(for request: FetchRequest) throws -> Int
     /// Runs a batch update in every store that has its entity, all or nothing across stores.

@@ -28,3 +28,23 @@ extension CoordinatedContext: FetchingContext {
     public var registeredObjectCount: Int { contexts.reduce(0) { $0 + $1.registeredObjectCount } }
     public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
 }
+
+extension CoordinatedContext {
+    /// Streams the rows of every store that has `request`'s entity as one statement across them,
+    /// in the order the batched result would hold them (ties by store, then key); each row's
+    /// ``StreamedRow/storeIndex`` says its store. Columns are the first store's, found by name in
+    /// each store. See ``ManagedObjectContext/streamRows(_:_:)``.
+    public func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws {
+        if contexts.contains(where: \.hasChanges) {
+            throw BatchStoreError(.invalidArgument, "streamRows reads the saved rows: save or roll back the contexts' unsaved changes first")
+        }
+        let entities = try coordinator.entities(named: request.entityName)
+        guard let first = entities.first else { return }
+        let columns = first.attributes.map(\.name)
+        let query = try IDQuery.rows(request, parts: entities.map { entity in
+            let i = storeIndex(of: entity)
+            return IDQuery.Part(entity: entity, schema: coordinator.stores[i].schema, databaseName: Self.databaseName(i), storeIndex: i)
+        }, columns: columns)
+        try connection.withDatabase { db in try query.stream(in: db, columns: columns.count, storeColumn: true, body) }
+    }
+}
