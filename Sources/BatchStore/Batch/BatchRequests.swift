@@ -345,8 +345,7 @@ extension ManagedObjectContext {
         let queue = connection.queue
         return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
-            self.switchToWALBeforeWriting(db)
-            try db.inTransaction(.immediate) {
+            try self.inBatchWriteTransaction(db) {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")
                     try connection.createTempTable(db, named: storedTable, StoredChanges.keyTableDefinition(entity))
