@@ -82,6 +82,10 @@ public final class RowReader {
             while let lineBytes = bytes.readLine() {
                 line += 1
                 if lineBytes.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { continue }
+                if let row = FlatJSON.object(lineBytes) {
+                    rowsRead += 1
+                    return row
+                }
                 guard let object = try? JSONSerialization.jsonObject(with: Data(lineBytes)) as? [String: Any] else {
                     throw BatchStoreError(.invalidArgument, "line \(line): not a JSON object")
                 }
