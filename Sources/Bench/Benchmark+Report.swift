@@ -21,9 +21,11 @@ extension Benchmark {
         public var browserOnly: Bool
         /// Measure only the memory of full sweeps.
         public var memoryOnly: Bool
+        /// Measure only export and import against the sqlite3 shell.
+        public var shellOnly: Bool
 
         public init(rows: Int = 1_000_000, db: String? = nil, repeats: Int = 3, json: Bool = false, plot: String? = nil,
-                    skipEager: Bool = false, browserOnly: Bool = false, memoryOnly: Bool = false) {
+                    skipEager: Bool = false, browserOnly: Bool = false, memoryOnly: Bool = false, shellOnly: Bool = false) {
             self.rows = rows
             self.db = db
             self.repeats = repeats
@@ -32,6 +34,7 @@ extension Benchmark {
             self.skipEager = skipEager
             self.browserOnly = browserOnly
             self.memoryOnly = memoryOnly
+            self.shellOnly = shellOnly
         }
     }
 
@@ -80,6 +83,11 @@ struct BenchRun {
             return (memoryTable(sweeps) + plotWritten()).joined(separator: "\n")
         }
 
+        if options.shellOnly {
+            let shell = try shellComparisons()
+            return options.json ? try sortedJSON(shell) : shellLines(shell, rows: actualRows).joined(separator: "\n")
+        }
+
         note("measuring the browser: scroll keys to finished frames…")
         let scroll = try BrowserBenchmark.scroll(path: path)
         if options.browserOnly {
@@ -112,6 +120,7 @@ struct BenchRun {
         note("measuring memory of batch and object-by-object updates (separate processes)…")
         let updateMemory = [try runUpdateWorker(objects: false), try runUpdateWorker(objects: true)]
         Benchmark.removeScratchDirectory()
+        let shell = try shellComparisons()
 
         let sweeps = try memorySweeps()
         try writePlot(sweeps, rows: actualRows)
@@ -126,6 +135,7 @@ struct BenchRun {
                 var updateMemory: [UpdateMemory]
                 var browserScroll: BrowserBenchmark.Figures
                 var stores: Benchmark.StoresFigures
+                var againstShell: [Benchmark.ShellComparison]
                 struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var rowLoopSeconds: Double?; var speedupOverRowLoop: Double?; var baseline: String }
                 struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var openedRSS: Int; var peakRSS: Int }
                 struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var arraySeconds: Double; var refaulted: Int; var targetSeconds: Double }
@@ -140,7 +150,7 @@ struct BenchRun {
                                                     refaulted: merge.refaulted, targetSeconds: 0.05),
                batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, rowLoopSeconds: b.rowLoopSeconds, speedupOverRowLoop: b.speedupOverRowLoop, baseline: b.baseline) },
                updateMemory: updateMemory.enumerated().map { i, m in .init(path: i == 0 ? "batch" : "object by object", startRSS: m.start, openedRSS: m.opened, peakRSS: m.peak) },
-               browserScroll: scroll, stores: stores)
+               browserScroll: scroll, stores: stores, againstShell: shell)
             return try sortedJSON(report)
         }
         var out: [String] = []
@@ -175,11 +185,39 @@ struct BenchRun {
                    + (stores.ratio <= 1.3 ? "   (≤ 1.3x ok)" : "   (≤ 1.3x MISSED)"))
         out.append(pad("several stores: full sweep, peak RSS growth", 44) + "\(stores.splitSweepGrowth / 1_048_576) MB (fresh process; the one-store sweep is under memory)")
         out.append("")
+        out += shellLines(shell, rows: actualRows)
+        out.append("")
         out += scrollLines(scroll)
         out.append("")
         out.append("baselines: " + comparisons.map { "\($0.name): \($0.baseline)" }.joined(separator: "; "))
         out += plotWritten()
         return out.joined(separator: "\n")
+    }
+
+    /// Export and import against the sqlite3 shell (none when the shell is not installed).
+    func shellComparisons() throws -> [Benchmark.ShellComparison] {
+        guard let shell = Benchmark.sqlite3Shell() else {
+            note("no sqlite3 shell on PATH: the comparison with it is skipped (make installs it)")
+            return []
+        }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        return try Benchmark.againstShell(path: path, executable: executable, shell: shell, repeats: options.repeats, note: note)
+    }
+
+    /// The "against the sqlite3 shell" table.
+    func shellLines(_ rows: [Benchmark.ShellComparison], rows count: Int) -> [String] {
+        guard !rows.isEmpty else { return ["against the sqlite3 shell: skipped (no sqlite3 on PATH)"] }
+        var out = ["against the sqlite3 shell (\(formatCount(count)) movies; separate processes, output to /dev/null, median of \(options.repeats))",
+                   pad("command", 44) + pad("faultline", 11) + pad("shell", 10) + pad("ratio", 8) + pad("target", 15) + "peak RSS, faultline / shell"]
+        for r in rows {
+            let mark = r.target.map { r.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+            out.append(pad(r.name, 44) + pad(String(format: "%.3f s", r.oursSeconds), 11) + pad(String(format: "%.3f s", r.shellSeconds), 10)
+                       + pad(String(format: "%.2fx", r.ratio), 8) + pad(mark, 15) + "\(r.oursPeakRSS / 1_048_576) / \(r.shellPeakRSS / 1_048_576) MB")
+        }
+        out.append("shell commands: export uses -tabs -header, -csv -header and -json with the same ORDER BY (ties by id, then store);"
+                   + " four stores are ATTACHed and joined with UNION ALL; blobs are written with '\\x' || lower(hex(data));"
+                   + " import is .import --csv --skip 1 into the same empty table (the shell leaves foreign keys off; faultline checks them)")
+        return out
     }
 
     /// The memory table: one row per sweep.

@@ -33,15 +33,20 @@ struct Bench: ParsableCommand {
     @Flag(help: "Measure only the memory of full sweeps, batched and eager (with --plot, draw them).")
     var memoryOnly = false
 
+    @Flag(help: "Measure only export and import against the sqlite3 shell (each a separate process on the same file).")
+    var shellOnly = false
+
     func validate() throws {
         guard rows > 0 else { throw ValidationError("--rows must be at least 1") }
         guard repeats > 0 else { throw ValidationError("--repeats must be at least 1") }
-        guard !(browserOnly && memoryOnly) else { throw ValidationError("--browser-only and --memory-only do not go together") }
+        guard [browserOnly, memoryOnly, shellOnly].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--browser-only, --memory-only and --shell-only do not go together")
+        }
     }
 
     func run() throws {
         let options = Benchmark.Options(rows: rows, db: db, repeats: repeats, json: json, plot: plot,
-                                        skipEager: skipEager, browserOnly: browserOnly, memoryOnly: memoryOnly)
+                                        skipEager: skipEager, browserOnly: browserOnly, memoryOnly: memoryOnly, shellOnly: shellOnly)
         print(try Benchmark.report(options, status: printError) { path, rows in
             try createDemoDatabase(at: path, rows: rows, label: "creating \(formatCount(rows)) rows") { _ in
                 "created \(formatCount(rows))-row demo database"

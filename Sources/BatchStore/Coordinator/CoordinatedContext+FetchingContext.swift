@@ -41,10 +41,40 @@ extension CoordinatedContext {
         let entities = try coordinator.entities(named: request.entityName)
         guard let first = entities.first else { return }
         let columns = first.attributes.map(\.name)
-        let query = try IDQuery.rows(request, parts: entities.map { entity in
+        let parts = entities.map { entity in
             let i = storeIndex(of: entity)
             return IDQuery.Part(entity: entity, schema: coordinator.stores[i].schema, databaseName: Self.databaseName(i), storeIndex: i)
-        }, columns: columns)
-        try connection.withDatabase { db in try query.stream(in: db, columns: columns.count, storeColumn: true, body) }
+        }
+        guard request.sortDescriptors.isEmpty, parts.count > 1 else {
+            let query = try IDQuery.rows(request, parts: parts, columns: columns)
+            try connection.withDatabase { db in try query.stream(in: db, columns: columns.count, storeColumn: true) { try body($0); return true } }
+            return
+        }
+        // Unsorted, the order is store, then key: each store's rows in key order, one store after
+        // another, in one read transaction. No sort of the whole, which UNION ALL … ORDER BY s, k
+        // would run; the limit and offset count across the stores.
+        var each = request
+        each.fetchLimit = 0
+        each.fetchOffset = 0
+        let queries = try parts.map { part -> (IDQuery, Int) in
+            var one = part
+            one.storeIndex = nil
+            return (try IDQuery.rows(each, parts: [one], columns: columns), part.storeIndex ?? 0)
+        }
+        var toSkip = request.fetchOffset
+        var left = request.fetchLimit > 0 ? request.fetchLimit : Int.max
+        try connection.withDatabase { db in
+            try db.inTransaction(.deferred) {
+                for (query, store) in queries where left > 0 {
+                    try query.stream(in: db, columns: columns.count, storeColumn: false, store: store) { row in
+                        if toSkip > 0 { toSkip -= 1; return true }
+                        try body(row)
+                        left -= 1
+                        return left > 0
+                    }
+                }
+                return .commit
+            }
+        }
     }
 }

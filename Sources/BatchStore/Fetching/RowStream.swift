@@ -112,9 +112,9 @@ extension IDQuery {
                        arguments: arguments)
     }
 
-    /// Steps the row query to its end on `db`, giving each row to `body`. With `storeColumn`, the
-    /// first column is the store index.
-    func stream(in db: Database, columns: Int, storeColumn: Bool, _ body: (StreamedRow) throws -> Void) throws {
+    /// Steps the row query on `db`, giving each row to `body` until it returns false or the rows
+    /// end. With `storeColumn`, the first column is the store index; else every row is `store`'s.
+    func stream(in db: Database, columns: Int, storeColumn: Bool, store: Int = 0, _ body: (StreamedRow) throws -> Bool) throws {
         let statement = try db.makeStatement(sql: select).bound(arguments)
         let stmt = statement.sqliteStatement
         defer { sqlite3_reset(stmt) }
@@ -124,8 +124,8 @@ extension IDQuery {
             guard code == SQLITE_ROW else {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: select)
             }
-            let store = storeColumn ? Int(sqlite3_column_int64(stmt, 0)) : 0
-            try body(StreamedRow(statement: stmt, first: storeColumn ? 1 : 0, count: columns, storeIndex: store))
+            let index = storeColumn ? Int(sqlite3_column_int64(stmt, 0)) : store
+            guard try body(StreamedRow(statement: stmt, first: storeColumn ? 1 : 0, count: columns, storeIndex: index)) else { return }
         }
     }
 }
@@ -153,6 +153,6 @@ extension ManagedObjectContext {
         let columns = entity.attributes.map(\.name)
         let query = try IDQuery.rows(request, parts: [IDQuery.Part(entity: entity, schema: store.schema, databaseName: "main", storeIndex: nil)],
                                      columns: columns)
-        try withDatabase { db in try query.stream(in: db, columns: columns.count, storeColumn: false, body) }
+        try withDatabase { db in try query.stream(in: db, columns: columns.count, storeColumn: false) { try body($0); return true } }
     }
 }

@@ -1,0 +1,196 @@
+import BatchStore
+import Foundation
+
+extension Benchmark {
+    /// One row of the "against the sqlite3 shell" table: a `faultline` command and the shell
+    /// command that produces the same rows, each a separate process on the same file in the same
+    /// run, output to /dev/null; the median of the repeats, and each side's peak RSS.
+    struct ShellComparison: Sendable, Codable {
+        var name: String
+        var oursSeconds: Double
+        var shellSeconds: Double
+        var ratio: Double { shellSeconds > 0 ? oursSeconds / shellSeconds : 0 }
+        var target: Double?
+        var oursPeakRSS: Int
+        var shellPeakRSS: Int
+        var ours: String
+        var shell: String
+    }
+
+    /// The sqlite3 shell on PATH, or nil.
+    static func sqlite3Shell() -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/sqlite3"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs `arguments[0]` with the rest, stdout to /dev/null, stderr kept; returns the wall time
+    /// and the child's peak RSS. The peak is the child's own `VmHWM`, read from /proc every 2 ms by
+    /// a second thread while this one waits: `wait4`'s `ru_maxrss` would report this (large)
+    /// process's RSS, which a spawned child shares until its exec.
+    static func runTimed(_ arguments: [String]) throws -> (seconds: Double, peakRSS: Int) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard code == 0 else { throw BatchStoreError(.sqlite(-1), "cannot start \(arguments[0]): \(String(cString: strerror(code)))") }
+        let watcher = PeakWatcher(pid: pid)
+        let thread = Thread { watcher.run() }
+        thread.start()
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let peak = watcher.stop()
+        guard status == 0 else {
+            throw BatchStoreError(.sqlite(-1), "\(arguments.map { $0.count > 60 ? String($0.prefix(60)) + "…" : $0 }.joined(separator: " ")) failed (status \(status))")
+        }
+        return (seconds, peak)
+    }
+
+    /// Samples a child's `VmHWM` (its peak RSS so far, after its exec) until stopped.
+    final class PeakWatcher: @unchecked Sendable {
+        let pid: pid_t
+        private let lock = NSLock()
+        private var stopped = false
+        private var peak = 0
+        private let done = DispatchSemaphore(value: 0)
+
+        init(pid: pid_t) { self.pid = pid }
+
+        func run() {
+            while true {
+                if let hwm = Self.vmHWM(pid) { lock.withLock { peak = max(peak, hwm) } }
+                if lock.withLock({ stopped }) { break }
+                usleep(2_000)
+            }
+            done.signal()
+        }
+
+        /// Stops sampling and returns the largest `VmHWM` seen, in bytes.
+        func stop() -> Int {
+            lock.withLock { stopped = true }
+            done.wait()
+            return lock.withLock { peak }
+        }
+
+        static func vmHWM(_ pid: pid_t) -> Int? {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+            return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+        }
+    }
+
+    /// Export in each format, sorted and not, from one store and from four; a blob-heavy table;
+    /// import from CSV and NDJSON: each `faultline` command beside the sqlite3 shell doing the same
+    /// work. `executable` is this program.
+    static func againstShell(path: String, executable: String, shell: String, repeats: Int, note: (String) -> Void) throws -> [ShellComparison] {
+        try FileManager.default.createDirectory(atPath: scratchDirectory, withIntermediateDirectories: true)
+        defer { removeScratchDirectory() }
+        var rows: [ShellComparison] = []
+        func compare(_ name: String, target: Double?, ours: [String], shell: [String], before: (() throws -> Void)? = nil) throws {
+            note("against the shell: \(name)…")
+            var o: [Double] = [], s: [Double] = [], oRSS = 0, sRSS = 0
+            for _ in 0..<repeats {
+                try before?()
+                let a = try runTimed(ours)
+                try before?()
+                let b = try runTimed(shell)
+                o.append(a.seconds); s.append(b.seconds)
+                oRSS = max(oRSS, a.peakRSS); sRSS = max(sRSS, b.peakRSS)
+            }
+            rows.append(ShellComparison(name: name, oursSeconds: median(o), shellSeconds: median(s), target: target, oursPeakRSS: oRSS, shellPeakRSS: sRSS,
+                                        ours: ours.dropFirst().joined(separator: " "), shell: shell.dropFirst().joined(separator: " ")))
+        }
+        let shellModes: [(format: String, flags: [String])] = [("tsv", ["-tabs", "-header"]), ("csv", ["-csv", "-header"]), ("ndjson", ["-json"])]
+
+        // One store.
+        for sorted in [false, true] {
+            for (format, flags) in shellModes {
+                try compare("export \(format)\(sorted ? ", sorted by rating" : "")", target: 1.3,
+                            ours: [executable, "export", path, "--table", "movie", "--format", format] + (sorted ? ["--sort", "rating desc"] : []),
+                            shell: [shell] + flags + [path, "SELECT * FROM movie" + (sorted ? " ORDER BY rating DESC, id" : "")])
+            }
+        }
+
+        // Four stores: the rows split by id % 4; the shell attaches them and runs UNION ALL.
+        let parts = try splitIntoStores(path: path, parts: 4)
+        let union = parts.enumerated().map { i, p in "SELECT '\((p as NSString).lastPathComponent)' AS store, * FROM \(i == 0 ? "main" : "s\(i)").movie" }.joined(separator: " UNION ALL ")
+        let attach = parts.enumerated().dropFirst().map { i, p in "ATTACH '\(p)' AS s\(i);" }.joined()
+        for sorted in [false, true] {
+            for (format, flags) in shellModes {
+                let order = sorted ? " ORDER BY rating DESC, store, id" : ""
+                try compare("export \(format), 4 stores\(sorted ? ", sorted by rating" : "")", target: 1.3,
+                            ours: [executable, "export"] + parts + ["--table", "movie", "--format", format] + (sorted ? ["--sort", "rating desc"] : []),
+                            shell: [shell] + flags + [parts[0], "\(attach) SELECT * FROM (\(union))\(order)"])
+            }
+        }
+
+        // A blob-heavy table: 20,000 rows of 2.5-2.6 KB blobs; the shell writes hex() itself.
+        let blobs = scratchDirectory + "/blobs.sqlite"
+        removeScratch(blobs)
+        let b = try RawConnection(path: blobs, readOnly: false, create: true)
+        try b.exec("CREATE TABLE b(id INTEGER PRIMARY KEY, name TEXT, data BLOB); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000) INSERT INTO b SELECT i, 'n' || i, randomblob(2500 + i % 100) FROM c")
+        for format in ["csv", "tsv", "ndjson"] {
+            try compare("export \(format), 20k rows of 2.5 KB blobs", target: 1.5,
+                        ours: [executable, "export", blobs, "--table", "b", "--format", format],
+                        shell: [shell, "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
+        }
+
+        // Import: the shell's .import of the same CSV into the same empty table (foreign keys off,
+        // as the shell leaves them; faultline checks them).
+        let csv = scratchDirectory + "/movie.csv", ndjson = scratchDirectory + "/movie.ndjson"
+        note("against the shell: writing the import files…")
+        for (file, format) in [(csv, "csv"), (ndjson, "ndjson")] {
+            FileManager.default.createFile(atPath: file, contents: nil)
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 1, file, O_WRONLY | O_TRUNC, 0)
+            let args = [executable, "export", path, "--table", "movie", "--format", format]
+            let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+            var pid: pid_t = 0
+            var status: Int32 = 0
+            posix_spawn(&pid, executable, &actions, nil, argv, environ)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            posix_spawn_file_actions_destroy(&actions)
+            for p in argv { free(p) }
+        }
+        let target = scratchDirectory + "/import.sqlite"
+        let empty = { try makeEmptyCopy(of: path, at: target) }
+        try compare("import csv", target: 1.5, ours: [executable, "import", target, "--table", "movie", csv],
+                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+        try compare("import ndjson (shell: the same rows as CSV)", target: 1.5, ours: [executable, "import", target, "--table", "movie", ndjson],
+                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+        return rows
+    }
+
+    /// `movie` of `path` split into `parts` files by `id % parts`, with every director, in the scratch folder.
+    static func splitIntoStores(path: String, parts: Int) throws -> [String] {
+        try (0..<parts).map { part in
+            let file = scratchDirectory + "/store\(part).sqlite"
+            try makeEmptyCopy(of: path, at: file)
+            let db = try RawConnection(path: file, readOnly: false)
+            try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src; INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part); DETACH DATABASE src")
+            return file
+        }
+    }
+
+    /// A new file at `target` with the schema of `path` (tables, then indexes) and its directors,
+    /// and no movies.
+    static func makeEmptyCopy(of path: String, at target: String) throws {
+        removeScratch(target)
+        var schema: [String] = []
+        try RawConnection(path: path).forEachRow("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid") { row in
+            if case .text(let sql) = row[0] { schema.append(sql) }
+        }
+        let db = try RawConnection(path: target, readOnly: false, create: true)
+        try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src; BEGIN; " + schema.joined(separator: "; ")
+                    + "; INSERT INTO main.director SELECT * FROM src.director; COMMIT; DETACH DATABASE src")
+    }
+}
