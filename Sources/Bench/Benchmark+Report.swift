@@ -183,6 +183,7 @@ struct BenchRun {
         out.append("")
         out.append(pad("several stores: open sorted by title, \(stores.parts) stores vs 1", 44) + String(format: "%.3f s vs %.3f s = %.2fx", stores.splitSeconds, stores.oneStoreSeconds, stores.ratio)
                    + (stores.ratio <= 1.3 ? "   (≤ 1.3x ok)" : "   (≤ 1.3x MISSED)"))
+        out.append(pad("several stores: full sweep, \(stores.parts) stores vs 1", 44) + String(format: "%.3f s vs %.3f s = %.2fx", stores.splitSweepSeconds, stores.oneSweepSeconds, stores.sweepRatio))
         out.append(pad("several stores: full sweep, peak RSS growth", 44) + "\(stores.splitSweepGrowth / 1_048_576) MB (fresh process; the one-store sweep is under memory)")
         out.append("")
         out += shellLines(shell, rows: actualRows)

@@ -13,6 +13,10 @@ extension Benchmark {
         /// Peak RSS growth during a full sweep of the split result (measured first, in a fresh
         /// process): connections and page caches per store, then flat.
         var splitSweepGrowth: Int
+        /// A full sweep reading one value of every object: one store, then the split stores.
+        var oneSweepSeconds: Double
+        var splitSweepSeconds: Double
+        var sweepRatio: Double { oneSweepSeconds > 0 ? splitSweepSeconds / oneSweepSeconds : 0 }
     }
 
     /// Splits `movie` of `path` into `parts` store files (rows by `id % parts`, in the scratch
@@ -62,7 +66,15 @@ extension Benchmark {
             let c2 = try CoordinatedContext(coordinator: split)
             splitTimes.append(try time { _ = try c2.fetchBatched(request).count })
         }
+        var oneSweeps: [Double] = [], splitSweeps: [Double] = []
+        let unsorted = FetchRequest(entityName: "movie", fetchBatchSize: 100)
+        for _ in 0..<repeats {
+            let one = try ManagedObjectContext(store: one).fetchBatched(unsorted, residentBatches: 2)
+            oneSweeps.append(try time { _ = try sweepBody(one, everyValue: false) })
+            let split = try CoordinatedContext(coordinator: split).fetchBatched(unsorted, residentBatches: 2, firstBatch: nil, progress: nil)
+            splitSweeps.append(try time { _ = try sweepBody(split, everyValue: false) })
+        }
         return StoresFigures(rows: rows, parts: parts, oneStoreSeconds: median(oneTimes), splitSeconds: median(splitTimes),
-                             splitSweepGrowth: splitGrowth)
+                             splitSweepGrowth: splitGrowth, oneSweepSeconds: median(oneSweeps), splitSweepSeconds: median(splitSweeps))
     }
 }

@@ -69,6 +69,37 @@ import Testing
         #expect(rows.statistics.valueBytesResident == 0)
     }
 
+    /// A result across stores packs each store's share of a batch and detaches kept objects from
+    /// every one of them when the batch goes.
+    @Test func severalStoresPackAndDetachLikeOne() throws {
+        let dir = TempDir()
+        let paths = try ["a", "b"].map { name -> String in
+            let path = try makeDatabase(dir, "\(name).sqlite", sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT)")
+            try direct(path) { db in
+                for i in 1...300 { try db.execute(sql: "INSERT INTO n VALUES (?, ?, ?)", arguments: [i, i * (name == "a" ? 10 : -10), "\(name) \(i)"]) }
+            }
+            return path
+        }
+        let context = try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0) }))
+        // Sorted by v: a batch mixes rows of both stores.
+        let rows = try context.fetchBatched(FetchRequest(entityName: "n", sortDescriptors: [SortDescriptor(key: "name")], fetchBatchSize: 50),
+                                            residentBatches: 2, firstBatch: nil, progress: nil)
+        #expect(rows.count == 600)
+        let kept = try #require(rows[3])
+        let other = try #require(rows[303])
+        #expect(kept.objectID.entity.storeName == "a" && other.objectID.entity.storeName == "b")
+        #expect(packedRows(of: kept) != nil && packedRows(of: other) != nil, "each store's share is packed")
+        weak var buffer = packedRows(of: kept)
+        let before = try kept.value(forKey: "name")
+        #expect(before == .text("a 101"), "a 1, a 10, a 100, a 101, …")
+        for object in rows { _ = try object?.value(at: 1) }
+        #expect(packedRows(of: kept) == nil, "detached when its batch was dropped")
+        #expect(buffer == nil)
+        #expect(try kept.value(forKey: "name") == before)
+        #expect(rows[3] === kept)
+        #expect(try #require(rows.statistics.valueBytesResident) > 0)
+    }
+
     @Test func anObjectInTwoCollectionsIsDetachedWhenItsOwnerDropsIt() throws {
         let dir = TempDir()
         let store = try PersistentStore(path: try makeNumbers(dir, count: 300))

@@ -27,22 +27,75 @@ final class CoordinatedResultSource: ResultEditing {
 
     var ids: any IDStore { table }
     var objectsAlive: Int { owner.contexts.reduce(0) { $0 + $1.registeredObjectCount } }
-    var packsValues: Bool { false }
+    var packsValues: Bool { true }
 
     func idQuery(_ request: FetchRequest) throws -> IDQuery {
         try owner.idQuery(request, entities: entities.keys.sorted().compactMap { entities[$0] })
     }
 
+    /// The batch fault, one statement on the owner's connection (which sees every store): each
+    /// store's share joined on its key, `SELECT ids.pos, ids.store, ids.key, t.<columns> FROM
+    /// <ids> AS ids CROSS JOIN bs_storeN."T" AS t ON t.<key> = ids.key WHERE ids.pos BETWEEN ?1
+    /// AND ?2 AND ids.store = N UNION ALL …`, read with the C API into one ``PackedRows`` per
+    /// store and adopted by that store's context: the one-store fault's path, per store.
+    private lazy var faultSQL: String = {
+        entities.keys.sorted().compactMap { i -> String? in
+            guard let entity = entities[i], let key = entity.keyColumns.first else { return nil }
+            let columns = owner.contexts[i].statements(for: entity).columnList
+            return "SELECT ids.pos, ids.store, ids.key\(columns.isEmpty ? "" : ", " + columns) FROM \(table.qualifiedName) AS ids CROSS JOIN "
+                + "\(CoordinatedContext.databaseName(i)).\(quoteIdentifier(entity.name)) AS t ON t.\(quoteIdentifier(key)) = ids.key "
+                + "WHERE ids.pos BETWEEN ?1 AND ?2 AND ids.store = \(i)"
+        }.joined(separator: " UNION ALL ")
+    }()
+
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
-        let rows = try table.rows(in: positions)
-        let pairs = rows.map { row -> (store: Int, key: SQLValue) in
-            if case .integer(let s) = row.values[0] { return (Int(s), row.values[1]) }
-            return (-1, row.values[1])
+        let start = positions.lowerBound
+        let sql = faultSQL
+        let contexts = owner.contexts
+        // Per store, looked up by index in the row loop: entity, identity table, packed values.
+        let storeCount = contexts.count
+        var storeEntities = [Entity?](repeating: nil, count: storeCount)
+        var registries = [RowidRegistry?](repeating: nil, count: storeCount)
+        for (i, entity) in entities where i < storeCount {
+            storeEntities[i] = entity
+            if entity.isKeyedByRowid { registries[i] = contexts[i].identity.rowidTable(for: entity) }
         }
-        let found = try owner.objects(for: pairs, entities: entities)
-        var objects = [ManagedObject?](repeating: nil, count: positions.count)
-        for (row, object) in zip(rows, found) { objects[row.position - positions.lowerBound] = object }
-        return FaultedBatch(objects: objects, packed: nil)
+        var packs = [PackedRows?](repeating: nil, count: storeCount)
+        let objects = try owner.connection.withDatabase { db -> [ManagedObject?] in
+            var objects = [ManagedObject?](repeating: nil, count: positions.count)
+            let statement = try db.cachedStatement(sql: sql)
+            let stmt = statement.sqliteStatement
+            sqlite3_reset(stmt)
+            sqlite3_bind_int64(stmt, 1, Int64(start + 1))
+            sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
+            defer { sqlite3_reset(stmt) }
+            while true {
+                let code = sqlite3_step(stmt)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+                }
+                let slot = Int(sqlite3_column_int64(stmt, 0)) - 1 - start
+                let store = Int(sqlite3_column_int64(stmt, 1))
+                guard slot >= 0 && slot < objects.count, store >= 0 && store < storeCount, let entity = storeEntities[store] else { continue }
+                let context = contexts[store]
+                let packed: PackedRows
+                if let p = packs[store] { packed = p } else {
+                    packed = PackedRows(rows: positions.count, columns: entity.attributes.count)
+                    packs[store] = packed
+                }
+                if let registry = registries[store], sqlite3_column_type(stmt, 2) == SQLITE_INTEGER {
+                    objects[slot] = context.identity.adopt(rowid: sqlite3_column_int64(stmt, 2), entity: entity, table: registry, link: context.link) {
+                        .packed(packed, packed.appendRow(stmt, from: 3))
+                    }
+                } else {
+                    let id = ObjectID(entity: entity, key: .primaryKey([SQLValue(statement: stmt, column: 2)]))
+                    objects[slot] = context.identity.adopt(id, link: context.link) { .packed(packed, packed.appendRow(stmt, from: 3)) }
+                }
+            }
+            return objects
+        }
+        return FaultedBatch(objects: objects, packed: packs.compactMap { $0 })
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
@@ -225,6 +278,7 @@ extension ManagedObjectContext {
         let attributeCount = entity.attributes.count
         let rowid = entity.isKeyedByRowid
         var result: [SQLValue: ManagedObject] = [:]
+        result.reserveCapacity(keys.count)
         try withDatabase { db in
             var offset = 0
             while offset < keys.count {

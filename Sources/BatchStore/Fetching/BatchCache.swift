@@ -3,9 +3,9 @@ import Foundation
 /// The objects of one batch, as a fault made them.
 struct FaultedBatch {
     var objects: [ManagedObject?]
-    /// The packed values the batch's objects point to (nil where objects keep decoded values: a
-    /// child context, several stores).
-    var packed: PackedRows?
+    /// The packed values the batch's objects point to: one per store the batch came from; none
+    /// where objects keep decoded values (a child context).
+    var packed: [PackedRows]
 }
 
 /// The resident batches of a result: a bounded LRU keyed by batch number, with the last batch
@@ -85,12 +85,13 @@ final class BatchCache {
     private func drop(_ b: Int) {
         if b == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
         guard var entry = batches.removeValue(forKey: b) else { return }
-        guard let packed = entry.batch.packed else { return }
-        entry.batch.packed = nil
+        let packed = entry.batch.packed
+        guard !packed.isEmpty else { return }
+        entry.batch.packed = []
         // The array is uniquely ours now (lastBatch was cleared), so this checks each object's own
         // reference count, without copying the array.
         for i in entry.batch.objects.indices where entry.batch.objects[i] != nil {
-            if !isKnownUniquelyReferenced(&entry.batch.objects[i]), let object = entry.batch.objects[i], object.isPacked(in: packed) {
+            if !isKnownUniquelyReferenced(&entry.batch.objects[i]), let object = entry.batch.objects[i], packed.contains(where: object.isPacked(in:)) {
                 object.detachFromPackedRows()
             }
         }
@@ -120,5 +121,5 @@ final class BatchCache {
     /// Objects referenced by resident batches.
     var objectsResident: Int { batches.values.reduce(0) { $0 + $1.batch.objects.count } }
     /// Bytes of packed values held by resident batches.
-    var packedBytes: Int { batches.values.reduce(0) { $0 + ($1.batch.packed?.byteCount ?? 0) } }
+    var packedBytes: Int { batches.values.reduce(0) { $0 + $1.batch.packed.reduce(0) { $0 + $1.byteCount } } }
 }

@@ -113,7 +113,7 @@ final class StoreResultSource: ResultSource {
             }
             return objects
         }
-        return FaultedBatch(objects: objects, packed: packed)
+        return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [])
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
