@@ -31,6 +31,9 @@ protocol ResultSource: AnyObject {
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
     var packsValues: Bool { get }
+    /// The distinct values of `attribute` over the rows of the ID table, grouped and counted in a
+    /// temp table on the ID table's connection; `estimate` is the rows read, for `progress`.
+    func frequencies(of attribute: String, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ValueFrequencies
 }
 
 /// Where a result's IDs live: a table on the source's database, in result order, which never

@@ -116,6 +116,21 @@ final class StoreResultSource: ResultSource {
         return FaultedBatch(objects: objects, packed: packed)
     }
 
+    /// Groups `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
+    /// ON t.rowid = ids.key` (a view without a row key: `SELECT ids.c<i> AS value FROM temp."bs_ids_…" AS ids`).
+    func frequencies(of attribute: String, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ValueFrequencies {
+        let index = try entity.requireAttributeIndex(attribute)
+        let name = entity.attributes[index].name
+        let values: String
+        if isAddressable {
+            let on = zip(entity.keyColumns, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
+            values = "SELECT t.\(quoteIdentifier(name)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN main.\(quoteIdentifier(entity.name)) AS t ON \(on)"
+        } else {
+            values = "SELECT ids.\(idColumns[index]) AS value FROM \(table.qualifiedName) AS ids"
+        }
+        return try ValueFrequencies(attribute: name, connection: table.connection, values: values, estimate: estimate, progress: progress)
+    }
+
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
         guard isAddressable else { return ObjectID(entity: entity, key: .position(position)) }
         if entity.isKeyedByRowid, idRow.count == 1, case .integer(let r) = idRow[0] { return ObjectID(entity: entity, key: .rowid(r)) }
