@@ -25,6 +25,10 @@ final class EffectRunner {
     var collectionID: Int?
     var resultSerial = 0
     var eagerArray: [ManagedObject] = []
+    /// The frequency sheet on screen, over ``collection`` (nil: a table sheet is on screen).
+    var frequencies: ValueFrequencies?
+    /// The sheets under the one on screen, bottom first: what Esc goes back to.
+    var parked: [ParkedSheet] = []
     var dataVersion: Int?
     /// Seconds the last batch fault took, on ``BrowserEnvironment/now`` (nil: none since the
     /// result opened).
@@ -84,7 +88,15 @@ final class EffectRunner {
         case .open(let table, let filter, let sort, let cursor, let thenBy):
             return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
         case .loadWindow(let range):
+            if state.frequencySheet != nil { return [.windowLoaded(start: range.lowerBound, rows: try frequencyRows(range))] }
             return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+        case .frequency(let column, let result):
+            return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
+        case .openValue(let row, let sheet):
+            return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
+        case .closeSheet:
+            closeSheet()
+            return []
         case .loadRecord(let row):
             return [.recordLoaded(try recordFields(row))]
         case .search(let column, let text, let from, let backwards):

@@ -1,0 +1,120 @@
+import BatchStore
+import Browser
+import Foundation
+import GRDB
+import Testing
+import TerminalCore
+
+/// The frequency sheet in whole sessions on a real file, on the in-memory screen.
+@Suite("The frequency sheet, whole screens")
+struct FrequencySheetTests {
+    /// 12 movies: genre Drama ×5, Noir ×3, NULL ×2, a hostile value and a Japanese one; `n` holds
+    /// the integer 1, the real 1.0 and the text '1'.
+    func movies(_ dir: TempDir) throws -> String {
+        try makeDatabase(dir, sql: """
+            CREATE TABLE m(id INTEGER PRIMARY KEY, genre TEXT, n);
+            INSERT INTO m(genre, n) VALUES ('Drama', 1), ('Noir', 1.0), ('Drama', '1'), (NULL, 2), ('Drama', 1), ('Noir', '1'),
+              ('<b>' || char(27) || '[31m', 3), ('Drama', 1.0), (NULL, NULL), ('日本', 2), ('Drama', 2), ('Noir', 3);
+            """)
+    }
+
+    func browser(_ path: String, width: Int = 80, height: Int = 12) throws -> (Browser, MemoryTerminal) {
+        let term = MemoryTerminal(width: width, height: height)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "m", batchSize: 5), backend: term,
+                            environment: FakeFacts().environment)
+        b.start()
+        return (b, term)
+    }
+
+    @Test("F, Enter on NULL, Esc, Esc: every line of each screen")
+    func session() throws {
+        let dir = TempDir()
+        let (b, term) = try browser(try movies(dir))
+        b.send(keys("jjjl"))
+        b.send(.char("F"))
+        let frequencies = [
+            "  #  genre     count percent histogram",
+            "  1  Drama     5     41.67%  ██████████████████████████████",
+            "  2  Noir      3     25.00%  ██████████████████",
+            "  3  ∅         2     16.67%  ████████████",
+            "  4  <b>\\e[31m 1     8.33%   ██████",
+            "  5  日本      1     8.33%   ██████",
+            "",
+            "",
+            "",
+            "",
+        ]
+        #expect(term.text == frequencies + [
+            " test.sqlite › m › genre freq │ value 1 of 5 in 12 rows                  ? help",
+            "5 distinct values of genre in 12 rows, counted by SQLite in 10 ms; Enter opens …",
+        ])
+        b.send(keys("jj"))
+        b.send(.enter)
+        #expect(term.text == [
+            "  #  id genre n",
+            "  1  4  ∅     2",
+            "  2  9  ∅     ∅",
+            "", "", "", "", "", "", "",
+            " test.sqlite › m › genre freq › m │ row 1 of 2 │ filter: genre == nil    ? help",
+            "2 rows in 10 ms (IDs in SQLite, rows faulted 5 at a time)",
+        ])
+        b.send(.escape)
+        #expect(term.text == frequencies + [
+            " test.sqlite › m › genre freq │ value 3 of 5 in 12 rows                  ? help",
+            "back from m to genre freq",
+        ])
+        b.send(.escape)
+        #expect(term.text == [
+            "  #  id genre     n",
+            "  1  1  Drama     1",
+            "  2  2  Noir      1.0",
+            "  3  3  Drama     1",
+            "  4  4  ∅         2",
+            "  5  5  Drama     1",
+            "  6  6  Noir      1",
+            "  7  7  <b>\\e[31m 3",
+            "  8  8  Drama     1.0",
+            "  9  9  ∅         ∅",
+            " m │ row 4 of 12                                                         ? help",
+            "back from genre freq to m",
+        ])
+        #expect(b.state.cursorColumn == 1)
+    }
+
+    @Test("mixed storage classes: 1 and 1.0 are one value, '1' another; Enter on each opens exactly its rows")
+    func mixedStorageClasses() throws {
+        let dir = TempDir()
+        let path = try movies(dir)
+        let (b, _) = try browser(path)
+        b.send(keys("llF"))
+        let shell = try sqlite3(path, "SELECT quote(n), count(*) FROM m GROUP BY n ORDER BY count(*) DESC, n").split(separator: "\n").map(String.init)
+        #expect(shell == ["1|4", "2|3", "3|2", "'1'|2", "NULL|1"])
+        #expect(b.state.count == 5)
+        let shown = (0..<5).compactMap { b.state.snapshot($0).map { Array($0.values.prefix(2)) } }
+        #expect(shown == [[.text("1"), .text("4")], [.text("2"), .text("3")], [.text("3"), .text("2")], [.text("1"), .text("2")], [.null, .text("1")]])
+        for (row, filter, count) in [(0, "n == 1", 4), (3, "n == \"1\"", 2), (4, "n == nil", 1)] {
+            b.send(.char("g"))
+            for _ in 0..<row { b.send(.char("j")) }
+            b.send(.enter)
+            #expect(b.state.filter == filter && b.state.count == count && b.state.sheetDepth == 2, "\(b.state.filter): \(b.state.count)")
+            b.send(.char("q"))
+            #expect(b.state.frequencySheet?.column == "n" && b.state.cursorRow == row)
+        }
+    }
+
+    @Test("over a filter: the sheet counts the filtered rows; Enter adds the value to the filter")
+    func overAFilter() throws {
+        let dir = TempDir()
+        let term = MemoryTerminal(width: 100, height: 12)
+        let b = try Browser(store: try PersistentStore(path: try movies(dir)),
+                            options: BrowserOptions(table: "m", filter: "id > 3", sort: "id desc", batchSize: 5), backend: term, environment: FakeFacts().environment)
+        b.start()
+        b.send(keys("lF"))
+        #expect(b.state.frequencySheet?.total == 9)
+        #expect(term.text[10].hasPrefix(" test.sqlite › m › genre freq │ value 1 of 5 in 9 rows │ filter: id > 3"), "\(term.text[10])")
+        b.send(.enter)
+        #expect(b.state.filter == "(id > 3) AND genre == \"Drama\"" && b.state.count == 3)
+        #expect(b.state.sort == SortDescriptor(key: "id", ascending: false), "the parent's sort")
+        #expect(b.state.snapshot(0)?.values.first == .text("11"))
+    }
+}
