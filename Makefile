@@ -52,6 +52,17 @@ uninstall:
 	@if [ -e "$(BINDIR)/faultline" ]; then rm -f "$(BINDIR)/faultline" && echo "removed $(BINDIR)/faultline"; \
 	else echo "nothing to remove: $(BINDIR)/faultline does not exist"; fi
 
+# The README's screenshots: the browser run headless on a demo database (`faultline snapshot`),
+# each picture after the keys given here.
+SCREENSHOT_ROWS ?= 1000000
+SCREENSHOT_DB := .build/screenshots/demo-$(SCREENSHOT_ROWS).sqlite
+screenshots: build
+	@bin="$$($(SWIFT) build --show-bin-path)/faultline"; mkdir -p .build/screenshots; \
+	[ -e "$(SCREENSHOT_DB)" ] || "$$bin" demo --rows $(SCREENSHOT_ROWS) --output "$(SCREENSHOT_DB)" || exit 1; \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --sort 'rating desc' --keys 'jjjll' --out Assets/screen-grid.svg && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'G<PgUp>km' --out Assets/screen-memory.svg && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990' --keys 'lllllFj' --out Assets/screen-freq.svg
+
 # Builds in release mode and opens the demo database (created in ~/.cache/faultline on first run).
 run: release
 	.build/release/faultline
