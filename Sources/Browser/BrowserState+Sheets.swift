@@ -88,6 +88,7 @@ extension BrowserState {
     mutating func frequencyKey() -> [Effect] {
         if frequencySheet != nil { say("F counts a column of a table: Esc goes back to it", error: true); return [] }
         if onStoreColumn { say("\(Self.storeColumn) names the file each row comes from: F counts a table column; l moves to one", error: true); return [] }
+        if eagerLoaded != nil { say("F counts over batches: M goes back to them first", error: true); return [] }
         guard let column = currentColumnName, let resultID else { say("no result to count yet: r loads it", error: true); return [] }
         return [.frequency(column: column, result: resultID)]
     }
@@ -116,6 +117,11 @@ extension BrowserState {
     mutating func popSheet() -> [Effect] {
         guard let parent = sheets.popLast() else { return [] }
         let left = SavedSheet(self).title
+        // A table sheet's eager array goes with its result (the data drops it on .closeSheet).
+        if sheet == .table, eagerLoaded != nil {
+            eagerLoaded = nil
+            eagerActive = false
+        }
         parent.restore(into: &self)
         mode = .grid
         scrollToCursor()

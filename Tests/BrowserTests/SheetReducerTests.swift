@@ -97,6 +97,21 @@ struct SheetReducerTests {
         #expect(s.sheet == .table && s.count == 100 && s.sheetDepth == 0)
     }
 
+    @Test("F is refused while the result is in an eager array; leaving a value's sheet drops its eager array")
+    func eager() {
+        var s = table()
+        _ = s.reduce(.eagerProgress(loaded: 100, done: true))
+        #expect(work(s.reduce(.key(.char("F")))) == [] && s.messageIsError)
+        _ = s.reduce(.eagerStopped("back to batches"))
+        _ = s.reduce(.frequencyOpened(column: "b", values: 3, total: 100, result: 2, seconds: 0))
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "b == 1", sort: nil, count: 9, cursor: 0, readOnly: nil,
+                             message: nil, result: 3, pushed: true))
+        _ = s.reduce(.eagerProgress(loaded: 9, done: true))
+        #expect(s.eagerLoaded == 9)
+        #expect(s.reduce(.key(.escape)).first == .closeSheet)
+        #expect(s.eagerLoaded == nil && !s.eagerActive && s.frequencySheet != nil)
+    }
+
     @Test("a cancelled count leaves the table as it was, and says so")
     func cancelled() {
         var s = table()
