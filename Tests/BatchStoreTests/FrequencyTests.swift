@@ -175,3 +175,66 @@ struct FrequencyTests {
         #expect(try context.temporaryTableNames() == tablesBefore, "the frequency table goes with its value")
     }
 }
+
+/// `BatchFaultingCollection.summary(of:)`: each figure compared with the sqlite3 shell's own
+/// aggregate over the same rows.
+@Suite("Summaries of a column over a result")
+struct SummaryTests {
+    let frequencies = FrequencyTests()
+
+    @Test("storage classes, NULLs, distinct, min, max, mean, text lengths and the most frequent value, as the shell computes them; with a filter")
+    func matchesTheShell() throws {
+        let dir = TempDir()
+        let path = try frequencies.mixedFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for (predicate, condition) in [(nil, "1"), ("id > 3", "id > 3")] as [(String?, String)] {
+            let result = try context.fetchBatched(FetchRequest(entityName: "t", predicate: try predicate.map { try FetchPredicate(format: $0) },
+                                                               sortDescriptors: [SortDescriptor(key: "g")], fetchBatchSize: 4))
+            for column in ["u", "g", "n", "id"] {
+                let s = try result.summary(of: column)
+                let figures = try sqlite3(path, """
+                    SELECT count(*), count(*) - count(\(column)), count(DISTINCT \(column)), quote(min(\(column))), quote(max(\(column))),
+                      coalesce(avg(CASE WHEN typeof(\(column)) IN ('integer', 'real') THEN \(column) END), 'none'),
+                      coalesce(min(CASE WHEN typeof(\(column)) = 'text' THEN length(\(column)) END), 'none'),
+                      coalesce(max(CASE WHEN typeof(\(column)) = 'text' THEN length(\(column)) END), 'none')
+                    FROM t WHERE \(condition)
+                    """).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                let label: Comment = "\(column) where \(condition)"
+                #expect(String(s.rows) == figures[0] && String(s.nulls) == figures[1] && String(s.distinct) == figures[2], "\(label): \(s) vs \(figures)")
+                #expect((s.min.map(frequencies.quoted) ?? "NULL") == figures[3], label)
+                #expect((s.max.map(frequencies.quoted) ?? "NULL") == figures[4], label)
+                if let mean = s.mean { #expect(abs(mean - (Double(figures[5]) ?? .nan)) < 1e-9, label) } else { #expect(figures[5] == "none", label) }
+                #expect(s.shortest.map(String.init) ?? "none" == figures[6] && s.longest.map(String.init) ?? "none" == figures[7], label)
+                let classes = try sqlite3(path, "SELECT DISTINCT typeof(\(column)) FROM t WHERE \(condition) AND \(column) IS NOT NULL").split(separator: "\n").map(String.init)
+                #expect(Set(s.storageClasses) == Set(classes), label)
+                #expect(s.storageClasses == ["integer", "real", "text", "blob"].filter(s.storageClasses.contains), "in SQLite's order")
+                let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM t WHERE \(condition) GROUP BY \(column) ORDER BY count(*) DESC, \(column) LIMIT 1")
+                #expect(s.mostFrequent.map { "\(frequencies.quoted($0.value))|\($0.count)" } == top, label)
+            }
+        }
+        let g = try context.fetchBatched(FetchRequest(entityName: "t", fetchBatchSize: 4)).summary(of: "g")
+        #expect(g.declaredType == "TEXT" && g.attribute == "g")
+        #expect(g.shortest == 0 && g.longest == 5, "characters, not bytes: 日本 is 2, a\"b'c is 5")
+    }
+
+    @Test("a cancel stops the summary; an unknown column is refused")
+    func cancelAndErrors() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) INSERT INTO n SELECT x, x FROM c;
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(FetchRequest(entityName: "n", fetchBatchSize: 100))
+        do {
+            _ = try result.summary(of: "v") { _ in .cancel }
+            Issue.record("a cancel must stop the summary")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(throws: BatchStoreError.self) { _ = try result.summary(of: "colour") }
+        let v = try result.summary(of: "v")
+        #expect(v.distinct == 300_000 && v.min == .integer(1) && v.max == .integer(300_000) && v.mean == 150_000.5)
+        #expect(v.mostFrequent == ValueCount(value: .integer(1), count: 1))
+    }
+}

@@ -71,18 +71,18 @@ final class CoordinatedResultSource: ResultEditing {
         }
     }
 
-    /// Groups, per store `i`, `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN
+    /// Per store `i`, `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN
     /// <store i>."T" AS t ON ids.store = i AND t.<key> = ids.key`, joined with `UNION ALL`.
-    func frequencies(of attribute: String, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ValueFrequencies {
-        let name = entity.attributes[try entity.requireAttributeIndex(attribute)].name
+    func columnValues(of attribute: String) throws -> ColumnValues {
+        let first = entity.attributes[try entity.requireAttributeIndex(attribute)]
+        let name = first.name
         let selects = try entities.keys.sorted().compactMap { i -> String? in
             guard let entity = entities[i] else { return nil }
             let column = entity.attributes[try entity.requireAttributeIndex(name)].name
             let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
             return "SELECT t.\(quoteIdentifier(column)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) ON ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key"
         }
-        return try ValueFrequencies(attribute: name, connection: table.connection, values: selects.joined(separator: " UNION ALL "),
-                                    estimate: estimate, progress: progress)
+        return ColumnValues(attribute: name, declaredType: first.declaredType, select: selects.joined(separator: " UNION ALL "), connection: table.connection)
     }
 
     // MARK: Edits

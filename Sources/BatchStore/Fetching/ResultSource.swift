@@ -31,9 +31,20 @@ protocol ResultSource: AnyObject {
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
     var packsValues: Bool { get }
-    /// The distinct values of `attribute` over the rows of the ID table, grouped and counted in a
-    /// temp table on the ID table's connection; `estimate` is the rows read, for `progress`.
-    func frequencies(of attribute: String, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ValueFrequencies
+    /// The values of `attribute` for every row of the ID table, as a SELECT on the ID table's
+    /// connection (what frequencies and summaries group and aggregate).
+    func columnValues(of attribute: String) throws -> ColumnValues
+}
+
+/// The values of one attribute over a result's rows: `select` has one column, `value`, one row
+/// per row of the result that still exists, and runs on `connection` (the ID table's).
+struct ColumnValues {
+    /// The attribute's name as the schema spells it.
+    let attribute: String
+    /// Its declared type (the first store's, with several).
+    let declaredType: String
+    let select: String
+    let connection: Connection
 }
 
 /// Where a result's IDs live: a table on the source's database, in result order, which never

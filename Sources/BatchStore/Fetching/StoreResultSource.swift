@@ -116,9 +116,9 @@ final class StoreResultSource: ResultSource {
         return FaultedBatch(objects: objects, packed: packed)
     }
 
-    /// Groups `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
+    /// `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
     /// ON t.rowid = ids.key` (a view without a row key: `SELECT ids.c<i> AS value FROM temp."bs_ids_…" AS ids`).
-    func frequencies(of attribute: String, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ValueFrequencies {
+    func columnValues(of attribute: String) throws -> ColumnValues {
         let index = try entity.requireAttributeIndex(attribute)
         let name = entity.attributes[index].name
         let values: String
@@ -128,7 +128,7 @@ final class StoreResultSource: ResultSource {
         } else {
             values = "SELECT ids.\(idColumns[index]) AS value FROM \(table.qualifiedName) AS ids"
         }
-        return try ValueFrequencies(attribute: name, connection: table.connection, values: values, estimate: estimate, progress: progress)
+        return ColumnValues(attribute: name, declaredType: entity.attributes[index].declaredType, select: values, connection: table.connection)
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {

@@ -36,8 +36,8 @@ public final class ValueFrequencies {
     private let connection: Connection
     private let name: String
 
-    /// Groups `values` (a SELECT whose one column `value` holds the attribute for each row of a
-    /// result) into a new temp table on `connection`; `estimate` is the rows it reads, for progress.
+    /// Groups `values` (the attribute for each row of a result) into a new temp table on their
+    /// connection; `estimate` is the rows it reads, for progress.
     ///
     /// Runs `CREATE TEMP TABLE "bs_freq_…"(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)`,
     /// `INSERT INTO temp."bs_freq_…"(value, count) SELECT value, count(*) FROM (<values>) GROUP BY
@@ -45,27 +45,20 @@ public final class ValueFrequencies {
     /// failure or a cancel from `progress` no table is left.
     /// - Complexity: SQLite's GROUP BY over the result's rows (a sort of the values); nothing but
     ///   the two sums enters Swift memory.
-    init(attribute: String, connection: Connection, values: String, arguments: [SQLValue] = [], estimate: Int,
-         progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
-        self.attribute = attribute
+    init(_ values: ColumnValues, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+        let connection = values.connection
+        self.attribute = values.attribute
         self.connection = connection
         let name = connection.makeTempTableName("bs_freq")
         self.name = name
         let started = DispatchTime.now().uptimeNanoseconds
         let table = "temp.\(quoteIdentifier(name))"
-        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(values)) GROUP BY value ORDER BY count(*) DESC, value"
+        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(values.select)) GROUP BY value ORDER BY count(*) DESC, value"
         let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int) in
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
             do {
                 let statement = try db.makeStatement(sql: sql)
-                let bound = arguments.statementArguments
-                if let progress {
-                    try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
-                        try statement.execute(arguments: bound)
-                    }
-                } else {
-                    try statement.execute(arguments: bound)
-                }
+                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) { try statement.execute() }
                 let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(count), 0), coalesce(max(count), 0) FROM \(table)")
                 return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
             } catch {
@@ -114,7 +107,7 @@ extension BatchFaultingCollection {
     /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
     /// - Complexity: a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
     public func frequencies(of attribute: String, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
-        try storage.source.frequencies(of: attribute, estimate: storage.count, progress: progress)
+        try ValueFrequencies(try storage.source.columnValues(of: attribute), estimate: storage.count, progress: progress)
     }
 }
 
