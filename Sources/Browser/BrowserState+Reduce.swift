@@ -17,6 +17,12 @@ public enum Action: Sendable {
     case frequencyProgress(column: String, seconds: Double, rows: Int)
     /// A frequency sheet's GROUP BY was cancelled: the table sheet stays as it was.
     case frequencyCancelled(column: String)
+    /// Column `index` of the summary of result `result` was computed.
+    case summaryRow(index: Int, figures: ColumnSummary, result: Int)
+    /// Progress of a summary: column `index` of `of` (named `column`) is being computed, `seconds` so far.
+    case summaryProgress(index: Int, of: Int, column: String, seconds: Double)
+    /// A summary finished (`done` columns computed) or was cancelled.
+    case summaryEnded(done: Int, of: Int, seconds: Double, cancelled: Bool)
     /// An open or a search began: until it ends, Esc, Ctrl-C and q cancel it and other keys do nothing.
     case started(Work)
     /// The first rows of a result whose IDs are still being fetched.
@@ -92,8 +98,10 @@ public enum Effect: Sendable, Equatable {
     case frequency(column: String, result: Int)
     /// Opens the frequency sheet's parent table filtered to the value at `row`, as a new sheet.
     case openValue(row: Int, of: FrequencySheet)
-    /// The sheet on screen was closed: the data goes back to the one under it.
-    case closeSheet
+    /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
+    case closeSheet(SheetRole)
+    /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
+    case summarize(columns: [String], result: Int)
 }
 
 extension BrowserState {
@@ -220,6 +228,17 @@ extension BrowserState {
         case .frequencyCancelled(let column):
             running = nil
             say("counting \(column) cancelled: still on \(table ?? "the table")")
+        case .summaryRow(let index, let figures, let result):
+            fillSummary(index: index, with: figures, result: result)
+        case .summaryProgress(let index, let n, let column, let seconds):
+            say("summarising \(column), column \(index + 1) of \(n): \(String(format1: seconds)) s (Esc cancels)")
+        case .summaryEnded(let done, let n, let seconds, let cancelled):
+            running = nil
+            if cancelled {
+                say("summary cancelled after \(done) of \(n) columns: Esc goes back")
+            } else {
+                say("\(n) \(n == 1 ? "column" : "columns") summarised by SQLite in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
+            }
         case .countedForDelete(let n, let target):
             // A count for anything but what D would act on now is stale: ask nothing.
             guard target == editTarget else { break }
@@ -374,7 +393,7 @@ extension BrowserState {
         let page = gridHeight
         if eagerActive, key == .escape || key == .char("M") { return [.stopEager] }
         message = nil
-        if frequencySheet != nil, let why = refusal(onFrequencySheet: key) {
+        if sheet != .table, let why = refusal(onDerivedSheet: key) {
             say(why, error: true)
             return []
         }
@@ -409,10 +428,13 @@ extension BrowserState {
             return [.open(table: table, filter: filter, sort: SortDescriptor(column: column, ascending: key == .char("s")))]
         case .enter:
             if frequencySheet != nil { return openValueKey() }
+            if summarySheet != nil { return jumpToColumnKey() }
             guard count > 0 else { return [] }
             return [.loadRecord(row: cursorRow)]
         case .char("F"):
             return frequencyKey()
+        case .char("I"):
+            return summaryKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
             guard resultID == nil else { return [.reload] }

@@ -5,6 +5,65 @@ import TerminalCore
 public enum SheetKind: Sendable, Equatable {
     case table
     case frequency(FrequencySheet)
+    case summary(SummarySheet)
+
+    /// What the data holds for a sheet of this kind (what `.closeSheet` lets go of).
+    var role: SheetRole {
+        switch self {
+        case .table: return .table
+        case .frequency: return .frequency
+        case .summary: return .summary
+        }
+    }
+}
+
+/// A sheet's kind without its figures: what the data keeps for it (a result, frequencies, nothing).
+public enum SheetRole: Sendable, Equatable {
+    case table, frequency, summary
+}
+
+/// A summary sheet: one row per column of a result of `table` (its filter), filled in as SQLite
+/// computes each; Enter goes back to the column in the grid, F opens its frequency sheet.
+public struct SummarySheet: Sendable, Equatable {
+    public var table: String
+    public var filter: String
+    public var sort: BatchStore.SortDescriptor?
+    /// The result summarised (``BrowserState/resultID`` of the table sheet below).
+    public var result: Int
+    /// The columns summarised, in the table's order.
+    public var columns: [String]
+    /// Each column's figures, nil until computed.
+    public var rows: [ColumnSummary?]
+
+    package init(table: String, filter: String, sort: BatchStore.SortDescriptor?, result: Int, columns: [String]) {
+        self.table = table
+        self.filter = filter
+        self.sort = sort
+        self.result = result
+        self.columns = columns
+        self.rows = Array(repeating: nil, count: columns.count)
+    }
+
+    /// The summary sheet's columns.
+    static let headers = ["column", "type", "classes", "nulls", "distinct", "min", "max", "mean", "text length", "most frequent"]
+
+    /// Row `index` as the grid shows it: `…` for figures not computed yet.
+    func snapshot(_ index: Int) -> RowSnapshot {
+        let name = DisplayValue.text(columns[index])
+        guard let s = rows[index] else {
+            return RowSnapshot(id: nil, values: [name] + Array(repeating: .text("…"), count: Self.headers.count - 1), exists: true)
+        }
+        let mean = s.mean.map { DisplayValue.text(String(format: "%.6g", $0)) } ?? .text("")
+        let lengths = s.shortest.map { short in DisplayValue.text(short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)") } ?? .text("")
+        let frequent: DisplayValue = s.mostFrequent.map { top in
+            let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown
+            return .text("\(shown) (\(group(top.count)))")
+        } ?? .text("")
+        return RowSnapshot(id: nil, values: [
+            name, .text(s.declaredType), .text(s.storageClasses.joined(separator: ",")), .text(group(s.nulls)), .text(group(s.distinct)),
+            DisplayValue(s.min ?? .null), DisplayValue(s.max ?? .null), mean, lengths, frequent,
+        ], exists: true)
+    }
 }
 
 /// A frequency sheet: the distinct values of `column` over a result of `table` (its filter), with
@@ -59,6 +118,7 @@ struct SavedSheet: Sendable {
         switch kind {
         case .table: return table ?? ""
         case .frequency(let f): return "\(f.column) freq"
+        case .summary: return "summary"
         }
     }
 
@@ -66,13 +126,20 @@ struct SavedSheet: Sendable {
         s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
         s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
         s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
-        // The rows come back from the data (the window was the other sheet's).
+        // The rows come back from the data (the window was the other sheet's); a summary's are its own.
         s.windowValid = false
         s.window = []
+        if case .summary(let summary) = kind { s.showSummaryRows(summary) }
     }
 }
 
 extension BrowserState {
+    /// The summary sheet on screen, if it is one.
+    public var summarySheet: SummarySheet? {
+        if case .summary(let s) = sheet { return s }
+        return nil
+    }
+
     /// The frequency sheet on screen, if it is one.
     public var frequencySheet: FrequencySheet? {
         if case .frequency(let f) = sheet { return f }
@@ -84,9 +151,14 @@ extension BrowserState {
         [databaseName] + sheets.map(\.title) + [SavedSheet(self).title]
     }
 
-    /// `F`: the frequencies of the current column over the result on screen.
+    /// `F`: the frequencies of the current column over the result on screen (on a summary sheet,
+    /// of the column at the cursor over the result it summarises).
     mutating func frequencyKey() -> [Effect] {
         if frequencySheet != nil { say("F counts a column of a table: Esc goes back to it", error: true); return [] }
+        if let summary = summarySheet {
+            guard cursorRow < summary.columns.count else { return [] }
+            return [.frequency(column: summary.columns[cursorRow], result: summary.result)]
+        }
         if onStoreColumn { say("\(Self.storeColumn) names the file each row comes from: F counts a table column; l moves to one", error: true); return [] }
         if eagerLoaded != nil { say("F counts over batches: M goes back to them first", error: true); return [] }
         guard let column = currentColumnName, let resultID else { say("no result to count yet: r loads it", error: true); return [] }
@@ -99,7 +171,9 @@ extension BrowserState {
         guard let table else { return }
         let parent = SavedSheet(self)
         sheets.append(parent)
-        sheet = .frequency(FrequencySheet(column: column, table: table, filter: filter, sort: sort, total: total))
+        // Over a summary sheet, the counts are of the result it summarises.
+        let summary = summarySheet
+        sheet = .frequency(FrequencySheet(column: column, table: table, filter: summary?.filter ?? filter, sort: summary?.sort ?? sort, total: total))
         columns = FrequencySheet.columns(column)
         filter = ""
         sort = nil
@@ -117,6 +191,7 @@ extension BrowserState {
     mutating func popSheet() -> [Effect] {
         guard let parent = sheets.popLast() else { return [] }
         let left = SavedSheet(self).title
+        let role = sheet.role
         // A table sheet's eager array goes with its result (the data drops it on .closeSheet).
         if sheet == .table, eagerLoaded != nil {
             eagerLoaded = nil
@@ -126,16 +201,67 @@ extension BrowserState {
         mode = .grid
         scrollToCursor()
         say("back from \(left) to \(parent.title)")
-        return [.closeSheet]
+        return [.closeSheet(role)]
     }
 
-    /// Keys a frequency sheet does not take (they act on a table's rows), with what to do instead;
-    /// nil for keys it takes.
-    func refusal(onFrequencySheet key: Key) -> String? {
+    /// `I`: a summary sheet of every column of the result on screen, shown at once and filled in
+    /// as the data computes each column.
+    mutating func summaryKey() -> [Effect] {
+        if sheet != .table { say("I summarises a table's result: Esc goes back to it", error: true); return [] }
+        if eagerLoaded != nil { say("I reads over batches: M goes back to them first", error: true); return [] }
+        guard let table, let resultID else { say("no result to summarise yet: r loads it", error: true); return [] }
+        let names = columns.filter { $0 != Self.storeColumn }
+        let summary = SummarySheet(table: table, filter: filter, sort: sort, result: resultID, columns: names)
+        sheets.append(SavedSheet(self))
+        sheet = .summary(summary)
+        columns = SummarySheet.headers
+        filter = ""
+        sort = nil
+        count = names.count
+        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        marks = nil
+        mode = .grid
+        showSummaryRows(summary)
+        say("summarising \(names.count) \(names.count == 1 ? "column" : "columns") of \(table)… (Esc cancels)")
+        return [.summarize(columns: names, result: resultID)]
+    }
+
+    /// The summary's rows as the grid's window (all of them: one per column).
+    mutating func showSummaryRows(_ summary: SummarySheet) {
+        windowStart = 0
+        window = summary.columns.indices.map { summary.snapshot($0) }
+        windowValid = true
+    }
+
+    /// A column's figures came back: they fill in their row, if the sheet is still on screen.
+    mutating func fillSummary(index: Int, with figures: ColumnSummary, result: Int) {
+        guard var summary = summarySheet, summary.result == result, index < summary.rows.count else { return }
+        summary.rows[index] = figures
+        sheet = .summary(summary)
+        showSummaryRows(summary)
+    }
+
+    /// Enter on a summary sheet: back to the table, on the column at the cursor.
+    mutating func jumpToColumnKey() -> [Effect] {
+        guard let summary = summarySheet, cursorRow < summary.columns.count else { return [] }
+        let name = summary.columns[cursorRow]
+        let effects = popSheet()
+        if let index = columns.firstIndex(of: name) {
+            cursorColumn = index
+            scrollToCursor()
+            say("column \(name)")
+        }
+        return effects
+    }
+
+    /// Keys a frequency or summary sheet does not take (they act on a table's rows), with what to
+    /// do instead; nil for keys it takes.
+    func refusal(onDerivedSheet key: Key) -> String? {
         switch key {
         case .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .char("r"), .char("M"),
-             .char("v"), .char("V"), .char("D"), .char("U"), .char("u"):
+             .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("I"):
             guard case .char(let c) = key else { return nil }
+            if summarySheet != nil { return "\(c) acts on a table's rows, not on a summary: Enter goes to the column, F counts its values, Esc goes back" }
             return "\(c) acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, Esc goes back"
         default:
             return nil

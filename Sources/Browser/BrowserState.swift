@@ -157,6 +157,8 @@ public enum Work: Sendable, Equatable {
     case searching
     /// A frequency sheet's GROUP BY (`F`): any of the three cancels it alone.
     case counting
+    /// A summary sheet's figures (`I`): any of the three cancels the rest of them.
+    case summarizing
 }
 
 /// The part of the state an open replaces while its IDs load: what comes back when it is

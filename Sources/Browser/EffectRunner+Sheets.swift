@@ -41,6 +41,39 @@ extension EffectRunner {
         }
     }
 
+    /// `I`: each column's summary over the result on screen, one after the other, each sent as it
+    /// is done; a cancel stops at the column being computed.
+    func summarize(_ columns: [String], result: Int, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, collectionID == result else { return [.failed("the result changed before I could summarise it: I again")] }
+        let clock = environment.now
+        let started = clock()
+        report(.started(.summarizing))
+        var done = 0
+        do {
+            try withoutActuallyEscaping(report) { report in
+                for (index, column) in columns.enumerated() {
+                    if cancel.isSet { throw BatchStoreError(.cancelled, "the summary was cancelled") }
+                    var lastDraw = clock()
+                    report(.summaryProgress(index: index, of: columns.count, column: column, seconds: lastDraw - started))
+                    let figures = try collection.summary(of: column) { _ in
+                        if cancel.isSet { return .cancel }
+                        if clock() - lastDraw >= 0.1 {
+                            lastDraw = clock()
+                            report(.summaryProgress(index: index, of: columns.count, column: column, seconds: lastDraw - started))
+                        }
+                        return .proceed
+                    }
+                    report(.summaryRow(index: index, figures: figures, result: result))
+                    done += 1
+                }
+            }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: true)]
+        }
+        log("summary of \(columns.count) columns in \(clock() - started)s")
+        return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: false)]
+    }
+
     /// The frequency sheet's rows at `range`: value, count, percent of the rows counted, and a bar
     /// scaled to the most frequent value.
     /// - Complexity: one range scan of the frequency table.
@@ -69,12 +102,13 @@ extension EffectRunner {
         return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
     }
 
-    /// Esc or q on a stacked sheet: a frequency sheet's counts go; a table sheet's result goes and
-    /// the sheet under it comes back.
-    func closeSheet() {
-        if frequencies != nil {
-            frequencies = nil
-            return
+    /// Esc or q on a stacked sheet: a frequency sheet's counts go; a summary holds nothing here; a
+    /// table sheet's result goes and the sheet under it comes back.
+    func closeSheet(_ role: SheetRole) {
+        switch role {
+        case .frequency: frequencies = nil; return
+        case .summary: return
+        case .table: break
         }
         guard let below = parked.popLast() else { return }
         if !eagerArray.isEmpty { eagerArray = []; environment.returnFreeMemory() }

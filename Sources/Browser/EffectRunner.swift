@@ -94,9 +94,11 @@ final class EffectRunner {
             return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
         case .openValue(let row, let sheet):
             return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
-        case .closeSheet:
-            closeSheet()
+        case .closeSheet(let role):
+            closeSheet(role)
             return []
+        case .summarize(let columns, let result):
+            return try summarize(columns, result: result, cancel: cancel, report: report)
         case .loadRecord(let row):
             return [.recordLoaded(try recordFields(row))]
         case .search(let column, let text, let from, let backwards):

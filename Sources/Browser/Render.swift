@@ -19,6 +19,10 @@ let helpLines: [String] = [
     "                 its count, percent and a bar, most frequent first (SQLite counts;",
     "                 Esc cancels a long count); Enter opens the rows of a value, Esc or q",
     "                 goes back to the table as it was",
+    "  I              summary sheet: per column its type, storage classes, NULLs, distinct",
+    "                 values, min, max, mean, text lengths and most frequent value, filled",
+    "                 in as SQLite computes them (Esc cancels); Enter goes to the column,",
+    "                 F counts its values",
     "  Enter          the current record, every column",
     "  r              reload (re-runs the fetch, keeps your row)",
     "Editing (one transaction each)",
@@ -154,6 +158,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
             parts.append("loading IDs\(percent), \(group(state.loadingRows)) rows so far (Esc cancels)")
+        } else if let s = state.summarySheet {
+            parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
+            if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }
         } else if let f = state.frequencySheet {
             parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
         } else {

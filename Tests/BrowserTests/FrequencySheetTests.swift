@@ -117,4 +117,24 @@ struct FrequencySheetTests {
         #expect(b.state.sort == SortDescriptor(key: "id", ascending: false), "the parent's sort")
         #expect(b.state.snapshot(0)?.values.first == .text("11"))
     }
+
+    @Test("I: the summary sheet of every column, each figure as SQLite computed it; Enter goes to the column")
+    func summarySheet() throws {
+        let dir = TempDir()
+        let (b, term) = try browser(try movies(dir), width: 100)
+        b.send(keys("jI"))
+        #expect(term.text == [
+            "  #  column type    classes           nulls distinct min       max  mean    text length most frequen",
+            "  1  id     INTEGER integer           0     12       1         12   6.5                 1 (1)",
+            "  2  genre  TEXT    text              2     4        <b>\\e[31m 日本         2–8         Drama (5)",
+            "  3  n              integer,real,text 1     4        1         1    1.77778 1           1 (4)",
+            "", "", "", "", "", "",
+            " test.sqlite › m › summary │ column 1 of 3                                                   ? help",
+            "3 columns summarised by SQLite in 55 ms; Enter goes to a column, F counts its values, Esc goes back",
+        ])
+        b.send(keys("jj"))
+        b.send(.enter)
+        #expect(b.state.sheet == .table && b.state.cursorColumn == 2 && b.state.cursorRow == 1 && b.state.sheetDepth == 0)
+        #expect(term.text.last == "column n")
+    }
 }

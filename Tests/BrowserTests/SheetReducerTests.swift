@@ -54,7 +54,7 @@ struct SheetReducerTests {
         #expect(s.message == "12 distinct values of b in 100 rows, counted by SQLite in 250 ms; Enter opens a value's rows, Esc goes back")
         _ = s.reduce(.key(.char("j")))
         let back = s.reduce(.key(.escape))
-        #expect(back.first == .closeSheet)
+        #expect(back.first == .closeSheet(.frequency))
         #expect(back.dropFirst().allSatisfy { if case .loadWindow = $0 { return true } else { return false } } && back.count == 2, "\(back)")
         #expect(s.sheet == .table && s.sheetDepth == 0)
         #expect(s.table == "t" && s.filter == "a > 1" && s.sort == SortDescriptor(key: "b", ascending: false))
@@ -72,7 +72,7 @@ struct SheetReducerTests {
             #expect(s.messageIsError, "\(key)")
             #expect(s.mode == .grid && s.frequencySheet != nil, "\(key)")
         }
-        #expect(s.reduce(.key(.char("q"))).first == .closeSheet)
+        #expect(s.reduce(.key(.char("q"))).first == .closeSheet(.frequency))
         #expect(!s.quit && s.sheet == .table)
         _ = s.reduce(.key(.char("q")))
         #expect(s.quit, "q on the first sheet quits")
@@ -108,7 +108,7 @@ struct SheetReducerTests {
                              message: nil, result: 3, pushed: true))
         _ = s.reduce(.eagerProgress(loaded: 9, done: true))
         #expect(s.eagerLoaded == 9)
-        #expect(s.reduce(.key(.escape)).first == .closeSheet)
+        #expect(s.reduce(.key(.escape)).first == .closeSheet(.table))
         #expect(s.eagerLoaded == nil && !s.eagerActive && s.frequencySheet != nil)
     }
 
@@ -123,5 +123,41 @@ struct SheetReducerTests {
         #expect(s.running == nil && s.sheet == .table && s.cursorRow == 4 && s.count == 100)
         #expect(s.message == "counting b cancelled: still on t")
         #expect(!s.quit)
+    }
+
+    @Test("I shows a summary sheet at once, filled in column by column; Enter goes back to the column; F counts it over the table's result")
+    func summary() throws {
+        var s = table()
+        let effects = s.reduce(.key(.char("I")))
+        #expect(effects == [.summarize(columns: ["a", "b"], result: 1)])
+        #expect(s.summarySheet?.columns == ["a", "b"] && s.sheetDepth == 1 && s.count == 2)
+        #expect(s.snapshot(1)?.values.prefix(3) == [.text("b"), .text("…"), .text("…")])
+        _ = s.reduce(.started(.summarizing))
+        let figures = ColumnSummary(attribute: "b", declaredType: "TEXT", rows: 100, storageClasses: ["integer", "text"], nulls: 3, distinct: 1_234,
+                                    min: .integer(1), max: .text("zz"), mean: 2.5, shortest: 1, longest: 9,
+                                    mostFrequent: ValueCount(value: .null, count: 3))
+        _ = s.reduce(.summaryRow(index: 1, figures: figures, result: 1))
+        #expect(s.snapshot(1)?.values == [.text("b"), .text("TEXT"), .text("integer,text"), .text("3"), .text("1,234"), .text("1"), .text("zz"),
+                                          .text("2.5"), .text("1–9"), .text("∅ (3)")])
+        _ = s.reduce(.summaryRow(index: 0, figures: figures, result: 99))
+        #expect(s.snapshot(0)?.values[1] == .text("…"), "figures of another result are not shown")
+        _ = s.reduce(.summaryEnded(done: 1, of: 2, seconds: 0.5, cancelled: true))
+        #expect(s.running == nil && s.message == "summary cancelled after 1 of 2 columns: Esc goes back")
+        #expect(statusLine(s).hasPrefix(" db.sqlite › t › summary │ column 1 of 2 │ filter: a > 1"), "\(statusLine(s))")
+        #expect(work(s.reduce(.key(.char("D")))) == [] && s.messageIsError)
+        #expect(work(s.reduce(.key(.char("I")))) == [] && s.messageIsError)
+        // F on the row of b: the frequencies of b over result 1, with the table's filter and sort.
+        _ = s.reduce(.key(.char("j")))
+        #expect(work(s.reduce(.key(.char("F")))) == [.frequency(column: "b", result: 1)])
+        _ = s.reduce(.frequencyOpened(column: "b", values: 4, total: 100, result: 5, seconds: 0))
+        #expect(s.frequencySheet == FrequencySheet(column: "b", table: "t", filter: "a > 1", sort: SortDescriptor(key: "b", ascending: false), total: 100))
+        #expect(statusLine(s).hasPrefix(" db.sqlite › t › summary › b freq"))
+        #expect(s.reduce(.key(.escape)).first == .closeSheet(.frequency))
+        #expect(s.summarySheet?.rows[1] == figures && s.cursorRow == 1 && s.windowValid, "the summary comes back with its figures")
+        // Enter: back to the table, on column b.
+        _ = s.reduce(.key(.char("k")))
+        let enter = s.reduce(.key(.enter))
+        #expect(enter.first == .closeSheet(.summary))
+        #expect(s.sheet == .table && s.cursorColumn == 0 && s.cursorRow == 4 && s.filter == "a > 1")
     }
 }

@@ -3,9 +3,9 @@ import GRDB
 import Testing
 import TestSupport
 
-/// The frequency sheet in the real binary in a real terminal: F, Enter on a value, Esc back, and
-/// Esc cancelling a long count.
-@Suite("The frequency sheet end to end, in tmux", .serialized)
+/// The frequency and summary sheets in the real binary in a real terminal: F, Enter on a value,
+/// Esc back, I, and Esc cancelling a long count and a long summary.
+@Suite("The frequency and summary sheets end to end, in tmux", .serialized)
 struct FrequencyEndToEndTests {
     @Test("F on genre, Enter on the second value opens its movies, Esc back to the sheet, Esc back to the table where it was")
     func frequencyEnterAndBack() throws {
@@ -35,7 +35,29 @@ struct FrequencyEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
-    @Test("Esc cancels a long count and keeps the table; F again counts 2,000,000 distinct values, and G scrolls to the last")
+    @Test("I on the demo: every column's figures, then Enter on genre goes to the genre column of the table")
+    func summary() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 20_000, at: scratch.path("demo.sqlite"))
+        let genres = try sqlite3(db, "SELECT count(DISTINCT genre) FROM movie")
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie", width: 140)
+        try t.waitFor("row 1 of 20,000")
+        try t.type("I")
+        let screen = try t.waitFor("7 columns summarised by SQLite")
+        let genre = try #require(screen.first { $0.contains(" genre ") }, "\(screen)")
+        #expect(genre.contains("TEXT") && genre.contains(" \(genres) "), "\(genre)")
+        try t.type("jjjjj")
+        try t.send("Enter")
+        try t.waitFor("column genre")
+        try t.type("F")
+        try t.waitFor("movie › genre freq │ value 1 of \(genres) in 20,000 rows")
+        try t.type("q")
+        try t.waitFor(" movie │ row 1 of 20,000")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
+    @Test("Esc cancels a long count and keeps the table; F again counts 2,000,000 distinct values, and G scrolls to the last; Esc cancels a long summary")
     func cancelALongCount() throws {
         let scratch = TempDir()
         let db = scratch.path("big.sqlite")
@@ -55,12 +77,19 @@ struct FrequencyEndToEndTests {
         #expect(screen.contains { $0.contains(" n │ row 2 of 2,000,000") })
         #expect(!screen.contains { $0.contains("freq") })
         try t.type("F")
-        screen = try t.waitFor("n › name freq │ value 1 of 2,000,000", timeout: 120)
-        print(screen.last ?? "")
+        try t.waitFor("n › name freq │ value 1 of 2,000,000", timeout: 120)
         try t.type("G")
         screen = try t.waitFor("value 2,000,000 of 2,000,000")
         #expect(screen.contains { $0.contains("row 999999") }, "the last value, by count then by value")
         try t.type("q")
+        try t.waitFor(" n │ row 2 of 2,000,000")
+        // I: a summary whose figures take a while; Esc stops them, Esc again goes back.
+        try t.type("I")
+        try t.waitFor("summarising id, column 1 of 3")
+        try t.send("Escape")
+        screen = try t.waitFor("summary cancelled after")
+        #expect(screen.contains { $0.contains("n › summary │ column 1 of 3") })
+        try t.send("Escape")
         try t.waitFor(" n │ row 2 of 2,000,000")
         try t.type("q")
         #expect(try t.waitForExit().status == 0)
