@@ -137,4 +137,28 @@ struct FrequencySheetTests {
         #expect(b.state.sheet == .table && b.state.cursorColumn == 2 && b.state.cursorRow == 1 && b.state.sheetDepth == 0)
         #expect(term.text.last == "column n")
     }
+
+    @Test("over two files as one result: F counts both files' rows, refuses the store column, and Enter opens the value's rows in both")
+    func severalStores() throws {
+        let dir = TempDir()
+        let a = try movies(dir)
+        let b2 = try makeDatabase(dir, "b.sqlite", sql: """
+            CREATE TABLE m(id INTEGER PRIMARY KEY, genre TEXT, n);
+            INSERT INTO m(genre, n) VALUES ('Noir', 1), ('Noir', 2), ('Noir', 3), (NULL, 4);
+            """)
+        let coordinator = try PersistentStoreCoordinator(stores: [try PersistentStore(path: a), try PersistentStore(path: b2)])
+        let term = MemoryTerminal(width: 100, height: 12)
+        let b = try Browser(coordinator: coordinator, options: BrowserOptions(table: "m", batchSize: 5), backend: term, environment: FakeFacts().environment)
+        b.start()
+        #expect(b.state.columns.first == "@store" && b.state.count == 16)
+        b.send(.char("F"))
+        #expect(b.state.frequencySheet == nil && b.state.messageIsError, "the store column is not a column of the table")
+        b.send(keys("llF"))
+        #expect(b.state.frequencySheet?.total == 16)
+        #expect(b.state.window.prefix(3).map { Array($0.values.prefix(2)) } == [[.text("Noir"), .text("6")], [.text("Drama"), .text("5")], [.null, .text("3")]])
+        b.send(.enter)
+        #expect(b.state.filter == "genre == \"Noir\"" && b.state.count == 6 && b.state.sheetDepth == 2)
+        b.send(keys("qq"))
+        #expect(b.state.sheet == .table && b.state.count == 16 && b.state.cursorColumn == 2 && !b.state.quit)
+    }
 }
