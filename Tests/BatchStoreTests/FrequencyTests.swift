@@ -176,6 +176,30 @@ struct FrequencyTests {
     }
 }
 
+extension FrequencyTests {
+    @Test("rows matching now: the fetch's WHERE over the table (no ID table), the same figures while the file is unchanged, the new rows after another writer")
+    func matchingNow() throws {
+        let dir = TempDir()
+        let path = try mixedFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(FetchRequest(entityName: "t", predicate: try FetchPredicate(format: "g != \"日本\" AND id > 1"), fetchBatchSize: 4))
+        for column in ["u", "g", "n"] {
+            #expect(try lines(result.frequencies(of: column, rows: .matchingNow)) == (try lines(result.frequencies(of: column))), "\(column)")
+            #expect(try result.summary(of: column, rows: .matchingNow) == (try result.summary(of: column)), "\(column)")
+        }
+        let (_, recording) = try recordSQL(on: context) { try result.frequencies(of: "g", rows: .matchingNow) }
+        let grouping = try #require(recording.with(verb: "INSERT").first)
+        #expect(grouping.sql.contains("FROM main.\"t\" AS t WHERE"), "\(grouping.sql)")
+        #expect(!grouping.sql.contains("bs_ids"), "\(grouping.sql)")
+        // Another writer: the fetched rows are the ID table's (a new row is not in it, a deleted one
+        // drops out); rows matching now are the table's as it is.
+        try direct(path) { try $0.execute(sql: "INSERT INTO t(u, g, n) VALUES (9, 'new', 1); DELETE FROM t WHERE id = 2") }
+        #expect(try result.frequencies(of: "g").total == 8)
+        #expect(try result.frequencies(of: "g", rows: .matchingNow).total == 9)
+        #expect(try lines(result.frequencies(of: "g", rows: .matchingNow)) == (try shell(path, "g", where: "g IS NOT '日本' AND id > 1")))
+    }
+}
+
 /// `BatchFaultingCollection.summary(of:)`: each figure compared with the sqlite3 shell's own
 /// aggregate over the same rows.
 @Suite("Summaries of a column over a result")

@@ -3,7 +3,7 @@ import GRDB
 
 /// What one attribute holds over the rows of a batched result: its storage classes, NULLs,
 /// distinct values, range, mean, text lengths and most frequent value, all computed by SQLite.
-/// Made by ``BatchFaultingCollection/summary(of:progress:)``.
+/// Made by ``BatchFaultingCollection/summary(of:rows:progress:)``.
 public struct ColumnSummary: Sendable, Equatable {
     /// The attribute and its declared type (empty when the column has none).
     public var attribute: String
@@ -47,17 +47,18 @@ public struct ColumnSummary: Sendable, Equatable {
 
 extension BatchFaultingCollection {
     /// The summary of `attribute` over this result's rows (its filter; its order does not matter).
-    /// `progress` is called about every 50 ms while SQLite reads, and may cancel (a `.cancelled` error).
+    /// `rows` says which rows are read, as for ``frequencies(of:rows:progress:)``. `progress` is
+    /// called about every 50 ms while SQLite reads, and may cancel (a `.cancelled` error).
     ///
-    /// Two statements over the values (see ``frequencies(of:progress:)`` for the inner SELECT):
+    /// Two statements over the values (see ``frequencies(of:rows:progress:)`` for the inner SELECT):
     /// `SELECT count(*), count(*) - count(value), count(DISTINCT value), min(value), max(value),
     /// avg(CASE WHEN typeof(value) IN ('integer', 'real') THEN value END), min(CASE WHEN typeof(value)
     /// = 'text' THEN length(value) END), max(…), max(typeof(value) = 'integer'), … FROM (<values>)`,
     /// then `SELECT value, count(*) FROM (<values>) GROUP BY value ORDER BY count(*) DESC, value LIMIT 1`.
     /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
     /// - Complexity: two passes over ``count`` rows in SQLite (the second sorts them); O(1) Swift memory.
-    public func summary(of attribute: String, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ColumnSummary {
-        let values = try storage.source.columnValues(of: attribute)
+    public func summary(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ColumnSummary {
+        let values = try storage.source.columnValues(of: attribute, rows: rows, request: storage.request)
         let estimate = storage.count
         let figures = """
             SELECT count(*), count(*) - count(value), count(DISTINCT value), min(value), max(value),
@@ -67,13 +68,14 @@ extension BatchFaultingCollection {
             FROM (\(values.select))
             """
         let frequent = "SELECT value, count(*) FROM (\(values.select)) GROUP BY value ORDER BY count(*) DESC, value LIMIT 1"
+        // Both statements hold the inner SELECT once, so each binds its arguments once.
         return try values.connection.withDatabase { db in
             func one(_ sql: String) throws -> [SQLValue]? {
                 let statement = try db.makeStatement(sql: sql)
                 var found: [SQLValue]?
                 try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
                     // The cursor stays alive while the row is read: a row reads its statement.
-                    let cursor = try Row.fetchCursor(statement)
+                    let cursor = try Row.fetchCursor(statement, arguments: values.arguments.statementArguments)
                     if let row = try cursor.next() { found = (0..<row.count).map { SQLValue(row: row, at: $0) } }
                 }
                 return found

@@ -116,11 +116,17 @@ final class StoreResultSource: ResultSource {
         return FaultedBatch(objects: objects, packed: packed)
     }
 
-    /// `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
-    /// ON t.rowid = ids.key` (a view without a row key: `SELECT ids.c<i> AS value FROM temp."bs_ids_…" AS ids`).
-    func columnValues(of attribute: String) throws -> ColumnValues {
+    /// Fetched rows: `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
+    /// ON t.rowid = ids.key` (a view without a row key: `SELECT ids.c<i> AS value FROM temp."bs_ids_…" AS ids`);
+    /// rows matching now: see ``IDQuery/values(of:matching:part:)``.
+    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
         let index = try entity.requireAttributeIndex(attribute)
         let name = entity.attributes[index].name
+        if rows == .matchingNow {
+            let query = try IDQuery.values(of: name, matching: request.predicate, part: Self.part(entity, context))
+            return ColumnValues(attribute: name, declaredType: entity.attributes[index].declaredType, select: query.select,
+                                arguments: query.arguments, connection: table.connection)
+        }
         let values: String
         if isAddressable {
             let on = zip(entity.keyColumns, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")

@@ -14,7 +14,7 @@ public struct ValueCount: Sendable, Equatable {
 
 /// The distinct values of one attribute over the rows of a batched result, with how many rows hold
 /// each, most frequent first (ties by value, in SQLite's order: NULL, numbers, text, blobs). Made
-/// by ``BatchFaultingCollection/frequencies(of:progress:)``.
+/// by ``BatchFaultingCollection/frequencies(of:rows:progress:)``.
 ///
 /// Itself batched: the grouped rows live in an SQLite temp table
 /// `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`, and ``values(in:)`` reads a range of
@@ -58,7 +58,9 @@ public final class ValueFrequencies {
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
             do {
                 let statement = try db.makeStatement(sql: sql)
-                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) { try statement.execute() }
+                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
+                    try statement.execute(arguments: values.arguments.statementArguments)
+                }
                 let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(count), 0), coalesce(max(count), 0) FROM \(table)")
                 return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
             } catch {
@@ -98,16 +100,19 @@ public final class ValueFrequencies {
 extension BatchFaultingCollection {
     /// The distinct values of `attribute` over this result's rows (its filter; its order does not
     /// matter), with their counts, most frequent first: a batched result of its own (see
-    /// ``ValueFrequencies``). `progress` is called about every 50 ms while SQLite groups, and may
-    /// cancel (a `.cancelled` error, no table left).
+    /// ``ValueFrequencies``). `rows` says which rows are read: the ID table's, or (faster, the same
+    /// while the file is unchanged since the fetch) those the fetch's WHERE matches now.
+    /// `progress` is called about every 50 ms while SQLite groups, and may cancel (a `.cancelled`
+    /// error, no table left).
     ///
     /// One store: `SELECT value, count(*) FROM (SELECT t."genre" AS value FROM temp."bs_ids_…" AS ids
     /// CROSS JOIN main."movie" AS t ON t.rowid = ids.key) GROUP BY value ORDER BY count(*) DESC, value`;
-    /// several stores: the inner SELECT once per store, `UNION ALL`.
+    /// several stores: the inner SELECT once per store, `UNION ALL`. With `.matchingNow` the inner
+    /// SELECT is `SELECT t."genre" AS value FROM main."movie" AS t WHERE <the fetch's predicate>`.
     /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
     /// - Complexity: a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
-    public func frequencies(of attribute: String, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
-        try ValueFrequencies(try storage.source.columnValues(of: attribute), estimate: storage.count, progress: progress)
+    public func frequencies(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
+        try ValueFrequencies(try storage.source.columnValues(of: attribute, rows: rows, request: storage.request), estimate: storage.count, progress: progress)
     }
 }
 
