@@ -15,6 +15,7 @@ extension EffectRunner {
         let clock = environment.now
         let started = clock()
         var lastDraw = started
+        let version = data.dataVersion()
         report(.started(.opening))
         let opened: BrowserResult
         do {
@@ -46,11 +47,12 @@ extension EffectRunner {
             kept = Marks(result: resultSerial, ids: Set(members))
         }
         if push {
-            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, frequencies: frequencies))
+            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, collectionVersion: collectionVersion, frequencies: frequencies))
             frequencies = nil
         }
         collection = opened
         collectionID = resultSerial
+        collectionVersion = version
         lastFaultSeconds = nil
         let seconds = clock() - started
         let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)

@@ -6,6 +6,7 @@ import Foundation
 struct ParkedSheet {
     var collection: BrowserResult?
     var collectionID: Int?
+    var collectionVersion: Int?
     var frequencies: ValueFrequencies?
 }
 
@@ -22,8 +23,9 @@ extension EffectRunner {
         report(.started(.counting))
         report(.frequencyProgress(column: column, seconds: 0, rows: 0))
         do {
+            let rows = rowsToRead()
             let counted = try withoutActuallyEscaping(report) { report in
-                try collection.frequencies(of: column) { progress in
+                try collection.frequencies(of: column, rows: rows) { progress in
                     if cancel.isSet { return .cancel }
                     if clock() - lastDraw >= 0.1 {
                         lastDraw = clock()
@@ -34,7 +36,7 @@ extension EffectRunner {
             }
             frequencies = counted
             resultSerial += 1
-            log("frequencies of \(column): \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
+            log("frequencies of \(column) (\(rows)): \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
             return [.frequencyOpened(column: counted.attribute, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.frequencyCancelled(column: column)]
@@ -48,6 +50,7 @@ extension EffectRunner {
         let clock = environment.now
         let started = clock()
         report(.started(.summarizing))
+        let rows = rowsToRead()
         var done = 0
         do {
             try withoutActuallyEscaping(report) { report in
@@ -55,7 +58,7 @@ extension EffectRunner {
                     if cancel.isSet { throw BatchStoreError(.cancelled, "the summary was cancelled") }
                     var lastDraw = clock()
                     report(.summaryProgress(index: index, of: columns.count, column: column, seconds: lastDraw - started))
-                    let figures = try collection.summary(of: column) { _ in
+                    let figures = try collection.summary(of: column, rows: rows) { _ in
                         if cancel.isSet { return .cancel }
                         if clock() - lastDraw >= 0.1 {
                             lastDraw = clock()
@@ -72,6 +75,14 @@ extension EffectRunner {
         }
         log("summary of \(columns.count) columns in \(clock() - started)s")
         return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: false)]
+    }
+
+    /// Which rows of ``collection`` a frequency or a summary reads: those its fetch's WHERE matches
+    /// now (the table's indexes serve them) while the file is as it was when the result was
+    /// fetched; else the rows of its ID table.
+    func rowsToRead() -> ResultRows {
+        guard let fetched = collectionVersion, let now = data.dataVersion(), now == fetched else { return .fetched }
+        return .matchingNow
     }
 
     /// The frequency sheet's rows at `range`: value, count, percent of the rows counted, and a bar
@@ -114,6 +125,7 @@ extension EffectRunner {
         if !eagerArray.isEmpty { eagerArray = []; environment.returnFreeMemory() }
         collection = below.collection
         collectionID = below.collectionID
+        collectionVersion = below.collectionVersion
         frequencies = below.frequencies
         lastFaultSeconds = nil
     }

@@ -25,6 +25,10 @@ final class EffectRunner {
     var collectionID: Int?
     var resultSerial = 0
     var eagerArray: [ManagedObject] = []
+    /// `PRAGMA data_version` just before ``collection`` was fetched or refreshed (nil: unknown, or
+    /// an edit since may have changed its rows): while the file's is the same, the rows its fetch
+    /// matches now are its rows, and frequencies and summaries read them with the fetch's WHERE.
+    var collectionVersion: Int?
     /// The frequency sheet on screen, over ``collection`` (nil: a table sheet is on screen).
     var frequencies: ValueFrequencies?
     /// The sheets under the one on screen, bottom first: what Esc goes back to.

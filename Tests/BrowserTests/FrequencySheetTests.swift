@@ -161,4 +161,33 @@ struct FrequencySheetTests {
         b.send(keys("qq"))
         #expect(b.state.sheet == .table && b.state.count == 16 && b.state.cursorColumn == 2 && !b.state.quit)
     }
+
+    @Test("while the file is unchanged F reads the rows the filter matches now (indexes serve it); after another writer, the result's own rows")
+    func rowsRead() throws {
+        let dir = TempDir()
+        let path = try movies(dir)
+        let term = MemoryTerminal(width: 100, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "m", filter: "n != nil", batchSize: 5), backend: term,
+                            environment: FakeFacts().environment)
+        var log: [String] = []
+        b.log = { log.append($0) }
+        b.start()
+        #expect(b.state.count == 11)
+        b.send(keys("lF"))
+        #expect(b.state.frequencySheet?.total == 11)
+        #expect(log.contains { $0.hasPrefix("frequencies of genre (matchingNow)") }, "\(log)")
+        b.send(.escape)
+        try direct(path) { try $0.execute(sql: "INSERT INTO m(genre, n) VALUES ('Drama', 5), ('Drama', 6); DELETE FROM m WHERE id = 1") }
+        b.send(.char("F"))
+        #expect(log.contains { $0.hasPrefix("frequencies of genre (fetched)") }, "\(log)")
+        #expect(b.state.frequencySheet?.total == 10, "the result's rows that still exist, not the new ones")
+        #expect(b.state.window.first?.values.prefix(2) == [.text("Drama"), .text("4")])
+        b.send(.escape)
+        b.send(.char("r"))
+        #expect(b.state.count == 12)
+        b.send(.char("F"))
+        #expect(log.last { $0.hasPrefix("frequencies of genre") }?.contains("(matchingNow)") == true, "reloaded: the file is as fetched again")
+        #expect(b.state.frequencySheet?.total == 12)
+        #expect(b.state.window.first?.values.prefix(2) == [.text("Drama"), .text("6")])
+    }
 }
