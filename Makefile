@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config
 
-.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots
 
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer (both ship with the Swift toolchain):
 # one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
@@ -35,6 +35,34 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+# Where `make install` puts the binary: $(PREFIX)/bin/faultline.
+PREFIX ?= $(HOME)/.local
+BINDIR := $(PREFIX)/bin
+
+# Builds in release mode and copies the binary to $(BINDIR); says where, and whether it is on PATH.
+install: release
+	@mkdir -p "$(BINDIR)"
+	@install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/faultline" "$(BINDIR)/faultline"
+	@echo "installed $(BINDIR)/faultline"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
+	  *) echo "warning: $(BINDIR) is not on PATH; add it, e.g. export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
+
+uninstall:
+	@if [ -e "$(BINDIR)/faultline" ]; then rm -f "$(BINDIR)/faultline" && echo "removed $(BINDIR)/faultline"; \
+	else echo "nothing to remove: $(BINDIR)/faultline does not exist"; fi
+
+# The README's screenshots: the browser run headless on a demo database (`faultline snapshot`),
+# each picture after the keys given here.
+SCREENSHOT_ROWS ?= 1000000
+SCREENSHOT_DB := .build/screenshots/demo-$(SCREENSHOT_ROWS).sqlite
+screenshots: build
+	@bin="$$($(SWIFT) build --show-bin-path)/faultline"; mkdir -p .build/screenshots; \
+	[ -e "$(SCREENSHOT_DB)" ] || "$$bin" demo --rows $(SCREENSHOT_ROWS) --output "$(SCREENSHOT_DB)" || exit 1; \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --sort 'rating desc' --keys 'jjjll' --out Assets/screen-grid.svg && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'G<PgUp>km' --out Assets/screen-memory.svg && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990' --keys 'lllllFj' --out Assets/screen-freq.svg && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'Ijjj' --out Assets/screen-summary.svg --size 140x16
 
 # Builds in release mode and opens the demo database (created in ~/.cache/faultline on first run).
 run: release

@@ -108,7 +108,7 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .open, .search:
+        case .open, .search, .frequency, .openValue, .summarize:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:
@@ -126,7 +126,7 @@ extension Browser {
             for action in actions {
                 apply(action)
                 switch action {
-                case .openingFirstRows, .loadProgress, .searchProgress: redraw = true
+                case .openingFirstRows, .loadProgress, .searchProgress, .frequencyProgress, .summaryProgress, .summaryRow: redraw = true
                 default: break
                 }
             }

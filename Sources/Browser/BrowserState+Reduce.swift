@@ -10,7 +10,19 @@ public enum Action: Sendable {
     /// A result opened: its table, columns, filter, sort and row count; `result` numbers it, and
     /// `marks` are the previous marks whose rows are in it (the session checked, in its ID table).
     case opened(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?, count: Int, cursor: Int, readOnly: String?, message: String?,
-                result: Int = 0, marks: Marks? = nil)
+                result: Int = 0, marks: Marks? = nil, pushed: Bool = false)
+    /// A frequency sheet was counted: `values` distinct values of `column` over `total` rows.
+    case frequencyOpened(column: String, values: Int, total: Int, result: Int, seconds: Double)
+    /// Progress of a frequency sheet's GROUP BY: seconds so far and rows read.
+    case frequencyProgress(column: String, seconds: Double, rows: Int)
+    /// A frequency sheet's GROUP BY was cancelled: the table sheet stays as it was.
+    case frequencyCancelled(column: String)
+    /// Column `index` of the summary of result `result` was computed.
+    case summaryRow(index: Int, figures: ColumnSummary, result: Int)
+    /// Progress of a summary: column `index` of `of` (named `column`) is being computed, `seconds` so far.
+    case summaryProgress(index: Int, of: Int, column: String, seconds: Double)
+    /// A summary finished (`done` columns computed) or was cancelled.
+    case summaryEnded(done: Int, of: Int, seconds: Double, cancelled: Bool)
     /// An open or a search began: until it ends, Esc, Ctrl-C and q cancel it and other keys do nothing.
     case started(Work)
     /// The first rows of a result whose IDs are still being fetched.
@@ -81,6 +93,15 @@ public enum Effect: Sendable, Equatable {
     case sampleMemory
     /// Stops the open or search that is running (``BrowserState/running``).
     case cancel
+    /// Counts the values of `column` over result `result` (the table sheet on screen) into a
+    /// frequency sheet.
+    case frequency(column: String, result: Int)
+    /// Opens the frequency sheet's parent table filtered to the value at `row`, as a new sheet.
+    case openValue(row: Int, of: FrequencySheet)
+    /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
+    case closeSheet(SheetRole)
+    /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
+    case summarize(columns: [String], result: Int)
 }
 
 extension BrowserState {
@@ -113,14 +134,20 @@ extension BrowserState {
         case .tableCounted(let index, let n):
             if index < tables.count { tables[index].count = n }
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
-        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept):
+        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed):
             running = nil
             shownBefore = nil
+            if pushed {
+                // A new sheet over this one (Enter on a frequency sheet's value): this one waits below.
+                sheets.append(SavedSheet(self))
+                sheet = .table
+                marks = nil
+            }
             // q (or Ctrl-C) came while loading, but the load finished before it could cancel: quit all the same.
             if quitWhenCancelled { quit = true }
             quitWhenCancelled = false
             readOnlyReason = readOnly
-            if let table, table != t { remember() }
+            if !pushed, let table, table != t { remember() }
             if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
             let note = rebaseMarks(to: kept, result: result)
             table = t
@@ -194,6 +221,24 @@ extension BrowserState {
         case .searchCancelled:
             running = nil
             say("search cancelled: still on row \(group(cursorRow + 1))")
+        case .frequencyOpened(let column, let values, let total, let result, let seconds):
+            pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
+        case .frequencyProgress(let column, let seconds, let rows):
+            say("counting the values of \(column): \(String(format1: seconds)) s, \(group(rows)) rows read (Esc cancels)")
+        case .frequencyCancelled(let column):
+            running = nil
+            say("counting \(column) cancelled: still on \(table ?? "the table")")
+        case .summaryRow(let index, let figures, let result):
+            fillSummary(index: index, with: figures, result: result)
+        case .summaryProgress(let index, let n, let column, let seconds):
+            say("summarising \(column), column \(index + 1) of \(n): \(String(format1: seconds)) s (Esc cancels)")
+        case .summaryEnded(let done, let n, let seconds, let cancelled):
+            running = nil
+            if cancelled {
+                say("summary cancelled after \(done) of \(n) columns: Esc goes back")
+            } else {
+                say("\(n) \(n == 1 ? "column" : "columns") summarised by SQLite in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
+            }
         case .countedForDelete(let n, let target):
             // A count for anything but what D would act on now is stale: ask nothing.
             guard target == editTarget else { break }
@@ -267,7 +312,7 @@ extension BrowserState {
         remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow)
     }
 
-    private mutating func say(_ text: String, error: Bool = false) {
+    mutating func say(_ text: String, error: Bool = false) {
         message = text
         messageIsError = error
     }
@@ -348,6 +393,10 @@ extension BrowserState {
         let page = gridHeight
         if eagerActive, key == .escape || key == .char("M") { return [.stopEager] }
         message = nil
+        if sheet != .table, let why = refusal(onDerivedSheet: key) {
+            say(why, error: true)
+            return []
+        }
         switch key {
         case .char("j"), .down: move(to: cursorRow + 1)
         case .char("k"), .up: move(to: cursorRow - 1)
@@ -378,12 +427,20 @@ extension BrowserState {
             guard let column = currentColumnName, let table else { return [] }
             return [.open(table: table, filter: filter, sort: SortDescriptor(column: column, ascending: key == .char("s")))]
         case .enter:
+            if frequencySheet != nil { return openValueKey() }
+            if summarySheet != nil { return jumpToColumnKey() }
             guard count > 0 else { return [] }
             return [.loadRecord(row: cursorRow)]
+        case .char("F"):
+            return frequencyKey()
+        case .char("I"):
+            return summaryKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
             guard resultID == nil else { return [.reload] }
             return table.map { [.open(table: $0, filter: filter, sort: sort)] } ?? []
+        case .char("q") where !sheets.isEmpty, .escape where !sheets.isEmpty:
+            return popSheet()
         case .char("q"), .ctrl("c"): quit = true
         case .escape:
             // The table list keeps this table's filter, sort and row: Enter brings them back.

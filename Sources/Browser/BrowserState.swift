@@ -155,6 +155,10 @@ public enum Work: Sendable, Equatable {
     case opening
     /// A search (`/`, `n`, `N`): any of the three cancels the search alone.
     case searching
+    /// A frequency sheet's GROUP BY (`F`): any of the three cancels it alone.
+    case counting
+    /// A summary sheet's figures (`I`): any of the three cancels the rest of them.
+    case summarizing
 }
 
 /// The part of the state an open replaces while its IDs load: what comes back when it is
@@ -200,6 +204,14 @@ public struct BrowserState: Sendable {
     // Picker
     public internal(set) var tables: [TableEntry] = []
     public internal(set) var pickerCursor = 0
+
+    // Sheets
+    /// What the screen's sheet is: a table's result or a frequency sheet over one.
+    public internal(set) var sheet: SheetKind = .table
+    /// The sheets under it, bottom first (Esc or q goes back to the last).
+    var sheets: [SavedSheet] = []
+    /// How many sheets are under the one on screen.
+    public var sheetDepth: Int { sheets.count }
 
     // Result
     public internal(set) var table: String?
@@ -289,7 +301,7 @@ public struct BrowserState: Sendable {
     /// What an edit key acts on now: the marked rows of the result on screen, or all of it; nil
     /// without a result.
     public var editTarget: EditTarget? {
-        guard let resultID, let table else { return nil }
+        guard let resultID, let table, sheet == .table else { return nil }
         let ids = marked
         return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description })
     }

@@ -68,6 +68,10 @@ extension EffectRunner {
         var anchors = [c]
         for d in 1...50 { anchors += [c + d, c - d] }
         anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
+        // An edit may have changed rows the results below this one hold: they read their own rows
+        // from now on. This one is fetched again, as the file is now.
+        for i in parked.indices { parked[i].collectionVersion = nil }
+        collectionVersion = data.dataVersion()
         let newCursor = try collection.refresh(keeping: anchors) ?? min(c, max(0, collection.count - 1))
         dataVersion = data.dataVersion()
         var kept: Marks?

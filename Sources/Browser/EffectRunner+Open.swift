@@ -4,7 +4,9 @@ import Foundation
 extension EffectRunner {
     /// Opens `table` with a progressive fetch: the first batch goes on screen at once, then the
     /// ID fetch runs with a progress line; a cancel keeps what was shown before.
-    func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, state: BrowserState,
+    /// With `push`, the result is a new sheet over the one on screen (which stays on screen
+    /// until it is fetched, and is parked below it).
+    func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, push: Bool = false, state: BrowserState,
               cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let entity = try data.entity(named: table)
         let predicate = filter.isEmpty ? nil : try FetchPredicate(format: filter)
@@ -13,12 +15,14 @@ extension EffectRunner {
         let clock = environment.now
         let started = clock()
         var lastDraw = started
+        let version = data.dataVersion()
         report(.started(.opening))
         let opened: BrowserResult
         do {
             opened = try withoutActuallyEscaping(report) { report in
                 try data.open(request, residentBatches: options.residentBatches, firstRows: { first in
-                    report(.openingFirstRows(table: entity.name, columns: columns, rows: first.map(snapshot)))
+                    // A new sheet shows its rows when they are all there; the sheet under it stays meanwhile.
+                    if !push { report(.openingFirstRows(table: entity.name, columns: columns, rows: first.map(snapshot))) }
                 }, progress: { progress in
                     if clock() - lastDraw >= 0.1 {
                         lastDraw = clock()
@@ -42,14 +46,19 @@ extension EffectRunner {
             let members = (try? opened.members(of: Array(marks.ids))) ?? []
             kept = Marks(result: resultSerial, ids: Set(members))
         }
+        if push {
+            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, collectionVersion: collectionVersion, frequencies: frequencies))
+            frequencies = nil
+        }
         collection = opened
         collectionID = resultSerial
+        collectionVersion = version
         lastFaultSeconds = nil
         let seconds = clock() - started
         let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
         actions.append(.opened(table: entity.name, columns: columns, filter: filter, sort: sorts.first, count: opened.count, cursor: cursor, readOnly: readOnly,
                                message: "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)",
-                               result: resultSerial, marks: kept))
+                               result: resultSerial, marks: kept, pushed: push))
         log("opened \(entity.name) filter=\(filter) sort=\(sorts) rows=\(opened.count) in \(seconds)s")
         return actions
     }

@@ -25,6 +25,14 @@ final class EffectRunner {
     var collectionID: Int?
     var resultSerial = 0
     var eagerArray: [ManagedObject] = []
+    /// `PRAGMA data_version` just before ``collection`` was fetched or refreshed (nil: unknown, or
+    /// an edit since may have changed its rows): while the file's is the same, the rows its fetch
+    /// matches now are its rows, and frequencies and summaries read them with the fetch's WHERE.
+    var collectionVersion: Int?
+    /// The frequency sheet on screen, over ``collection`` (nil: a table sheet is on screen).
+    var frequencies: ValueFrequencies?
+    /// The sheets under the one on screen, bottom first: what Esc goes back to.
+    var parked: [ParkedSheet] = []
     var dataVersion: Int?
     /// Seconds the last batch fault took, on ``BrowserEnvironment/now`` (nil: none since the
     /// result opened).
@@ -84,7 +92,17 @@ final class EffectRunner {
         case .open(let table, let filter, let sort, let cursor, let thenBy):
             return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
         case .loadWindow(let range):
+            if state.frequencySheet != nil { return [.windowLoaded(start: range.lowerBound, rows: try frequencyRows(range))] }
             return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+        case .frequency(let column, let result):
+            return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
+        case .openValue(let row, let sheet):
+            return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
+        case .closeSheet(let role):
+            closeSheet(role)
+            return []
+        case .summarize(let columns, let result):
+            return try summarize(columns, result: result, cancel: cancel, report: report)
         case .loadRecord(let row):
             return [.recordLoaded(try recordFields(row))]
         case .search(let column, let text, let from, let backwards):

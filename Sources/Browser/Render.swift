@@ -15,6 +15,14 @@ let helpLines: [String] = [
     "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"war\"",
     "                 (an empty filter shows every row)",
     "  s S            sort by the current column, ascending / descending",
+    "  F              frequency sheet of the current column over this result: each value,",
+    "                 its count, percent and a bar, most frequent first (SQLite counts;",
+    "                 Esc cancels a long count); Enter opens the rows of a value, Esc or q",
+    "                 goes back to the table as it was",
+    "  I              summary sheet: per column its type, storage classes, NULLs, distinct",
+    "                 values, min, max, mean, text lengths and most frequent value, filled",
+    "                 in as SQLite computes them (Esc cancels); Enter goes to the column,",
+    "                 F counts its values",
     "  Enter          the current record, every column",
     "  r              reload (re-runs the fetch, keeps your row)",
     "Editing (one transaction each)",
@@ -28,8 +36,8 @@ let helpLines: [String] = [
     "  m              the live memory panel",
     "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
     "Other",
-    "  Esc            back to the table list (when opened from it); it keeps this",
-    "                 table's filter, sort and row for the next Enter",
+    "  Esc            back to the sheet before (a frequency sheet, its table), else to",
+    "                 the table list, which keeps this table's filter, sort and row",
     "  ?              this help        q         quit",
     "",
     "∅ is NULL; (gone) is a row deleted since the result was fetched.",
@@ -145,15 +153,22 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         parts.append("\(state.tables.count) tables and views")
     } else {
         // What matters most comes first, so a narrow screen cuts the filter, not the position.
-        parts.append(state.table ?? "")
+        // Stacked sheets show their path: demo.db › movie › genre freq.
+        parts.append(state.sheets.isEmpty ? state.table ?? "" : state.sheetPath.joined(separator: " › "))
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
             parts.append("loading IDs\(percent), \(group(state.loadingRows)) rows so far (Esc cancels)")
+        } else if let s = state.summarySheet {
+            parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
+            if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }
+        } else if let f = state.frequencySheet {
+            parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }
         if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
         if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
+        if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(group(n)) rows") }
         if state.readOnlyReason != nil { parts.append("read-only") }

@@ -16,6 +16,39 @@ struct Browse: ParsableCommand {
 
     var database: String? { databases.first }
 
+    @OptionGroup var view: ViewOptions
+
+    @Option(help: "Append a log of what the browser does to this file (never to the screen).")
+    var log: String?
+
+    @Option(help: "Movies in the demo database when it is created.")
+    var demoRows: Int = 1_000_000
+
+    func validate() throws {
+        guard demoRows > 0 else { throw ValidationError("--demo-rows must be at least 1") }
+    }
+
+    func run() throws {
+        let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
+        let opened = try view.open(paths)
+        let logger = try log.map { try LogFile(path: $0) }
+        let terminal: CursesTerminal
+        do {
+            terminal = try CursesTerminal(environment: ProcessInfo.processInfo.environment)
+        } catch let error as CursesTerminal.Unavailable {
+            throw BatchStoreError(.invalidArgument, error.description)
+        }
+        defer { terminal.close() }
+        let browser = try opened.browser(backend: terminal, environment: .live)
+        browser.log = logger.map { l in { l.write($0) } }
+        browser.start()
+        browser.run()
+    }
+}
+
+/// What to open and how, as `browse` and `snapshot` take it: the table, filter, sort, batch size
+/// and read-only flag.
+struct ViewOptions: ParsableArguments {
     @Option(help: "The table or view to open (without it, a list to pick from).")
     var table: String?
 
@@ -31,19 +64,13 @@ struct Browse: ParsableCommand {
     @Flag(help: "Open the file read-only: the edit keys do nothing.")
     var readOnly = false
 
-    @Option(help: "Append a log of what the browser does to this file (never to the screen).")
-    var log: String?
-
-    @Option(help: "Movies in the demo database when it is created.")
-    var demoRows: Int = 1_000_000
-
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
-        guard demoRows > 0 else { throw ValidationError("--demo-rows must be at least 1") }
     }
 
-    func run() throws {
-        let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
+    /// The files at `paths` (each must exist), checked against the table, filter and sort before
+    /// any screen is drawn.
+    func open(_ paths: [String]) throws -> OpenedView {
         let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {
@@ -51,21 +78,22 @@ struct Browse: ParsableCommand {
         }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
-        let logger = try log.map { try LogFile(path: $0) }
-        let terminal: CursesTerminal
-        do {
-            terminal = try CursesTerminal(environment: ProcessInfo.processInfo.environment)
-        } catch let error as CursesTerminal.Unavailable {
-            throw BatchStoreError(.invalidArgument, error.description)
-        }
-        defer { terminal.close() }
         let options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
                                      readOnlyReason: readOnly ? "opened with --read-only" : nil)
-        let browser = try coordinator.map { try Browser(coordinator: $0, options: options, backend: terminal) }
-            ?? Browser(store: stores[0], options: options, backend: terminal)
-        browser.log = logger.map { l in { l.write($0) } }
-        browser.start()
-        browser.run()
+        return OpenedView(stores: stores, coordinator: coordinator, options: options)
+    }
+}
+
+/// Files opened for a browser session, and the options it starts with.
+struct OpenedView {
+    let stores: [PersistentStore]
+    let coordinator: PersistentStoreCoordinator?
+    let options: BrowserOptions
+
+    /// A browser over the files (one store, or several as one) on `backend`.
+    func browser(backend: TerminalBackend, environment: BrowserEnvironment) throws -> Browser {
+        if let coordinator { return try Browser(coordinator: coordinator, options: options, backend: backend, environment: environment) }
+        return try Browser(store: stores[0], options: options, backend: backend, environment: environment)
     }
 }
 

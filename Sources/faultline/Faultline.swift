@@ -9,7 +9,7 @@ struct Faultline: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "Core Data-style batching for SQLite: batch-faulted browsing, export and benchmarks.",
-        subcommands: [Browse.self, Tour.self, Demo.self, Export.self, Import.self, Update.self, Delete.self, Bench.self, BenchWorker.self],
+        subcommands: [Browse.self, Snapshot.self, Tour.self, Demo.self, Export.self, Import.self, Update.self, Delete.self, Bench.self, BenchWorker.self],
         defaultSubcommand: Browse.self)
 
     /// Runs the command; errors become one line on stderr: exit 2 for bad usage (arguments,

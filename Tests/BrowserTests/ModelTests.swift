@@ -7,7 +7,7 @@ import TerminalCore
 
 /// A model-based random run: a seeded generator drives a browser session on a real SQLite file
 /// (two tables, NULLs, non-ASCII text) through table switches, filters, sorts, marks, `D`, `U`,
-/// `u`, `r` and writes by another connection. A plain Swift model predicts every table's rows, the
+/// `u`, `r`, `F` (with Enter on a value and Esc back) and writes by another connection. A plain Swift model predicts every table's rows, the
 /// result on screen and the marks; the file is compared with the model after every step. On a
 /// failure the steps are shrunk to a shortest sequence that still fails, which is printed.
 /// `make fuzz` runs longer with FAULTLINE_MODEL_STEPS.
@@ -54,11 +54,14 @@ enum Step: CustomStringConvertible, Equatable {
     case undo                          // u
     case reload                        // r
     case other(OtherWrite)
+    /// F on a column: the counts against the model; with `value`, Enter on that value (its rows
+    /// against the model), then Esc back; Esc back to the table.
+    case frequency(column: Int, value: Int?)
     /// Test of the test: the model deletes a row the file keeps.
     case modelOnlyDelete
 
     static func random(_ rng: inout SplitMix64) -> Step {
-        switch rng.below(100) {
+        switch rng.below(110) {
         case 0..<8: return .open(rng.below(2))
         case 8..<22: return .filter(ModelFilter.random(&rng))
         case 22..<32: return .sort(column: rng.below(3), ascending: rng.below(2) == 0)
@@ -69,6 +72,7 @@ enum Step: CustomStringConvertible, Equatable {
         case 71..<79: return .update(1 + rng.below(3))
         case 79..<86: return .undo
         case 86..<91: return .reload
+        case 100..<110: return .frequency(column: rng.below(3), value: rng.below(3) == 0 ? nil : rng.below(6))
         default: return .other(OtherWrite.random(&rng))
         }
     }
@@ -86,6 +90,8 @@ enum Step: CustomStringConvertible, Equatable {
         case .undo: return "u"
         case .reload: return "r"
         case .other(let w): return "[another connection: \(w)]"
+        case .frequency(let c, let v):
+            return "hhh \(String(repeating: "l", count: c)) F\(v.map { " g \(String(repeating: "j ", count: $0))Enter Esc" } ?? "") Esc        (frequencies of \(ModelRun.columns[c]))"
         case .modelOnlyDelete: return "[model only: delete]"
         }
     }
@@ -367,9 +373,75 @@ enum ModelRun {
                     model.rows[t][id] = nil
                 }
             }
+        case .frequency(let c, let v):
+            guard inGrid, let t = model.table else { return nil }
+            return frequencyStep(column: c, value: v, table: t, browser: b, model: model)
         case .modelOnlyDelete:
             if let t = model.table, let id = model.rows[t].keys.min() { model.rows[t][id] = nil }
         }
+        return nil
+    }
+
+    /// The value of `column` in `row`, as the frequency sheet shows it, and as a model value that
+    /// sorts as SQLite sorts (NULL, then integers, then text by UTF-8 bytes).
+    enum ModelValue: Hashable, Comparable {
+        case null, int(Int64), text([UInt8])
+        static func < (a: ModelValue, b: ModelValue) -> Bool {
+            switch (a, b) {
+            case (.null, .null): return false
+            case (.null, _): return true
+            case (_, .null): return false
+            case (.int(let x), .int(let y)): return x < y
+            case (.int, .text): return true
+            case (.text, .int): return false
+            case (.text(let x), .text(let y)): return x.lexicographicallyPrecedes(y)
+            }
+        }
+        init(_ row: ModelRow, id: Int64, column: Int) {
+            switch column {
+            case 0: self = .int(id)
+            case 1: self = row.k.map { .int(Int64($0)) } ?? .null
+            default: self = row.s.map { .text(Array($0.utf8)) } ?? .null
+            }
+        }
+        var shown: DisplayValue {
+            switch self {
+            case .null: return .null
+            case .int(let i): return .text(String(i))
+            case .text(let b): return .text(String(decoding: b, as: UTF8.self))
+            }
+        }
+    }
+
+    /// F on `column`: the sheet's values and counts are the model's over the rows of the result
+    /// that still exist; Enter on value `value` opens exactly the table's rows that match the
+    /// filter and hold it; Esc, Esc go back (``check(_:_:path:)`` then checks the table as it was).
+    static func frequencyStep(column c: Int, value v: Int?, table t: Int, browser b: Browser, model: Model) -> String? {
+        b.send(keys("hhh" + String(repeating: "l", count: c) + "F"))
+        let existing = model.fetched.compactMap { id in model.rows[t][id].map { ModelValue($0, id: id, column: c) } }
+        var counts: [ModelValue: Int] = [:]
+        for value in existing { counts[value, default: 0] += 1 }
+        let expected = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        guard let sheet = b.state.frequencySheet else { return "F opened no frequency sheet: \(b.state.message ?? "")" }
+        if sheet.total != existing.count { return "F counted \(sheet.total) rows, the model \(existing.count)" }
+        if b.state.count != expected.count { return "F found \(b.state.count) values, the model \(expected.count)" }
+        for (i, row) in b.state.window.enumerated() {
+            let pos = b.state.windowStart + i
+            guard pos < expected.count else { break }
+            let want = [expected[pos].key.shown, .text(group(expected[pos].value))]
+            if Array(row.values.prefix(2)) != want { return "frequency row \(pos + 1) is \(row.values.prefix(2)), the model \(want)" }
+        }
+        if let v, v < expected.count {
+            b.send([.char("g")] + Array(repeating: Key.char("j"), count: v) + [.enter])
+            let value = expected[v].key
+            let matching = model.rows[t].filter { model.filters[t].matches($0.value) && ModelValue($0.value, id: $0.key, column: c) == value }.count
+            if b.state.sheet != .table || b.state.sheetDepth != 2 { return "Enter on value \(v + 1) opened no sheet: \(b.state.message ?? "")" }
+            if b.state.count != matching { return "Enter on \(value) (\(b.state.filter)) opened \(b.state.count) rows, the model \(matching)" }
+            b.send(.escape)
+            if b.state.frequencySheet == nil || b.state.cursorRow != v { return "Esc did not go back to the frequency sheet on value \(v + 1)" }
+        }
+        b.send(.escape)
+        if b.state.sheet != .table || b.state.sheetDepth != 0 { return "Esc did not go back to the table" }
         return nil
     }
 

@@ -15,7 +15,7 @@ struct RandomKeyTests {
         .char(":"), .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .enter, .escape,
         .char("r"), .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("y"), .char("m"),
         .char("?"), .backspace, .char("1"), .char("5"), .char("0"), .char("="), .char(">"), .char("<"),
-        .char("\""), .char("a"), .char("e"), .char("x"), .char("\u{1B}"), .char("東"), .resize,
+        .char("\""), .char("a"), .char("e"), .char("x"), .char("\u{1B}"), .char("東"), .resize, .char("F"), .char("I"),
     ]
 
     @Test("a long random key run keeps the cursor, window and screen consistent, and the file sound")
@@ -30,6 +30,8 @@ struct RandomKeyTests {
         let steps = Int(ProcessInfo.processInfo.environment["FAULTLINE_FUZZ_KEYS"] ?? "") ?? 4000
         let sizes = [(40, 10), (80, 16), (120, 30), (300, 100), (55, 12), (1, 1), (12, 3), (20, 5)]   // below 40x10 it must still not crash
         var edits = 0
+        var frequencySheets = 0
+        var summaries = 0
         for step in 0..<steps {
             var key = Self.alphabet[rng.below(Self.alphabet.count)]
             if key == .resize {
@@ -49,6 +51,11 @@ struct RandomKeyTests {
             #expect(s.count == 0 || s.visibleRows.contains(s.cursorRow) || s.mode != .grid, "step \(step): cursor off screen")
             #expect(s.topRow >= 0 && s.cursorColumn >= 0 && s.cursorColumn < max(1, s.columns.count))
             #expect(term.screen.width == s.width && term.screen.height == s.height)
+            if let f = s.frequencySheet { frequencySheets += 1; #expect(s.columns == [f.column, "count", "percent", "histogram"]) }
+            if let summary = s.summarySheet {
+                summaries += 1
+                #expect(s.count == summary.columns.count && summary.rows.allSatisfy { $0 != nil } || s.message?.contains("cancelled") == true)
+            }
             if step % 97 == 0 {
                 for y in 0..<term.screen.height {
                     for x in 0..<term.screen.width {
@@ -60,12 +67,14 @@ struct RandomKeyTests {
                 // What the browser says the result holds is what SQLite holds.
                 let filter = s.filter.isEmpty ? nil : try FetchPredicate(format: s.filter)
                 let context = try ManagedObjectContext(store: store)
-                if s.mode == .grid, s.loading == nil {
+                if s.mode == .grid, s.loading == nil, s.sheet == .table {
                     #expect(try context.count(for: FetchRequest(entityName: "n", predicate: filter)) == s.count, "step \(step)")
                 }
             }
         }
         #expect(try direct(path) { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
         #expect(edits > 10, "the run should edit: \(edits)")
+        #expect(frequencySheets > 10, "the run should visit frequency sheets: \(frequencySheets)")
+        #expect(summaries > 10, "the run should visit summary sheets: \(summaries)")
     }
 }

@@ -124,6 +124,31 @@ final class CoordinatedResultSource: ResultEditing {
         }
     }
 
+    /// Per store `i`, `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN
+    /// <store i>."T" AS t ON ids.store = i AND t.<key> = ids.key` (rows matching now: each store's
+    /// ``IDQuery/values(of:matching:part:)``), joined with `UNION ALL`.
+    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
+        let first = entity.attributes[try entity.requireAttributeIndex(attribute)]
+        let name = first.name
+        if rows == .matchingNow {
+            let queries = try entities.keys.sorted().compactMap { i -> IDQuery? in
+                guard let entity = entities[i] else { return nil }
+                let column = entity.attributes[try entity.requireAttributeIndex(name)].name
+                let part = IDQuery.Part(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i), storeIndex: i)
+                return try IDQuery.values(of: column, matching: request.predicate, part: part)
+            }
+            return ColumnValues(attribute: name, declaredType: first.declaredType, select: queries.map(\.select).joined(separator: " UNION ALL "),
+                                arguments: queries.flatMap(\.arguments), connection: table.connection)
+        }
+        let selects = try entities.keys.sorted().compactMap { i -> String? in
+            guard let entity = entities[i] else { return nil }
+            let column = entity.attributes[try entity.requireAttributeIndex(name)].name
+            let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
+            return "SELECT t.\(quoteIdentifier(column)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) ON ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key"
+        }
+        return ColumnValues(attribute: name, declaredType: first.declaredType, select: selects.joined(separator: " UNION ALL "), connection: table.connection)
+    }
+
     // MARK: Edits
 
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {

@@ -47,6 +47,15 @@ struct IDQuery {
         return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
     }
 
+    /// The values of `column` in the rows of `part` that `predicate` matches now:
+    /// `SELECT t."<column>" AS value FROM <table> AS t [joins] WHERE <predicate>` (the fetch's own
+    /// WHERE, so the table's indexes serve it).
+    static func values(of column: String, matching predicate: FetchPredicate?, part: Part) throws -> IDQuery {
+        let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+        let condition = try predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
+        return IDQuery(select: "SELECT t.\(quoteIdentifier(column)) AS value FROM \(builder.fromClause)\(condition)", arguments: builder.arguments)
+    }
+
     /// The ID table columns the query fills, for `parts`.
     static func columns(for parts: [Part]) -> [String] {
         guard parts.count == 1, parts[0].storeIndex == nil else { return ["store", "key"] }

@@ -37,6 +37,12 @@ enum ProgressReporter {
         return steps > 0 ? steps + 1 : 0
     }
 
+    /// Runs `body` (which runs `statement`) with `handler` told of progress, or as it is without one.
+    static func run(db: Database, statement: Statement, estimate: Int?, handler: ((IDFetchProgress) -> IDFetchDecision)?, body: () throws -> Void) throws {
+        guard let handler else { return try body() }
+        try run(db: db, statement: statement, estimate: estimate, handler: handler, body: body)
+    }
+
     static func run(db: Database, statement: Statement, estimate: Int?, handler: @escaping (IDFetchProgress) -> IDFetchDecision, body: () throws -> Void) throws {
         let box = Box(statement: statement.sqliteStatement, estimate: estimate, handler: handler)
         let pointer = Unmanaged.passRetained(box).toOpaque()

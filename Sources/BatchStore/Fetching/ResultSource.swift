@@ -31,6 +31,35 @@ protocol ResultSource: AnyObject {
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
     var packsValues: Bool { get }
+    /// The values of `attribute` for the result's rows (`rows` says which: those of the ID table,
+    /// or those `request` matches now), as a SELECT on the ID table's connection (what frequencies
+    /// and summaries group and aggregate).
+    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues
+}
+
+/// Which rows a frequency or a summary of a result reads.
+public enum ResultRows: Sendable, Equatable {
+    /// The rows of the result's ID table, as fetched (rows deleted since drop out): one key lookup
+    /// per row.
+    case fetched
+    /// The rows the result's fetch request matches now, read with the same WHERE clause, so SQLite
+    /// can use the table's indexes (a covering index can answer a GROUP BY alone). The same rows
+    /// as ``fetched`` as long as nothing has changed the file since the fetch (compare
+    /// `dataVersion()` before the fetch and now).
+    case matchingNow
+}
+
+/// The values of one attribute over a result's rows: `select` has one column, `value`, one row
+/// per row of the result that still exists, and runs on `connection` (the ID table's) with
+/// `arguments`.
+struct ColumnValues {
+    /// The attribute's name as the schema spells it.
+    let attribute: String
+    /// Its declared type (the first store's, with several).
+    let declaredType: String
+    let select: String
+    var arguments: [SQLValue] = []
+    let connection: Connection
 }
 
 /// Where a result's IDs live: a table on the source's database, in result order, which never

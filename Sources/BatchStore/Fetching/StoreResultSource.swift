@@ -116,6 +116,27 @@ final class StoreResultSource: ResultSource {
         return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [])
     }
 
+    /// Fetched rows: `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t
+    /// ON t.rowid = ids.key` (a view without a row key: `SELECT ids.c<i> AS value FROM temp."bs_ids_…" AS ids`);
+    /// rows matching now: see ``IDQuery/values(of:matching:part:)``.
+    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
+        let index = try entity.requireAttributeIndex(attribute)
+        let name = entity.attributes[index].name
+        if rows == .matchingNow {
+            let query = try IDQuery.values(of: name, matching: request.predicate, part: Self.part(entity, context))
+            return ColumnValues(attribute: name, declaredType: entity.attributes[index].declaredType, select: query.select,
+                                arguments: query.arguments, connection: table.connection)
+        }
+        let values: String
+        if isAddressable {
+            let on = zip(entity.keyColumns, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
+            values = "SELECT t.\(quoteIdentifier(name)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN main.\(quoteIdentifier(entity.name)) AS t ON \(on)"
+        } else {
+            values = "SELECT ids.\(idColumns[index]) AS value FROM \(table.qualifiedName) AS ids"
+        }
+        return ColumnValues(attribute: name, declaredType: entity.attributes[index].declaredType, select: values, connection: table.connection)
+    }
+
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
         guard isAddressable else { return ObjectID(entity: entity, key: .position(position)) }
         if entity.isKeyedByRowid, idRow.count == 1, case .integer(let r) = idRow[0] { return ObjectID(entity: entity, key: .rowid(r)) }

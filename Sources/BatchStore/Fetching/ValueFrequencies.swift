@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+
+/// One distinct value of a column and how many rows of the result hold it.
+public struct ValueCount: Sendable, Equatable {
+    public var value: SQLValue
+    public var count: Int
+
+    public init(value: SQLValue, count: Int) {
+        self.value = value
+        self.count = count
+    }
+}
+
+/// The distinct values of one attribute over the rows of a batched result, with how many rows hold
+/// each, most frequent first (ties by value, in SQLite's order: NULL, numbers, text, blobs). Made
+/// by ``BatchFaultingCollection/frequencies(of:rows:progress:)``.
+///
+/// Itself batched: the grouped rows live in an SQLite temp table
+/// `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`, and ``values(in:)`` reads a range of
+/// positions, so ten million distinct values cost what the rows on screen cost. Values group as
+/// SQLite's `GROUP BY` groups them: the integer 1 and the real 1.0 are one value, the text '1'
+/// another, and a column's collation applies. The table is dropped when the value goes away.
+public final class ValueFrequencies {
+    /// The attribute counted.
+    public let attribute: String
+    /// Distinct values (rows of the temp table).
+    public let count: Int
+    /// Rows counted: the result's rows that still exist (the sum of the counts).
+    public let total: Int
+    /// The largest count (the first value's), 0 when there are none.
+    public let maxCount: Int
+    /// How long the grouping took, in seconds.
+    public let seconds: Double
+
+    private let connection: Connection
+    private let name: String
+
+    /// Groups `values` (the attribute for each row of a result) into a new temp table on their
+    /// connection; `estimate` is the rows it reads, for progress.
+    ///
+    /// Runs `CREATE TEMP TABLE "bs_freq_…"(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)`,
+    /// `INSERT INTO temp."bs_freq_…"(value, count) SELECT value, count(*) FROM (<values>) GROUP BY
+    /// value ORDER BY count(*) DESC, value`, then `SELECT sum(count), max(count)` over it. On a
+    /// failure or a cancel from `progress` no table is left.
+    /// - Complexity: SQLite's GROUP BY over the result's rows (a sort of the values); nothing but
+    ///   the two sums enters Swift memory.
+    init(_ values: ColumnValues, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+        let connection = values.connection
+        self.attribute = values.attribute
+        self.connection = connection
+        let name = connection.makeTempTableName("bs_freq")
+        self.name = name
+        let started = DispatchTime.now().uptimeNanoseconds
+        let table = "temp.\(quoteIdentifier(name))"
+        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(values.select)) GROUP BY value ORDER BY count(*) DESC, value"
+        let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int) in
+            try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
+            do {
+                let statement = try db.makeStatement(sql: sql)
+                try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
+                    try statement.execute(arguments: values.arguments.statementArguments)
+                }
+                let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(count), 0), coalesce(max(count), 0) FROM \(table)")
+                return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
+            } catch {
+                try? connection.dropTempTable(db, named: name)
+                throw error
+            }
+        }
+        count = figures.count
+        total = figures.total
+        maxCount = figures.max
+        seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    }
+
+    deinit { connection.dropTempTable(name) }
+
+    /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`.
+    public var location: String { "SQLite temp table \(name)" }
+
+    /// The values at `positions` (0-based, clamped to the table), in order.
+    ///
+    /// Runs `SELECT value, count FROM temp."bs_freq_…" WHERE pos BETWEEN ? AND ? ORDER BY pos`.
+    /// - Complexity: one range scan of the primary key: O(`positions.count`).
+    public func values(in positions: Range<Int>) throws -> [ValueCount] {
+        let lower = max(0, positions.lowerBound), upper = min(count, positions.upperBound)
+        guard lower < upper else { return [] }
+        let sql = "SELECT value, count FROM temp.\(quoteIdentifier(name)) WHERE pos BETWEEN ? AND ? ORDER BY pos"
+        return try connection.withDatabase { db in
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [lower + 1, upper])
+            var out: [ValueCount] = []
+            out.reserveCapacity(upper - lower)
+            while let row = try cursor.next() { out.append(ValueCount(value: SQLValue(row: row, at: 0), count: row[1])) }
+            return out
+        }
+    }
+}
+
+extension BatchFaultingCollection {
+    /// The distinct values of `attribute` over this result's rows (its filter; its order does not
+    /// matter), with their counts, most frequent first: a batched result of its own (see
+    /// ``ValueFrequencies``). `rows` says which rows are read: the ID table's, or (faster, the same
+    /// while the file is unchanged since the fetch) those the fetch's WHERE matches now.
+    /// `progress` is called about every 50 ms while SQLite groups, and may cancel (a `.cancelled`
+    /// error, no table left).
+    ///
+    /// One store: `SELECT value, count(*) FROM (SELECT t."genre" AS value FROM temp."bs_ids_…" AS ids
+    /// CROSS JOIN main."movie" AS t ON t.rowid = ids.key) GROUP BY value ORDER BY count(*) DESC, value`;
+    /// several stores: the inner SELECT once per store, `UNION ALL`. With `.matchingNow` the inner
+    /// SELECT is `SELECT t."genre" AS value FROM main."movie" AS t WHERE <the fetch's predicate>`.
+    /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
+    /// - Complexity: a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
+    public func frequencies(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
+        try ValueFrequencies(try storage.source.columnValues(of: attribute, rows: rows, request: storage.request), estimate: storage.count, progress: progress)
+    }
+}
+
+extension Entity {
+    /// The index of attribute `name` (as ``indexOfAttribute(named:)`` matches it), or a
+    /// `.noSuchAttribute` error that names the entity.
+    func requireAttributeIndex(_ name: String) throws -> Int {
+        guard let i = indexOfAttribute(named: name) else {
+            throw BatchStoreError(.noSuchAttribute, "\(self.name) has no column named \(name.debugDescription)")
+        }
+        return i
+    }
+}

@@ -1,0 +1,277 @@
+import BatchStore
+import TerminalCore
+
+/// What a sheet shows: a table's result, or the frequencies of one of its columns.
+public enum SheetKind: Sendable, Equatable {
+    case table
+    case frequency(FrequencySheet)
+    case summary(SummarySheet)
+
+    /// What the data holds for a sheet of this kind (what `.closeSheet` lets go of).
+    var role: SheetRole {
+        switch self {
+        case .table: return .table
+        case .frequency: return .frequency
+        case .summary: return .summary
+        }
+    }
+}
+
+/// A sheet's kind without its figures: what the data keeps for it (a result, frequencies, nothing).
+public enum SheetRole: Sendable, Equatable {
+    case table, frequency, summary
+}
+
+/// A summary sheet: one row per column of a result of `table` (its filter), filled in as SQLite
+/// computes each; Enter goes back to the column in the grid, F opens its frequency sheet.
+public struct SummarySheet: Sendable, Equatable {
+    public var table: String
+    public var filter: String
+    public var sort: BatchStore.SortDescriptor?
+    /// The result summarised (``BrowserState/resultID`` of the table sheet below).
+    public var result: Int
+    /// The columns summarised, in the table's order.
+    public var columns: [String]
+    /// Each column's figures, nil until computed.
+    public var rows: [ColumnSummary?]
+
+    package init(table: String, filter: String, sort: BatchStore.SortDescriptor?, result: Int, columns: [String]) {
+        self.table = table
+        self.filter = filter
+        self.sort = sort
+        self.result = result
+        self.columns = columns
+        self.rows = Array(repeating: nil, count: columns.count)
+    }
+
+    /// The summary sheet's columns.
+    static let headers = ["column", "type", "classes", "nulls", "distinct", "min", "max", "mean", "text length", "most frequent"]
+
+    /// Row `index` as the grid shows it: `…` for figures not computed yet.
+    func snapshot(_ index: Int) -> RowSnapshot {
+        let name = DisplayValue.text(columns[index])
+        guard let s = rows[index] else {
+            return RowSnapshot(id: nil, values: [name] + Array(repeating: .text("…"), count: Self.headers.count - 1), exists: true)
+        }
+        let mean = s.mean.map { DisplayValue.text(String(format: "%.6g", $0)) } ?? .text("")
+        let lengths = s.shortest.map { short in DisplayValue.text(short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)") } ?? .text("")
+        let frequent: DisplayValue = s.mostFrequent.map { top in
+            let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown
+            return .text("\(shown) (\(group(top.count)))")
+        } ?? .text("")
+        return RowSnapshot(id: nil, values: [
+            name, .text(s.declaredType), .text(s.storageClasses.joined(separator: ",")), .text(group(s.nulls)), .text(group(s.distinct)),
+            DisplayValue(s.min ?? .null), DisplayValue(s.max ?? .null), mean, lengths, frequent,
+        ], exists: true)
+    }
+}
+
+/// A frequency sheet: the distinct values of `column` over a result of `table` (its filter), with
+/// their counts; Enter opens `table` filtered to a value, sorted as the parent was.
+public struct FrequencySheet: Sendable, Equatable {
+    /// The column counted.
+    public var column: String
+    /// The parent result's table, filter and sort.
+    public var table: String
+    public var filter: String
+    public var sort: BatchStore.SortDescriptor?
+    /// Rows counted (the parent result's rows).
+    public var total: Int
+
+    package init(column: String, table: String, filter: String, sort: BatchStore.SortDescriptor?, total: Int) {
+        self.column = column
+        self.table = table
+        self.filter = filter
+        self.sort = sort
+        self.total = total
+    }
+
+    /// The frequency sheet's columns.
+    static func columns(_ column: String) -> [String] { [column, "count", "percent", "histogram"] }
+}
+
+/// A sheet under the one on screen, as it was left: Esc or q brings it back with its filter,
+/// sort, cursor and marks.
+struct SavedSheet: Sendable {
+    var kind: SheetKind
+    var table: String?
+    var columns: [String]
+    var filter: String
+    var sort: BatchStore.SortDescriptor?
+    var count: Int
+    var cursorRow: Int
+    var cursorColumn: Int
+    var topRow: Int
+    var leftColumn: Int
+    var resultID: Int?
+    var marks: Marks?
+    var readOnlyReason: String?
+
+    init(_ s: BrowserState) {
+        kind = s.sheet; table = s.table; columns = s.columns; filter = s.filter; sort = s.sort; count = s.count
+        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
+        resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
+    }
+
+    /// The sheet's name in the status line's path: `movie`, `genre freq`.
+    var title: String {
+        switch kind {
+        case .table: return table ?? ""
+        case .frequency(let f): return "\(f.column) freq"
+        case .summary: return "summary"
+        }
+    }
+
+    func restore(into s: inout BrowserState) {
+        s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
+        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
+        s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
+        // The rows come back from the data (the window was the other sheet's); a summary's are its own.
+        s.windowValid = false
+        s.window = []
+        if case .summary(let summary) = kind { s.showSummaryRows(summary) }
+    }
+}
+
+extension BrowserState {
+    /// The summary sheet on screen, if it is one.
+    public var summarySheet: SummarySheet? {
+        if case .summary(let s) = sheet { return s }
+        return nil
+    }
+
+    /// The frequency sheet on screen, if it is one.
+    public var frequencySheet: FrequencySheet? {
+        if case .frequency(let f) = sheet { return f }
+        return nil
+    }
+
+    /// The path the status line shows when sheets are stacked: `demo.db › movie › genre freq`.
+    public var sheetPath: [String] {
+        [databaseName] + sheets.map(\.title) + [SavedSheet(self).title]
+    }
+
+    /// `F`: the frequencies of the current column over the result on screen (on a summary sheet,
+    /// of the column at the cursor over the result it summarises).
+    mutating func frequencyKey() -> [Effect] {
+        if frequencySheet != nil { say("F counts a column of a table: Esc goes back to it", error: true); return [] }
+        if let summary = summarySheet {
+            guard cursorRow < summary.columns.count else { return [] }
+            return [.frequency(column: summary.columns[cursorRow], result: summary.result)]
+        }
+        if onStoreColumn { say("\(Self.storeColumn) names the file each row comes from: F counts a table column; l moves to one", error: true); return [] }
+        if eagerLoaded != nil { say("F counts over batches: M goes back to them first", error: true); return [] }
+        guard let column = currentColumnName, let resultID else { say("no result to count yet: r loads it", error: true); return [] }
+        return [.frequency(column: column, result: resultID)]
+    }
+
+    /// A frequency sheet came back: it goes on top of the table sheet it counts.
+    mutating func pushFrequencySheet(column: String, values: Int, total: Int, result: Int, seconds: Double) {
+        running = nil
+        guard let table else { return }
+        let parent = SavedSheet(self)
+        sheets.append(parent)
+        // Over a summary sheet, the counts are of the result it summarises.
+        let summary = summarySheet
+        sheet = .frequency(FrequencySheet(column: column, table: table, filter: summary?.filter ?? filter, sort: summary?.sort ?? sort, total: total))
+        columns = FrequencySheet.columns(column)
+        filter = ""
+        sort = nil
+        count = values
+        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        resultID = result
+        marks = nil
+        windowValid = false
+        window = []
+        mode = .grid
+        say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by SQLite in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
+    }
+
+    /// Esc or q on a stacked sheet: the one under it comes back as it was left.
+    mutating func popSheet() -> [Effect] {
+        guard let parent = sheets.popLast() else { return [] }
+        let left = SavedSheet(self).title
+        let role = sheet.role
+        // A table sheet's eager array goes with its result (the data drops it on .closeSheet).
+        if sheet == .table, eagerLoaded != nil {
+            eagerLoaded = nil
+            eagerActive = false
+        }
+        parent.restore(into: &self)
+        mode = .grid
+        scrollToCursor()
+        say("back from \(left) to \(parent.title)")
+        return [.closeSheet(role)]
+    }
+
+    /// `I`: a summary sheet of every column of the result on screen, shown at once and filled in
+    /// as the data computes each column.
+    mutating func summaryKey() -> [Effect] {
+        if sheet != .table { say("I summarises a table's result: Esc goes back to it", error: true); return [] }
+        if eagerLoaded != nil { say("I reads over batches: M goes back to them first", error: true); return [] }
+        guard let table, let resultID else { say("no result to summarise yet: r loads it", error: true); return [] }
+        let names = columns.filter { $0 != Self.storeColumn }
+        let summary = SummarySheet(table: table, filter: filter, sort: sort, result: resultID, columns: names)
+        sheets.append(SavedSheet(self))
+        sheet = .summary(summary)
+        columns = SummarySheet.headers
+        filter = ""
+        sort = nil
+        count = names.count
+        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        marks = nil
+        mode = .grid
+        showSummaryRows(summary)
+        say("summarising \(names.count) \(names.count == 1 ? "column" : "columns") of \(table)… (Esc cancels)")
+        return [.summarize(columns: names, result: resultID)]
+    }
+
+    /// The summary's rows as the grid's window (all of them: one per column).
+    mutating func showSummaryRows(_ summary: SummarySheet) {
+        windowStart = 0
+        window = summary.columns.indices.map { summary.snapshot($0) }
+        windowValid = true
+    }
+
+    /// A column's figures came back: they fill in their row, if the sheet is still on screen.
+    mutating func fillSummary(index: Int, with figures: ColumnSummary, result: Int) {
+        guard var summary = summarySheet, summary.result == result, index < summary.rows.count else { return }
+        summary.rows[index] = figures
+        sheet = .summary(summary)
+        showSummaryRows(summary)
+    }
+
+    /// Enter on a summary sheet: back to the table, on the column at the cursor.
+    mutating func jumpToColumnKey() -> [Effect] {
+        guard let summary = summarySheet, cursorRow < summary.columns.count else { return [] }
+        let name = summary.columns[cursorRow]
+        let effects = popSheet()
+        if let index = columns.firstIndex(of: name) {
+            cursorColumn = index
+            scrollToCursor()
+            say("column \(name)")
+        }
+        return effects
+    }
+
+    /// Keys a frequency or summary sheet does not take (they act on a table's rows), with what to
+    /// do instead; nil for keys it takes.
+    func refusal(onDerivedSheet key: Key) -> String? {
+        switch key {
+        case .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .char("r"), .char("M"),
+             .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("I"):
+            guard case .char(let c) = key else { return nil }
+            if summarySheet != nil { return "\(c) acts on a table's rows, not on a summary: Enter goes to the column, F counts its values, Esc goes back" }
+            return "\(c) acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, Esc goes back"
+        default:
+            return nil
+        }
+    }
+
+    /// Enter on a frequency sheet: the parent's table, filtered to the value at the cursor, as a
+    /// new sheet.
+    mutating func openValueKey() -> [Effect] {
+        guard let f = frequencySheet, count > 0 else { return [] }
+        return [.openValue(row: cursorRow, of: f)]
+    }
+}

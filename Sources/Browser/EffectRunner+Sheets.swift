@@ -1,0 +1,132 @@
+import BatchStore
+import Foundation
+
+/// A sheet under the one on screen, as the data holds it: its result and, for a frequency sheet,
+/// its counts.
+struct ParkedSheet {
+    var collection: BrowserResult?
+    var collectionID: Int?
+    var collectionVersion: Int?
+    var frequencies: ValueFrequencies?
+}
+
+extension EffectRunner {
+    /// `F`: groups the values of `column` over the result on screen (its ID table) in SQLite,
+    /// reporting the time so far; a cancel stops the GROUP BY and leaves the table sheet as it was.
+    func countFrequencies(of column: String, result: Int, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, collectionID == result, frequencies == nil else {
+            return [.failed("the result changed before F could count it: F again")]
+        }
+        let clock = environment.now
+        let started = clock()
+        var lastDraw = started
+        report(.started(.counting))
+        report(.frequencyProgress(column: column, seconds: 0, rows: 0))
+        do {
+            let rows = rowsToRead()
+            let counted = try withoutActuallyEscaping(report) { report in
+                try collection.frequencies(of: column, rows: rows) { progress in
+                    if cancel.isSet { return .cancel }
+                    if clock() - lastDraw >= 0.1 {
+                        lastDraw = clock()
+                        report(.frequencyProgress(column: column, seconds: clock() - started, rows: progress.rowsScanned))
+                    }
+                    return .proceed
+                }
+            }
+            frequencies = counted
+            resultSerial += 1
+            log("frequencies of \(column) (\(rows)): \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
+            return [.frequencyOpened(column: counted.attribute, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.frequencyCancelled(column: column)]
+        }
+    }
+
+    /// `I`: each column's summary over the result on screen, one after the other, each sent as it
+    /// is done; a cancel stops at the column being computed.
+    func summarize(_ columns: [String], result: Int, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, collectionID == result else { return [.failed("the result changed before I could summarise it: I again")] }
+        let clock = environment.now
+        let started = clock()
+        report(.started(.summarizing))
+        let rows = rowsToRead()
+        var done = 0
+        do {
+            try withoutActuallyEscaping(report) { report in
+                for (index, column) in columns.enumerated() {
+                    if cancel.isSet { throw BatchStoreError(.cancelled, "the summary was cancelled") }
+                    var lastDraw = clock()
+                    report(.summaryProgress(index: index, of: columns.count, column: column, seconds: lastDraw - started))
+                    let figures = try collection.summary(of: column, rows: rows) { _ in
+                        if cancel.isSet { return .cancel }
+                        if clock() - lastDraw >= 0.1 {
+                            lastDraw = clock()
+                            report(.summaryProgress(index: index, of: columns.count, column: column, seconds: lastDraw - started))
+                        }
+                        return .proceed
+                    }
+                    report(.summaryRow(index: index, figures: figures, result: result))
+                    done += 1
+                }
+            }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: true)]
+        }
+        log("summary of \(columns.count) columns in \(clock() - started)s")
+        return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: false)]
+    }
+
+    /// Which rows of ``collection`` a frequency or a summary reads: those its fetch's WHERE matches
+    /// now (the table's indexes serve them) while the file is as it was when the result was
+    /// fetched; else the rows of its ID table.
+    func rowsToRead() -> ResultRows {
+        guard let fetched = collectionVersion, let now = data.dataVersion(), now == fetched else { return .fetched }
+        return .matchingNow
+    }
+
+    /// The frequency sheet's rows at `range`: value, count, percent of the rows counted, and a bar
+    /// scaled to the most frequent value.
+    /// - Complexity: one range scan of the frequency table.
+    func frequencyRows(_ range: Range<Int>) throws -> [RowSnapshot] {
+        guard let frequencies else { return [] }
+        let total = max(1, frequencies.total), top = max(1, frequencies.maxCount)
+        return try frequencies.values(in: range).map { entry in
+            let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(total))
+            let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(Self.barWidth)).rounded())))
+            return RowSnapshot(id: nil, values: [DisplayValue(entry.value), .text(group(entry.count)), .text(percent), .text(bar)], exists: true)
+        }
+    }
+
+    /// Cells in the most frequent value's bar.
+    static let barWidth = 30
+
+    /// Enter on a frequency sheet: the parent's table, filter and sort, and the value at `row`, as
+    /// a new sheet (`genre == "Drama"`, `genre == nil`; the value written as a literal of the
+    /// predicate language, never spliced raw).
+    func openValue(at row: Int, of sheet: FrequencySheet, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let frequencies, let entry = try frequencies.values(in: row..<(row + 1)).first else { return [] }
+        guard let condition = FetchPredicate.equalityFormat(key: frequencies.attribute, value: entry.value) else {
+            return [.failed("this value (\(DisplayValue(entry.value).shown)) cannot be written as a filter: blobs and infinite numbers have no literal")]
+        }
+        let filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
+        return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
+    }
+
+    /// Esc or q on a stacked sheet: a frequency sheet's counts go; a summary holds nothing here; a
+    /// table sheet's result goes and the sheet under it comes back.
+    func closeSheet(_ role: SheetRole) {
+        switch role {
+        case .frequency: frequencies = nil; return
+        case .summary: return
+        case .table: break
+        }
+        guard let below = parked.popLast() else { return }
+        if !eagerArray.isEmpty { eagerArray = []; environment.returnFreeMemory() }
+        collection = below.collection
+        collectionID = below.collectionID
+        collectionVersion = below.collectionVersion
+        frequencies = below.frequencies
+        lastFaultSeconds = nil
+    }
+}

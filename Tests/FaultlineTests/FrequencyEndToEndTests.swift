@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// The frequency and summary sheets in the real binary in a real terminal: F, Enter on a value,
+/// Esc back, I, and Esc cancelling a long count and a long summary.
+@Suite("The frequency and summary sheets end to end, in tmux", .serialized)
+struct FrequencyEndToEndTests {
+    @Test("F on genre, Enter on the second value opens its movies, Esc back to the sheet, Esc back to the table where it was")
+    func frequencyEnterAndBack() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 20_000, at: scratch.path("demo.sqlite"))
+        let second = try sqlite3(db, "SELECT genre || '|' || count(*) FROM movie GROUP BY genre ORDER BY count(*) DESC, genre LIMIT 1 OFFSET 1")
+            .split(separator: "|").map(String.init)
+        let (genre, count) = (second[0], Int(second[1]) ?? 0)
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie")
+        try t.waitFor("row 1 of 20,000")
+        try t.type("jjlllll")
+        try t.waitFor("row 3 of 20,000")
+        try t.type("F")
+        var screen = try t.waitFor("demo.sqlite › movie › genre freq │ value 1 of 10 in 20,000 rows")
+        #expect(screen.contains { $0.contains("10 distinct values of genre in 20,000 rows") })
+        try t.type("j")
+        try t.waitFor("value 2 of 10")
+        try t.send("Enter")
+        screen = try t.waitFor("genre freq › movie │ row 1 of \(group(count)) │ filter: genre == \"\(genre)\"")
+        #expect(screen.filter { $0.contains(" \(genre) ") }.count >= 5, "the rows shown are \(genre) movies")
+        try t.send("Escape")
+        try t.waitFor("genre freq │ value 2 of 10")
+        try t.send("Escape")
+        screen = try t.waitFor(" movie │ row 3 of 20,000")
+        #expect(!screen.contains { $0.contains("›") }, "the table is the only sheet again")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
+    @Test("I on the demo: every column's figures, then Enter on genre goes to the genre column of the table")
+    func summary() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 20_000, at: scratch.path("demo.sqlite"))
+        let genres = try sqlite3(db, "SELECT count(DISTINCT genre) FROM movie")
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie", width: 140)
+        try t.waitFor("row 1 of 20,000")
+        try t.type("I")
+        let screen = try t.waitFor("7 columns summarised by SQLite")
+        let genre = try #require(screen.first { $0.contains(" genre ") }, "\(screen)")
+        #expect(genre.contains("TEXT") && genre.contains(" \(genres) "), "\(genre)")
+        try t.type("jjjjj")
+        try t.send("Enter")
+        try t.waitFor("column genre")
+        try t.type("F")
+        try t.waitFor("movie › genre freq │ value 1 of \(genres) in 20,000 rows")
+        try t.type("q")
+        try t.waitFor(" movie │ row 1 of 20,000")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
+    @Test("Esc cancels a long count and keeps the table; F again counts 2,000,000 distinct values, and G scrolls to the last; Esc cancels a long summary")
+    func cancelALongCount() throws {
+        let scratch = TempDir()
+        let db = scratch.path("big.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000)
+            INSERT INTO n SELECT x, x % 10, 'row ' || x FROM c;
+            """) }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) browse \(shellQuote(db)) --table n")
+        try t.waitFor("row 1 of 2,000,000", timeout: 60)
+        try t.type("jll")
+        try t.waitFor("row 2 of 2,000,000")
+        try t.type("F")
+        try t.waitFor("counting the values of name")
+        try t.send("Escape")
+        var screen = try t.waitFor("counting name cancelled: still on n")
+        #expect(screen.contains { $0.contains(" n │ row 2 of 2,000,000") })
+        #expect(!screen.contains { $0.contains("freq") })
+        try t.type("F")
+        try t.waitFor("n › name freq │ value 1 of 2,000,000", timeout: 120)
+        try t.type("G")
+        screen = try t.waitFor("value 2,000,000 of 2,000,000")
+        #expect(screen.contains { $0.contains("row 999999") }, "the last value, by count then by value")
+        try t.type("q")
+        try t.waitFor(" n │ row 2 of 2,000,000")
+        // I: a summary whose figures take a while; Esc stops them, Esc again goes back.
+        try t.type("I")
+        try t.waitFor("summarising id, column 1 of 3")
+        try t.send("Escape")
+        screen = try t.waitFor("summary cancelled after")
+        #expect(screen.contains { $0.contains("n › summary │ column 1 of 3") })
+        try t.send("Escape")
+        try t.waitFor(" n │ row 2 of 2,000,000")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+}
