@@ -6,8 +6,8 @@ import TerminalCore
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stream a table's rows to stdout through a BatchFaultingCollection.",
-        discussion: "Memory stays flat whatever the row count: rows are faulted --batch-size at a time.")
+        abstract: "Stream a table's rows to stdout as TSV, CSV or NDJSON, filtered and sorted.",
+        discussion: "One forward statement (the library's streamRows): memory stays flat whatever the row count, and the rows are one consistent read of the file(s).")
 
     @OptionGroup var source: TableOptions
 
@@ -23,7 +23,7 @@ struct Export: ParsableCommand {
     @Option(help: "tsv, csv or ndjson.")
     var format: ExportFormat = .tsv
 
-    @Option(help: "Rows faulted per batch.")
+    @Option(help: ArgumentHelp("Ignored: export reads every row once, as one statement, so it needs no batches. Accepted so that scripts that pass it still run.", visibility: .hidden))
     var batchSize: Int = 500
 
     func validate() throws {

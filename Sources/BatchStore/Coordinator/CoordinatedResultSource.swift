@@ -69,12 +69,7 @@ final class CoordinatedResultSource: ResultEditing {
             sqlite3_bind_int64(stmt, 1, Int64(start + 1))
             sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
             defer { sqlite3_reset(stmt) }
-            while true {
-                let code = sqlite3_step(stmt)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
-                }
+            while try db.stepRow(stmt, sql: sql) {
                 let slot = Int(sqlite3_column_int64(stmt, 0)) - 1 - start
                 let store = Int(sqlite3_column_int64(stmt, 1))
                 guard slot >= 0 && slot < objects.count, store >= 0 && store < storeCount, let entity = storeEntities[store] else { continue }

@@ -118,12 +118,7 @@ extension IDQuery {
         let statement = try db.makeStatement(sql: select).bound(arguments)
         let stmt = statement.sqliteStatement
         defer { sqlite3_reset(stmt) }
-        while true {
-            let code = sqlite3_step(stmt)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: select)
-            }
+        while try db.stepRow(stmt, sql: select) {
             let index = storeColumn ? Int(sqlite3_column_int64(stmt, 0)) : store
             guard try body(StreamedRow(statement: stmt, first: storeColumn ? 1 : 0, count: columns, storeIndex: index)) else { return }
         }

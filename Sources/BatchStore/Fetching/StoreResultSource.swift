@@ -79,12 +79,7 @@ final class StoreResultSource: ResultSource {
             sqlite3_bind_int64(stmt, 1, Int64(start + 1))
             sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
             defer { sqlite3_reset(stmt) }   // ends the statement's read, as a finished cursor would
-            while true {
-                let code = sqlite3_step(stmt)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
-                }
+            while try db.stepRow(stmt, sql: sql) {
                 let pos = Int(sqlite3_column_int64(stmt, 0))
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One SQLite connection and the temp tables on it: what a context (one store) or a coordinated
 /// context (its connection that sees every store attached) runs its SQL on.
@@ -107,5 +108,17 @@ final class Connection {
                 db.trace(options: .statement, nil)
             }
         }
+    }
+}
+
+extension Database {
+    /// Steps `stmt` (prepared on this connection from `sql`) once with the C API: true for a row,
+    /// false at the end; SQLite's error as a `DatabaseError` naming the statement.
+    @inline(__always)
+    func stepRow(_ stmt: OpaquePointer, sql: String) throws -> Bool {
+        let code = sqlite3_step(stmt)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
     }
 }
