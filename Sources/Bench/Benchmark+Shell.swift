@@ -108,7 +108,8 @@ extension Benchmark {
             rows.append(ShellComparison(name: name, oursSeconds: median(o), shellSeconds: median(s), target: target, oursPeakRSS: oRSS, shellPeakRSS: sRSS,
                                         ours: ours.dropFirst().joined(separator: " "), shell: shell.dropFirst().joined(separator: " ")))
         }
-        let shellModes: [(format: String, flags: [String])] = [("tsv", ["-tabs", "-header"]), ("csv", ["-csv", "-header"]), ("ndjson", ["-json"])]
+        // -readonly: the shell must not write the user's file either (not even a WAL checkpoint).
+        let shellModes: [(format: String, flags: [String])] = [("tsv", ["-readonly", "-tabs", "-header"]), ("csv", ["-readonly", "-csv", "-header"]), ("ndjson", ["-readonly", "-json"])]
 
         // One store.
         for sorted in [false, true] {
@@ -140,7 +141,7 @@ extension Benchmark {
         for format in ["csv", "tsv", "ndjson"] {
             try compare("export \(format), 20k rows of 2.5 KB blobs", target: 1.5,
                         ours: [executable, "export", blobs, "--table", "b", "--format", format],
-                        shell: [shell, "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
+                        shell: [shell, "-readonly", "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
         }
 
         // Import: the shell's .import of the same CSV into the same empty table (foreign keys off,
@@ -176,7 +177,7 @@ extension Benchmark {
             let file = scratchDirectory + "/store\(part).sqlite"
             try makeEmptyCopy(of: path, at: file)
             let db = try RawConnection(path: file, readOnly: false)
-            try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src; INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part); DETACH DATABASE src")
+            try db.exec("\(RawConnection.attachReadOnly(path, as: "src")); INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part); DETACH DATABASE src")
             return file
         }
     }
@@ -190,7 +191,7 @@ extension Benchmark {
             if case .text(let sql) = row[0] { schema.append(sql) }
         }
         let db = try RawConnection(path: target, readOnly: false, create: true)
-        try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src; BEGIN; " + schema.joined(separator: "; ")
+        try db.exec("\(RawConnection.attachReadOnly(path, as: "src")); BEGIN; " + schema.joined(separator: "; ")
                     + "; INSERT INTO main.director SELECT * FROM src.director; COMMIT; DETACH DATABASE src")
     }
 }

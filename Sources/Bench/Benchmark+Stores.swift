@@ -36,7 +36,7 @@ extension Benchmark {
             let db = try RawConnection(path: file, readOnly: false, create: true)
             try db.exec("PRAGMA foreign_keys = ON")
             for sql in schema { try db.exec(sql) }
-            try db.exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS src")
+            try db.exec(RawConnection.attachReadOnly(path, as: "src"))
             try db.exec("INSERT INTO main.director SELECT * FROM src.director")
             try db.exec("INSERT INTO main.movie SELECT * FROM src.movie WHERE id % \(parts) = \(part)")
             try db.exec("DETACH DATABASE src")

@@ -41,12 +41,26 @@ public enum Benchmark {
     final class RawConnection {
         var db: OpaquePointer?
         init(path: String, readOnly: Bool = true, create: Bool = false) throws {
-            let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            // URI filenames on, so that ATTACH can open the user's file read-only (attachReadOnly).
+            let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_URI
             guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK else {
                 throw BatchStoreError(.notADatabase, "cannot open \(path)")
             }
         }
         deinit { sqlite3_close_v2(db) }
+
+        /// `ATTACH` of `path` as `name`, read-only (`file:…?mode=ro`): the bench reads the user's
+        /// file and never writes it, not even a checkpoint of its WAL.
+        static func attachReadOnly(_ path: String, as name: String) -> String {
+            var uri = "file:"
+            for c in path.unicodeScalars {
+                switch c {
+                case "%", "?", "#": uri += String(format: "%%%02X", c.value)
+                default: uri.unicodeScalars.append(c)
+                }
+            }
+            return "ATTACH DATABASE '\(uri.replacingOccurrences(of: "'", with: "''"))?mode=ro' AS \(name)"
+        }
 
         func exec(_ sql: String) throws {
             var err: UnsafeMutablePointer<CChar>?

@@ -8,6 +8,24 @@ public enum TerminalText {
     /// with visible escapes: `\n`, `\t`, `\r`, `\e` for ESC, `\xNN` for other controls,
     /// `\u{202E}` for bidi controls. Printable text (including CJK, emoji, combining marks) is kept.
     /// - Complexity: O(n) in the unicode scalars of `s`.
+    /// Rows of tab-separated or comma-separated output for a terminal: control characters in each
+    /// line escaped, the line ends themselves (LF, or CRLF) and tabs kept. Lines are split on the
+    /// scalar LF, not the Character: `"\r\n"` is one Character, which a split on `"\n"` never finds.
+    public static func escapingControlCharactersKeepingLines(_ s: String) -> String {
+        var out = String.UnicodeScalarView()
+        for (i, line) in s.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if i > 0 { out.append("\n") }
+            let crlf = line.last == "\r"
+            let body = crlf ? line.dropLast() : line[...]
+            for (j, field) in body.split(separator: "\t", omittingEmptySubsequences: false).enumerated() {
+                if j > 0 { out.append("\t") }
+                out.append(contentsOf: escapingControlCharacters(String(String.UnicodeScalarView(field))).unicodeScalars)
+            }
+            if crlf { out.append("\r") }
+        }
+        return String(out)
+    }
+
     public static func escapingControlCharacters(_ s: String) -> String {
         // Fast path: nothing to escape.
         if !s.unicodeScalars.contains(where: needsEscape) { return s }

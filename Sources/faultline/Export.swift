@@ -73,26 +73,16 @@ final class BufferedOutput {
     }
 
     /// Call after appending to ``bytes``: on a terminal, what was appended from `start` on is
-    /// escaped; past 64 KiB, the buffer is written out.
+    /// escaped (values are shown, never sent raw; into a pipe or file they are exact); past 64 KiB,
+    /// the buffer is written out.
     @inline(__always)
     func didAppend(from start: Int) throws {
         if toTerminal {
             let appended = String(decoding: bytes[start...], as: UTF8.self)
             bytes.removeSubrange(start...)
-            bytes += Self.forTerminal(appended).utf8
+            bytes += TerminalText.escapingControlCharactersKeepingLines(appended).utf8
         }
         if bytes.count >= 65_536 { try flush() }
-    }
-
-    /// On a terminal, values are shown, never sent raw; into a pipe or file they are exact.
-    /// Escapes control characters in each line, keeping tabs and the line ends (LF or CRLF) themselves.
-    static func forTerminal(_ s: String) -> String {
-        s.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
-            let crlf = line.hasSuffix("\r")
-            let body = (crlf ? line.dropLast() : line).split(separator: "\t", omittingEmptySubsequences: false)
-                .map { TerminalText.escapingControlCharacters(String($0)) }.joined(separator: "\t")
-            return body + (crlf ? "\r" : "")
-        }.joined(separator: "\n")
     }
 
     func flush() throws {

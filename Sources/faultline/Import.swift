@@ -10,7 +10,7 @@ struct Import: ParsableCommand {
             ndjson: one JSON object per line, streamed. json: one array of objects (read whole). csv: a header \
             line of column names, then rows (RFC 4180; an empty unquoted field is NULL, "" is empty text, an \
             unquoted \\x… field is a blob), streamed. Keys are column names; missing ones take the column default; \
-            an unknown one is an error. This reads what `export` writes.
+            an unknown one is an error. This reads the NDJSON and CSV that `export` writes (not its TSV).
             """)
 
     enum Conflict: String, ExpressibleByArgument, CaseIterable {

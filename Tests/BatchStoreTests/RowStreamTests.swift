@@ -107,4 +107,43 @@ import TestSupport
         }
         #expect(error?.message.contains("\"rating\"") == true, "\(String(describing: error))")
     }
+
+    /// Several stores are one read: a commit to a later store while an earlier one streams is not
+    /// seen, sorted or not (each store's snapshot is taken when the stream starts).
+    @Test func severalStoresAreReadAsOfOneMoment() throws {
+        let dir = TempDir()
+        let paths = try makeStores(dir, rows: 30)
+        for path in paths { _ = try DatabaseQueue(path: path).inDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") } }
+        for sort in ["", "id"] {
+            let context = try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0, options: .init(readOnly: true)) }))
+            var request = BatchStore.FetchRequest(entityName: "movie")
+            request.sortDescriptors = sort.isEmpty ? [] : try SortDescriptor.parse(sort)
+            var titles: [SQLValue] = []
+            var wrote = false
+            try context.streamRows(request) { row in
+                if !wrote {
+                    wrote = true
+                    try DatabaseQueue(path: paths[2]).write { try $0.execute(sql: "UPDATE movie SET title = 'LATER \(sort)'") }
+                }
+                if row.storeIndex == 2 { titles.append(row[1].sqlValue) }
+            }
+            #expect(titles.count == 30)
+            #expect(!titles.contains(.text("LATER \(sort)")), "sort '\(sort)': the store was read as of the start")
+            #expect(try DatabaseQueue(path: paths[2]).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE title = 'LATER \(sort)'") } == 30,
+                    "the commit happened during the stream")
+        }
+    }
+
+    /// Across stores, a table without one row key is refused whether the stream is sorted or not,
+    /// as the batched result refuses it.
+    @Test func severalStoresNeedOneRowKeySortedOrNot() throws {
+        let dir = TempDir()
+        let paths = try ["a", "b"].map { try makeDatabase(dir, "\($0).sqlite", sql: "CREATE TABLE ck(a, b, v, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO ck VALUES (1, 2, 3)") }
+        let several = try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0) }))
+        for sort in [[], [SortDescriptor(key: "v")]] {
+            #expect(throws: BatchStoreError.self) {
+                try several.streamRows(BatchStore.FetchRequest(entityName: "ck", sortDescriptors: sort)) { _ in }
+            }
+        }
+    }
 }

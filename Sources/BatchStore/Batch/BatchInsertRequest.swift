@@ -101,7 +101,7 @@ extension ManagedObjectContext {
             var storedUpdatedInsert: Statement?
             var storedCount = 0
             var storedUpdatedCount = 0
-            try inBatchWriteTransaction(db) {
+            try inBatchWriteTransaction(db, largerCache: true) {
                 let cols = (0..<keyCount).map { _ in "?" }.joined(separator: ", ")
                 if let storedTable {
                     try connection.createTempTable(db, named: storedTable, StoredChanges.keyTableDefinition(entity))

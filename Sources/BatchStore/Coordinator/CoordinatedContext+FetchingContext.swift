@@ -56,6 +56,10 @@ extension CoordinatedContext {
         var each = request
         each.fetchLimit = 0
         each.fetchOffset = 0
+        for part in parts where part.entity.keyColumns.count != 1 {
+            // The rule of every result across stores, sorted or not (the batched result's too).
+            throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
+        }
         let queries = try parts.map { part -> (IDQuery, Int) in
             var one = part
             one.storeIndex = nil
@@ -65,6 +69,12 @@ extension CoordinatedContext {
         var left = request.fetchLimit > 0 ? request.fetchLimit : Int.max
         try connection.withDatabase { db in
             try db.inTransaction(.deferred) {
+                // SQLite takes an attached file's snapshot when the transaction first reads it:
+                // read every store now, so that all of them are read as of this one moment (as one
+                // UNION ALL statement would), not each as of when its turn comes.
+                for part in parts {
+                    _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(part.databaseName).sqlite_master")
+                }
                 for (query, store) in queries where left > 0 {
                     try query.stream(in: db, columns: columns.count, storeColumn: false, store: store) { row in
                         if toSkip > 0 { toSkip -= 1; return true }

@@ -116,11 +116,14 @@ extension IDQuery {
     /// end. With `storeColumn`, the first column is the store index; else every row is `store`'s.
     func stream(in db: Database, columns: Int, storeColumn: Bool, store: Int = 0, _ body: (StreamedRow) throws -> Bool) throws {
         let statement = try db.makeStatement(sql: select).bound(arguments)
-        let stmt = statement.sqliteStatement
-        defer { sqlite3_reset(stmt) }
-        while try db.stepRow(stmt, sql: select) {
-            let index = storeColumn ? Int(sqlite3_column_int64(stmt, 0)) : store
-            guard try body(StreamedRow(statement: stmt, first: storeColumn ? 1 : 0, count: columns, storeIndex: index)) else { return }
+        // The GRDB statement owns (and finalizes) the SQLite one: keep it alive while stepping.
+        try withExtendedLifetime(statement) {
+            let stmt = statement.sqliteStatement
+            defer { sqlite3_reset(stmt) }
+            while try db.stepRow(stmt, sql: select) {
+                let index = storeColumn ? Int(sqlite3_column_int64(stmt, 0)) : store
+                guard try body(StreamedRow(statement: stmt, first: storeColumn ? 1 : 0, count: columns, storeIndex: index)) else { return }
+            }
         }
     }
 }
