@@ -309,11 +309,11 @@ extension ManagedObjectContext {
         let capture = ChangeCapture(kind: .deleted, whereSQL: whereSQL, arguments: arguments) { table in
             ("DELETE FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(ManagedObjectContext.keyedWhere(entity, table))", [])
         }
-        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, before: rules) }
+        guard undoable else { return try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, largerCache: true, before: rules) }
         try checkUndoable(entity, rows: try countRows(entity, whereSQL: whereSQL, arguments: arguments), deleting: true)
         let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
+        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, largerCache: true) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: arguments)
         }
         undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal))
@@ -340,12 +340,12 @@ extension ManagedObjectContext {
     /// keys are captured into a temp table before anything else, and the statement from
     /// `capture.keyed` runs instead of `sql`.
     private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
-                                   capture: ChangeCapture? = nil, before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
+                                   capture: ChangeCapture? = nil, largerCache: Bool = false, before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
         let storedTable = resultType == .changes && capture != nil ? makeTempTableName("bs_changes") : nil
         let queue = connection.queue
         return try withDatabase { db in
             var result = BatchResult(succeeded: false, count: nil, objectIDs: nil)
-            try self.inBatchWriteTransaction(db) {
+            try self.inBatchWriteTransaction(db, largerCache: largerCache) {
                 if let storedTable, let capture {
                     let keys = qualified(entity.keyColumns).joined(separator: ", ")
                     try connection.createTempTable(db, named: storedTable, StoredChanges.keyTableDefinition(entity))

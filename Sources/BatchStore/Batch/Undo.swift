@@ -96,7 +96,7 @@ extension ManagedObjectContext {
         let stored = makeTempTableName("bs_changes")
         let queue = connection.queue
         try withDatabase { db in
-            try inBatchWriteTransaction(db) {
+            try inBatchWriteTransaction(db, largerCache: true) {
                 try connection.createTempTable(db, named: stored, StoredChanges.keyTableDefinition(entity))
                 if case .upsert(let columns) = entry.kind {
                     let restored = makeTempTableName("bs_changes")
