@@ -34,6 +34,9 @@ struct Snapshot: ParsableCommand {
     @Option(help: "The screen's size in cells, COLSxROWS.")
     var size: String = "100x30"
 
+    @Flag(help: "Let the keys change the file (D, U, u with their confirmations). Without it the file is opened read-only: a picture never writes.")
+    var allowEdits = false
+
     func validate() throws {
         guard !databases.isEmpty else { throw ValidationError("give the SQLite file to draw") }
         _ = try screenSize()
@@ -52,6 +55,8 @@ struct Snapshot: ParsableCommand {
     func run() throws {
         let (width, height) = try screenSize()
         let keys = try KeyNotation.parse(self.keys)
+        var view = self.view
+        if !allowEdits { view.readOnly = true }
         let opened = try view.open(databases)
         let terminal = MemoryTerminal(width: width, height: height)
         terminal.colorsEnabled = true

@@ -54,6 +54,21 @@ struct SnapshotCLITests {
         #expect(svg.contains("fill=\"#11a8cd\""), "the header's cyan")
     }
 
+    @Test("a picture never writes the file: edit keys are refused unless --allow-edits")
+    func readOnlyUnlessAllowed() throws {
+        let scratch = TempDir()
+        let db = try makeDatabase(scratch, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t(name) VALUES ('a'), ('b'), ('c');")
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        let out = scratch.path("screen.svg")
+        let r = try CLI.run(["snapshot", db, "--table", "t", "--keys", "vDy", "--out", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before, "the file is byte for byte the same")
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
+        let edited = try CLI.run(["snapshot", db, "--table", "t", "--keys", "vDy", "--out", out, "--allow-edits"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        #expect(try sqlite3(db, "SELECT count(*) FROM t") == "2", "with --allow-edits, v, D and y deleted the marked row")
+    }
+
     @Test("a missing file, a bad size, an unknown key, an unwritable output: one line, non-zero, nothing created")
     func errors() throws {
         let scratch = TempDir()
