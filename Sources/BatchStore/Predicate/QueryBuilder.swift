@@ -380,6 +380,15 @@ final class QueryBuilder {
         let comparison = "\(lo.sql) \(op.rawValue) \(ro.sql)"
         if lo.certain && ro.certain && lo.kind == ro.kind { return "(\(comparison))" }
         if let (column, constant) = columnAndConstant(lo, ro) {
+            if !converts(column, constant), Operand.kind(of: constant.constant ?? .null) == .number {
+                // SQLite orders NULL < numbers < text < blobs. Below a number, only numbers
+                // (NULL never compares); above it, text and blobs too, which `column < ''` (''
+                // is the least text) leaves out. A range, not a typeof() per row: an index serves
+                // both ends, and a 2.5M-row delete of 10M ran 1.23x slower with the typeof() form.
+                let columnIsLeft = column.sql == lo.sql
+                let upward = (op == .greater || op == .greaterOrEqual) == columnIsLeft
+                return upward ? "(\(comparison) AND \(column.sql) < '')" : "(\(comparison))"
+            }
             // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
             // column), compare without affinity, as text with text.
             let plain = converts(column, constant) ? "\(unaffine(lo)) \(op.rawValue) \(unaffine(ro))" : comparison
