@@ -26,15 +26,16 @@ extension Benchmark {
         return nil
     }
 
-    /// Runs `arguments[0]` with the rest, stdout to /dev/null, stderr kept; returns the wall time
-    /// and the child's peak RSS. The peak is the child's own `VmHWM`, read from /proc every 2 ms by
+    /// Runs `arguments[0]` with the rest, stdout to `stdout` (created or truncated; /dev/null by
+    /// default), stderr kept; returns the wall time and the child's peak RSS; a failure throws. The peak is the child's own `VmHWM`, read from /proc every 2 ms by
     /// a second thread while this one waits: `wait4`'s `ru_maxrss` would report this (large)
     /// process's RSS, which a spawned child shares until its exec.
-    static func runTimed(_ arguments: [String]) throws -> (seconds: Double, peakRSS: Int) {
+    @discardableResult
+    static func runTimed(_ arguments: [String], stdout: String = "/dev/null") throws -> (seconds: Double, peakRSS: Int) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
@@ -149,18 +150,7 @@ extension Benchmark {
         let csv = scratchDirectory + "/movie.csv", ndjson = scratchDirectory + "/movie.ndjson"
         note("against the shell: writing the import files…")
         for (file, format) in [(csv, "csv"), (ndjson, "ndjson")] {
-            FileManager.default.createFile(atPath: file, contents: nil)
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            posix_spawn_file_actions_addopen(&actions, 1, file, O_WRONLY | O_TRUNC, 0)
-            let args = [executable, "export", path, "--table", "movie", "--format", format]
-            let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-            var pid: pid_t = 0
-            var status: Int32 = 0
-            posix_spawn(&pid, executable, &actions, nil, argv, environ)
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            posix_spawn_file_actions_destroy(&actions)
-            for p in argv { free(p) }
+            try runTimed([executable, "export", path, "--table", "movie", "--format", format], stdout: file)
         }
         let target = scratchDirectory + "/import.sqlite"
         let empty = { try makeEmptyCopy(of: path, at: target) }

@@ -56,10 +56,7 @@ extension CoordinatedContext {
         var each = request
         each.fetchLimit = 0
         each.fetchOffset = 0
-        for part in parts where part.entity.keyColumns.count != 1 {
-            // The rule of every result across stores, sorted or not (the batched result's too).
-            throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
-        }
+        for part in parts { try IDQuery.requireOneRowKey(part.entity, entityName: request.entityName) }
         let queries = try parts.map { part -> (IDQuery, Int) in
             var one = part
             one.storeIndex = nil

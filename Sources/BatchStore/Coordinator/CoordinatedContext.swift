@@ -78,9 +78,7 @@ public final class CoordinatedContext {
             throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
         }
         let entities = try coordinator.entities(named: request.entityName, in: affectedStores)
-        guard entities[0].keyColumns.count == 1 else {
-            throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
-        }
+        try IDQuery.requireOneRowKey(entities[0], entityName: request.entityName)
         if let firstBatch {
             var first = request
             first.fetchLimit = request.fetchLimit > 0 ? min(request.fetchLimit, request.fetchBatchSize) : request.fetchBatchSize

@@ -56,6 +56,15 @@ struct IDQuery {
         return IDQuery(select: "SELECT t.\(quoteIdentifier(column)) AS value FROM \(builder.fromClause)\(condition)", arguments: builder.arguments)
     }
 
+    /// The rule of every result across stores (batched or streamed, sorted or not): the table
+    /// needs one row key, which the ID table's `key` column holds.
+    /// - Throws: `.invalidQuery` naming the entity.
+    static func requireOneRowKey(_ entity: Entity, entityName: String) throws {
+        guard entity.keyColumns.count == 1 else {
+            throw BatchStoreError(.invalidQuery, "\(entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
+        }
+    }
+
     /// The ID table columns the query fills, for `parts`.
     static func columns(for parts: [Part]) -> [String] {
         guard parts.count == 1, parts[0].storeIndex == nil else { return ["store", "key"] }
@@ -95,9 +104,7 @@ struct IDQuery {
         var selects: [String] = []
         var arguments: [SQLValue] = []
         for part in parts {
-            guard part.entity.keyColumns.count == 1 else {
-                throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
-            }
+            try Self.requireOneRowKey(part.entity, entityName: request.entityName)
             let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
             // The SELECT list comes before WHERE in the text, so its arguments are bound first.
             let sortColumns = try request.sortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }

@@ -92,9 +92,7 @@ extension IDQuery {
         var arguments: [SQLValue] = []
         for part in parts {
             try check(part)
-            guard part.entity.keyColumns.count == 1 else {
-                throw BatchStoreError(.invalidQuery, "\(request.entityName): results across stores need a table with one row key (a rowid or a one-column primary key)")
-            }
+            try requireOneRowKey(part.entity, entityName: request.entityName)
             let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
             let values = qualified(columns).enumerated().map { "\($1) AS c\($0)" }
             let sortColumns = try request.sortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }
