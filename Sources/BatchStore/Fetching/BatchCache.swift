@@ -6,6 +6,9 @@ struct FaultedBatch {
     /// The packed values the batch's objects point to: one per store the batch came from; none
     /// where objects keep decoded values (a child context).
     var packed: [PackedRows]
+    /// Where the batch's objects go back for reuse when it is dropped: the identity map of the one
+    /// context they belong to (nil: not reused).
+    var recycler: (map: IdentityMap, link: ContextLink)? = nil
 }
 
 /// The resident batches of a result: a bounded LRU keyed by batch number, with the last batch
@@ -85,15 +88,24 @@ final class BatchCache {
     private func drop(_ b: Int) {
         if b == lastBatchIndex { lastBatchIndex = -1; lastBatch = [] }
         guard var entry = batches.removeValue(forKey: b) else { return }
-        let packed = entry.batch.packed
+        var packed = entry.batch.packed
         guard !packed.isEmpty else { return }
         entry.batch.packed = []
-        // The array is uniquely ours now (lastBatch was cleared), so this checks each object's own
-        // reference count, without copying the array.
+        // Objects only this batch holds go back to their context for reuse, so a sweep allocates
+        // no object per row. The array is uniquely ours now (lastBatch was cleared), so the checks
+        // below read each object's own reference count without copying the array.
+        if let recycler = entry.batch.recycler { recycler.map.recycle(&entry.batch.objects, link: recycler.link) }
+        // Objects something else still holds get their own values.
         for i in entry.batch.objects.indices where entry.batch.objects[i] != nil {
             if !isKnownUniquelyReferenced(&entry.batch.objects[i]), let object = entry.batch.objects[i], packed.contains(where: object.isPacked(in:)) {
                 object.detachFromPackedRows()
             }
+        }
+        // Then no object refers to the packed buffers, unless one was left out above: reused
+        // only when none does.
+        if let recycler = entry.batch.recycler {
+            entry.batch.objects = []
+            while var rows = packed.popLast() { recycler.map.recycle(&rows) }
         }
     }
 

@@ -52,6 +52,25 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
         return BatchFaultingCollection(storage: storage, bounds: bounds)
     }
 
+    /// Iterates in position order, like the collection's indices: the bound is read once per
+    /// element (a refresh that shrinks the result ends the iteration early, as with indices),
+    /// with no second bounds check in the subscript.
+    public struct Iterator: IteratorProtocol {
+        let storage: ResultStorage
+        var position: Int
+        let upperBound: Int?
+
+        public mutating func next() -> ManagedObject?? {
+            guard position < (upperBound ?? storage.count) else { return nil }
+            defer { position += 1 }
+            return .some(storage.object(at: position))
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(storage: storage, position: startIndex, upperBound: bounds?.upperBound)
+    }
+
     /// Like the subscript, but throws when faulting the batch failed (locked file, I/O error).
     public func object(at position: Int) throws -> ManagedObject? {
         precondition(position >= startIndex && position < endIndex, "index \(position) out of range \(startIndex)..<\(endIndex)")

@@ -68,7 +68,7 @@ final class StoreResultSource: ResultSource {
         let identity = context.identity
         // Values are packed per batch and decoded when read, except in a child context, which
         // lays its parent's unsaved changes over each row as it reads it.
-        let packed = context.parent == nil ? PackedRows(rows: batchCount, columns: attributeCount) : nil
+        let packed = context.parent == nil ? identity.packedRows(rows: batchCount, columns: attributeCount) : nil
         let registry = rowidKeyed && addressable ? identity.rowidTable(for: entity) : nil
         let objects = try context.withDatabase { db -> [ManagedObject?] in
             var objects = [ManagedObject?](repeating: nil, count: batchCount)
@@ -79,18 +79,22 @@ final class StoreResultSource: ResultSource {
             sqlite3_bind_int64(stmt, 1, Int64(start + 1))
             sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
             defer { sqlite3_reset(stmt) }   // ends the statement's read, as a finished cursor would
+            let firstValue = Int32(1 + keyCount)
+            if let packed, let registry {
+                // The sweep's path: rowid key, packed values, identity table looked up once per batch.
+                while try db.stepRow(stmt, sql: sql) {
+                    let slot = Int(sqlite3_column_int64(stmt, 0)) - 1 - start
+                    guard slot >= 0 && slot < batchCount else { continue }
+                    objects[slot] = identity.adopt(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: registry, link: link) {
+                        .packed(packed, packed.appendRow(stmt, from: firstValue))
+                    }
+                }
+                return objects
+            }
             while try db.stepRow(stmt, sql: sql) {
                 let pos = Int(sqlite3_column_int64(stmt, 0))
                 let slot = pos - 1 - start
                 guard slot >= 0 && slot < objects.count else { continue }
-                let firstValue = Int32(1 + keyCount)
-                if let packed, let registry {
-                    // The sweep's path: rowid key, packed values, identity table looked up once.
-                    objects[slot] = identity.adopt(rowid: sqlite3_column_int64(stmt, 1), entity: entity, table: registry, link: link) {
-                        .packed(packed, packed.appendRow(stmt, from: firstValue))
-                    }
-                    continue
-                }
                 guard addressable else {
                     // A view without a row key: the ID table holds the values; objects are not registered.
                     let id = ObjectID(entity: entity, key: .position(pos - 1))
@@ -108,7 +112,7 @@ final class StoreResultSource: ResultSource {
             }
             return objects
         }
-        return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [])
+        return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [], recycler: packed == nil ? nil : (identity, link))
     }
 
     /// Fetched rows: `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t

@@ -14,6 +14,14 @@ final class IdentityMap {
     private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
     private var rowidRegistries: [(entity: Entity, table: RowidRegistry)] = []
     private var lastRowidRegistry: (entity: Entity, table: RowidRegistry)?
+    /// Objects that a dropped batch held alone, clean and unregistered, kept for the next rows
+    /// this context adopts (see ``recycle(_:)``): a sweep reuses one batch's worth of objects
+    /// instead of allocating and freeing one per row.
+    @exclusivity(unchecked) private var spare: [ManagedObject] = []
+    /// Packed rows of dropped batches, emptied, for the next batches (see ``packedRows(rows:columns:)``).
+    @exclusivity(unchecked) private var spareRows: [PackedRows] = []
+    /// The most objects kept in ``spare`` (a few batches' worth; about 100 bytes each).
+    static let spareLimit = 4096
 
     /// How many registered objects are alive.
     /// - Complexity: O(entities).
@@ -71,7 +79,88 @@ final class IdentityMap {
     func removeAll() {
         registry.removeAll()
         for entry in rowidRegistries { entry.table.removeAll() }
+        let dropped = spare
+        spare = []
+        _ = dropped
     }
+
+    // MARK: Reusing objects
+
+    /// Takes, from a dropped batch's `objects`, each object the batch was the only holder of, for
+    /// reuse by the next rows this context adopts; the others stay in `objects`. An object is
+    /// reused only when that is safe:
+    ///
+    /// - nothing else holds it: no other strong reference (`isKnownUniquelyReferenced`), no weak
+    ///   or unowned one (which would otherwise see another row's object where they expect the old
+    ///   one, or nil);
+    /// - it is clean: no unsaved change, not inserted, not deleted (the context holds objects with
+    ///   changes strongly, so uniqueness already excludes them; this is the second check);
+    /// - it belongs to this context (`link`).
+    ///
+    /// A reused object is unregistered here and gets its new ID and values in ``adopt``, so no path
+    /// reaches it in between.
+    func recycle(_ objects: inout [ManagedObject?], link: ContextLink) {
+        // The batch's objects share an entity: its rowid table is looked up once.
+        var rowids: (entity: Entity, table: RowidRegistry)?
+        for i in objects.indices {
+            guard spare.count < Self.spareLimit else { return }
+            guard var object = objects[i].take() else { continue }
+            guard isKnownUniquelyReferenced(&object), object.link === link,
+                  object.changes.isEmpty, !object.isInserted, !object.isDeleted,
+                  _getWeakRetainCount(object) <= 1, _getUnownedRetainCount(object) <= 1
+            else {
+                objects[i] = object
+                continue
+            }
+            if case .rowid(let r) = object.objectID.key {
+                let entity = object.objectID.entity
+                if rowids == nil || rowids?.entity !== entity { rowids = (entity, rowidTable(for: entity)) }
+                rowids?.table.remove(r, ifValue: Unmanaged.passUnretained(object).toOpaque())
+            } else {
+                unregister(object)
+            }
+            object.storage = .fault
+            spare.append(object)
+        }
+    }
+
+    /// A new object for `entity`'s row `key`: a spare one of this context when there is one (its
+    /// entity reference kept when it is the same entity), else a fresh one.
+    @inline(__always)
+    private func makeObject(entity: Entity, key: ObjectKey, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject {
+        // Never frees an object here (a free would unregister, from inside a registry probe).
+        if let reused = spare.last, reused.link === link {
+            spare.removeLast()
+            if reused.objectID.entity === entity {
+                reused.objectID.key = key
+            } else {
+                reused.objectID = ObjectID(entity: entity, key: key)
+            }
+            reused.storage = storage()
+            return reused
+        }
+        return ManagedObject(objectID: ObjectID(entity: entity, key: key), link: link, storage: storage())
+    }
+
+    /// Packed rows for a batch of `rows` rows of `columns` values: a dropped batch's buffers when
+    /// they fit, else new ones.
+    func packedRows(rows: Int, columns: Int) -> PackedRows {
+        if let last = spareRows.last, last.columns == columns, last.capacity >= rows {
+            spareRows.removeLast()
+            return last
+        }
+        return PackedRows(rows: rows, columns: columns)
+    }
+
+    /// Takes the packed rows of a dropped batch for reuse when nothing refers to them any more.
+    func recycle(_ rows: inout PackedRows) {
+        guard spareRows.count < 2, isKnownUniquelyReferenced(&rows) else { return }
+        rows.reset()
+        spareRows.append(rows)
+    }
+
+    /// Spare objects held for reuse (for tests and statistics).
+    var spareCount: Int { spare.count }
 
     // MARK: Adopting rows
 
@@ -86,7 +175,7 @@ final class IdentityMap {
         }
         var created: ManagedObject?
         let entry = registry[id, default: {
-            let object = ManagedObject(objectID: id, link: link, storage: storage())
+            let object = makeObject(entity: id.entity, key: id.key, link: link, storage: storage)
             created = object
             return Unmanaged.passUnretained(object)
         }()].touched()
@@ -98,12 +187,16 @@ final class IdentityMap {
     /// per batch: the sweep's per-row path (no ObjectID is built for a registered object).
     @inline(__always)
     func adopt(rowid: Int64, entity: Entity, table: RowidRegistry, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
-        if let pointer = table.find(rowid) {
-            return Self.refill(Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), storage)
+        // One probe: the registered object, or a new (or reused) one registered in the same slot.
+        // `created` holds the new object: the table's entry is unretained.
+        var created: ManagedObject?
+        let (pointer, _) = table.findOrInsert(rowid) {
+            let object = makeObject(entity: entity, key: .rowid(rowid), link: link, storage: storage)
+            created = object
+            return Unmanaged.passUnretained(object).toOpaque()
         }
-        let object = ManagedObject(objectID: ObjectID(entity: entity, key: .rowid(rowid)), link: link, storage: storage())
-        table.insert(rowid, Unmanaged.passUnretained(object).toOpaque())
-        return object
+        if let created { return created }
+        return Self.refill(Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), storage)
     }
 
     /// The rule for a registered object meeting its row again: a deleted object stays gone, a

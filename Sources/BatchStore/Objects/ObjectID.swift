@@ -19,7 +19,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The entity (and through it, the store name).
     public let entity: Entity
     /// The row's key.
-    public let key: ObjectKey
+    public internal(set) var key: ObjectKey
 
     public init(entity: Entity, key: ObjectKey) {
         self.entity = entity

@@ -44,6 +44,18 @@ final class PackedRows {
         arena?.deallocate()
     }
 
+    /// Empties the rows for reuse by another batch of the same shape; keeps the arena unless it
+    /// grew past 1 MiB (a batch of large blobs), which is freed.
+    func reset() {
+        rowCount = 0
+        arenaUsed = 0
+        if arenaCapacity > 1 << 20 {
+            arena?.deallocate()
+            arena = nil
+            arenaCapacity = 0
+        }
+    }
+
     /// Bytes held by this batch (a tag, a word and a length per cell, and the arena), for statistics.
     var byteCount: Int { cells * 13 + arenaCapacity }
 
