@@ -96,13 +96,21 @@ extension Benchmark {
         var ours: [Double] = [], raw: [Double] = [], objectTimes: [Double] = [], loopTimes: [Double] = []
         var rows = 0
         for i in 0..<repeats {
+            // Both copies first, flushed to disk, so that neither side runs while the kernel writes
+            // back a fresh 1 GB copy; then each side first in turn.
             let a = try scratchCopy(path, "raw"); defer { removeScratch(a) }
-            let r = try rawExec(a, rawSQL)
-            raw.append(r.seconds)
-            rows = r.changes
             let b = try scratchCopy(path, "batch"); defer { removeScratch(b) }
-            let context = try ManagedObjectContext(store: try PersistentStore(path: b))
-            ours.append(try time { try batch(context) })
+            sync()
+            for side in i % 2 == 0 ? ["raw", "ours"] : ["ours", "raw"] {
+                if side == "raw" {
+                    let r = try rawExec(a, rawSQL)
+                    raw.append(r.seconds)
+                    rows = r.changes
+                } else {
+                    let context = try ManagedObjectContext(store: try PersistentStore(path: b))
+                    ours.append(try time { try batch(context) })
+                }
+            }
             if objectPath && i == 0 {
                 let c = try scratchCopy(path, "objects"); defer { removeScratch(c) }
                 objectTimes.append(try objects(c))

@@ -100,4 +100,33 @@ import Testing
             #expect(try object?.value(at: 2) == .text("row \(i)"))
         }
     }
+
+    /// Across stores, each object and each store's packed values go back to their own context.
+    @Test func severalStoresReuseIntoTheirOwnContexts() throws {
+        let dir = TempDir()
+        let paths = try ["a", "b", "c"].map { name -> String in
+            let path = try makeDatabase(dir, "\(name).sqlite", sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT)")
+            try direct(path) { db in
+                for i in 1...200 { try db.execute(sql: "INSERT INTO n VALUES (?, ?, ?)", arguments: [i, i, "\(name) \(i)"]) }
+            }
+            return path
+        }
+        let context = try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: paths.map { try PersistentStore(path: $0) }))
+        // Sorted by v then store: each batch mixes the three stores.
+        let rows = try context.fetchBatched(BatchStore.FetchRequest(entityName: "n", sortDescriptors: [SortDescriptor(key: "v")], fetchBatchSize: 30),
+                                            residentBatches: 1, firstBatch: nil, progress: nil)
+        #expect(rows.count == 600)
+        for _ in 0..<3 {
+            for (k, object) in rows.enumerated() {
+                let object = try #require(object)
+                let store = ["a", "b", "c"][k % 3]
+                let i = k / 3 + 1
+                #expect(object.objectID.entity.storeName == store)
+                #expect(object.managedObjectContext === context.contexts[k % 3], "an object stays in its own store's context")
+                #expect(try object.value(forKey: "name") == .text("\(store) \(i)"))
+                #expect(try object.value(forKey: "v") == .integer(Int64(i)))
+            }
+        }
+        for store in context.contexts { #expect(store.identity.spareCount > 0) }
+    }
 }

@@ -76,7 +76,7 @@ final class CoordinatedResultSource: ResultEditing {
                 let context = contexts[store]
                 let packed: PackedRows
                 if let p = packs[store] { packed = p } else {
-                    packed = PackedRows(rows: positions.count, columns: entity.attributes.count)
+                    packed = context.identity.packedRows(rows: positions.count, columns: entity.attributes.count)
                     packs[store] = packed
                 }
                 if let registry = registries[store], sqlite3_column_type(stmt, 2) == SQLITE_INTEGER {
@@ -90,7 +90,10 @@ final class CoordinatedResultSource: ResultEditing {
             }
             return objects
         }
-        return FaultedBatch(objects: objects, packed: packs.compactMap { $0 })
+        // Each store's packed values with its context, so a dropped batch gives both back to it.
+        let stores = packs.indices.filter { packs[$0] != nil }
+        return FaultedBatch(objects: objects, packed: stores.compactMap { packs[$0] },
+                            recyclers: stores.map { (contexts[$0].identity, contexts[$0].link) })
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {

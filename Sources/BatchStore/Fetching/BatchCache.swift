@@ -6,9 +6,10 @@ struct FaultedBatch {
     /// The packed values the batch's objects point to: one per store the batch came from; none
     /// where objects keep decoded values (a child context).
     var packed: [PackedRows]
-    /// Where the batch's objects go back for reuse when it is dropped: the identity map of the one
-    /// context they belong to (nil: not reused).
-    var recycler: (map: IdentityMap, link: ContextLink)? = nil
+    /// Where the batch's objects and packed values go back for reuse when it is dropped: the
+    /// identity map of each context they belong to, one per element of ``packed`` in the same
+    /// order (empty: nothing is reused).
+    var recyclers: [(map: IdentityMap, link: ContextLink)] = []
 }
 
 /// The resident batches of a result: a bounded LRU keyed by batch number, with the last batch
@@ -94,7 +95,8 @@ final class BatchCache {
         // Objects only this batch holds go back to their context for reuse, so a sweep allocates
         // no object per row. The array is uniquely ours now (lastBatch was cleared), so the checks
         // below read each object's own reference count without copying the array.
-        if let recycler = entry.batch.recycler { recycler.map.recycle(&entry.batch.objects, link: recycler.link) }
+        let recyclers = entry.batch.recyclers
+        for recycler in recyclers { recycler.map.recycle(&entry.batch.objects, link: recycler.link) }
         // Objects something else still holds get their own values.
         for i in entry.batch.objects.indices where entry.batch.objects[i] != nil {
             if !isKnownUniquelyReferenced(&entry.batch.objects[i]), let object = entry.batch.objects[i], packed.contains(where: object.isPacked(in:)) {
@@ -103,9 +105,9 @@ final class BatchCache {
         }
         // Then no object refers to the packed buffers, unless one was left out above: reused
         // only when none does.
-        if let recycler = entry.batch.recycler {
+        if recyclers.count == packed.count {
             entry.batch.objects = []
-            while var rows = packed.popLast() { recycler.map.recycle(&rows) }
+            while var rows = packed.popLast() { recyclers[packed.count].map.recycle(&rows) }
         }
     }
 

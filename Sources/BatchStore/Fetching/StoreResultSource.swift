@@ -112,7 +112,7 @@ final class StoreResultSource: ResultSource {
             }
             return objects
         }
-        return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [], recycler: packed == nil ? nil : (identity, link))
+        return FaultedBatch(objects: objects, packed: packed.map { [$0] } ?? [], recyclers: packed == nil ? [] : [(identity, link)])
     }
 
     /// Fetched rows: `SELECT t."<attribute>" AS value FROM temp."bs_ids_…" AS ids CROSS JOIN main."T" AS t

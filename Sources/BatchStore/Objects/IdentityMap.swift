@@ -104,8 +104,9 @@ final class IdentityMap {
         var rowids: (entity: Entity, table: RowidRegistry)?
         for i in objects.indices {
             guard spare.count < Self.spareLimit else { return }
-            guard var object = objects[i].take() else { continue }
-            guard isKnownUniquelyReferenced(&object), object.link === link,
+            // Another context's object (a batch across stores) is left for its own context.
+            guard objects[i]?.link === link, var object = objects[i].take() else { continue }
+            guard isKnownUniquelyReferenced(&object),
                   object.changes.isEmpty, !object.isInserted, !object.isDeleted,
                   _getWeakRetainCount(object) <= 1, _getUnownedRetainCount(object) <= 1
             else {
