@@ -148,10 +148,12 @@ extension BrowserState {
             quitWhenCancelled = false
             readOnlyReason = readOnly
             if !pushed, let table, table != t { remember() }
-            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
+            let newColumns = table != t || columns != cols
             let note = rebaseMarks(to: kept, result: result)
             table = t
             columns = cols
+            // The same table's columns keep their arrangement (hidden, widths, order, frozen).
+            if newColumns { resetColumnView() }
             filter = f
             sort = s
             count = n
@@ -166,9 +168,10 @@ extension BrowserState {
             // No result is on screen until the IDs are fetched: no marks apply meanwhile.
             resultID = nil
             // A new filter or sort of the same table keeps the cursor's column.
-            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
+            let newColumns = table != t || columns != cols
             table = t
             columns = cols
+            if newColumns { resetColumnView() }
             mode = .grid
             count = rows.count
             cursorRow = 0
@@ -323,7 +326,13 @@ extension BrowserState {
         if cursorRow < topRow { topRow = cursorRow }
         if cursorRow >= topRow + gridHeight { topRow = cursorRow - gridHeight + 1 }
         topRow = max(0, min(topRow, max(0, count - gridHeight)))
-        cursorColumn = min(max(0, cursorColumn), max(0, columns.count - 1))
+        if columnView.order.count != columns.count { resetColumnView() }
+        let shown = columnView.shown.count
+        cursorColumn = min(max(0, cursorColumn), max(0, shown - 1))
+        // Frozen columns are always drawn: the others scroll from leftColumn on.
+        let frozen = columnView.frozen
+        leftColumn = min(max(leftColumn, frozen), max(frozen, shown - 1))
+        guard cursorColumn >= frozen else { return }
         if cursorColumn < leftColumn { leftColumn = cursorColumn }
         while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
     }
@@ -397,9 +406,11 @@ extension BrowserState {
             say(why, error: true)
             return []
         }
+        if let effects = columnKey(key) { return effects }
         switch key {
         case .char("j"), .down: move(to: cursorRow + 1)
         case .char("k"), .up: move(to: cursorRow - 1)
+        case .char("c"): mode = .prompt(.column, text: "")
         case .char("h"), .left: cursorColumn -= 1; scrollToCursor()
         case .char("l"), .right: cursorColumn += 1; scrollToCursor()
         case .pageDown, .char(" "), .ctrl("f"):
@@ -498,6 +509,9 @@ extension BrowserState {
         case .char(let c):
             mode = .prompt(kind, text: text + String(c))
             return []
+        case .tab where kind == .column:
+            mode = .prompt(kind, text: completeColumn(text))
+            return []
         case .enter:
             mode = .grid
             switch kind {
@@ -516,6 +530,8 @@ extension BrowserState {
             case .assignments:
                 guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
                 return [.countUpdate(assignments: text, target: target)]
+            case .column:
+                jumpToColumn(text)
             }
             return []
         default:
@@ -523,13 +539,13 @@ extension BrowserState {
         }
     }
 
-    public var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
+    public var currentColumnName: String? { currentColumnIndex.flatMap { $0 < columns.count ? columns[$0] : nil } }
 
     /// The first column of a result over several files, naming each row's store.
     static let storeColumn = "@store"
 
     /// True on the store column of a result over several files (not a column of the table).
-    var onStoreColumn: Bool { cursorColumn == 0 && columns.first == Self.storeColumn }
+    var onStoreColumn: Bool { currentColumnIndex == 0 && columns.first == Self.storeColumn }
 }
 
 extension String {

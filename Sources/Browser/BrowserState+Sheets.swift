@@ -103,6 +103,7 @@ struct SavedSheet: Sendable {
     var cursorColumn: Int
     var topRow: Int
     var leftColumn: Int
+    var columnView: ColumnView
     var resultID: Int?
     var marks: Marks?
     var readOnlyReason: String?
@@ -110,7 +111,7 @@ struct SavedSheet: Sendable {
     init(_ s: BrowserState) {
         kind = s.sheet; table = s.table; columns = s.columns; filter = s.filter; sort = s.sort; count = s.count
         cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
+        columnView = s.columnView; resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
     }
 
     /// The sheet's name in the status line's path: `movie`, `genre freq`.
@@ -125,7 +126,7 @@ struct SavedSheet: Sendable {
     func restore(into s: inout BrowserState) {
         s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
         s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
+        s.columnView = columnView; s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
         // The rows come back from the data (the window was the other sheet's); a summary's are its own.
         s.windowValid = false
         s.window = []
@@ -178,7 +179,8 @@ extension BrowserState {
         filter = ""
         sort = nil
         count = values
-        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        cursorRow = 0; topRow = 0
+        resetColumnView()
         resultID = result
         marks = nil
         windowValid = false
@@ -218,7 +220,8 @@ extension BrowserState {
         filter = ""
         sort = nil
         count = names.count
-        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        cursorRow = 0; topRow = 0
+        resetColumnView()
         marks = nil
         mode = .grid
         showSummaryRows(summary)
@@ -247,9 +250,8 @@ extension BrowserState {
         let name = summary.columns[cursorRow]
         let effects = popSheet()
         if let index = columns.firstIndex(of: name) {
-            cursorColumn = index
-            scrollToCursor()
-            say("column \(name)")
+            moveCursor(toColumn: index)
+            say("column \(TerminalText.escapingControlCharacters(name))")
         }
         return effects
     }

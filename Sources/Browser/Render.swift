@@ -109,7 +109,7 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
     screen.put("#".padded(to: layout.gutter - 2, left: true), x: x0, y: y0, style: p.header)
     for col in layout.columns {
         let name = TerminalText.truncate(state.columns[col.index], toWidth: col.width)
-        let style = col.index == state.cursorColumn ? p.headerCurrent : p.header
+        let style = col.position == state.cursorColumn ? p.headerCurrent : p.header
         screen.put(name.padded(to: col.width), x: x0 + col.x, y: y0, style: style, maxWidth: width - col.x)
     }
     if state.count == 0 && state.loading == nil {
@@ -135,7 +135,7 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             let value = snap.values[col.index]
             var style = rowStyle
             if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
-            if isCursor && col.index == state.cursorColumn { style = p.cursorCell }
+            if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
             let text: String
             if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: col.width) }
             screen.put(text.padded(to: col.width), x: x0 + col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
@@ -194,6 +194,12 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
         while TerminalText.width(of: visible) > room { visible.removeFirst() }
         let w = screen.put(label + visible, x: x, y: y)
         screen.cursor = (min(x + w, rect.maxX - 1), y)
+        if kind == .column, !text.isEmpty {
+            // The names the text matches, after it: what Tab completes and Enter needs to be one.
+            let matches = state.columnNames(matching: text)
+            let hint = matches.isEmpty ? "no column matches" : matches.prefix(8).joined(separator: " ") + (matches.count > 8 ? " …" : "")
+            screen.put("   " + hint, x: x + w, y: y, style: p.dim, maxWidth: max(0, rect.width - w))
+        }
     case .confirm(let c):
         let text: String
         switch c {
