@@ -113,4 +113,21 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: f.path)) == before)
     }
+
+    @Test("statements(faultingBatchAt:) gives the very ID fetch and batch fault the result ran, and their bound values")
+    func statementsAreTheOnesRun() throws {
+        let f = try Fixture()
+        let request = FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100 AND name CONTAINS 'row'"),
+                                   sortDescriptors: [SortDescriptor(key: "v", ascending: false)], fetchBatchSize: 50)
+        let (rows, fetch) = try recordSQL(on: f.context) { try f.context.fetchBatched(request) }
+        let sql = try rows.statements(faultingBatchAt: 420)
+        #expect(fetch.statements.map(\.sql).contains(sql.idFetch), "\(sql.idFetch) not among \(fetch.statements)")
+        #expect(sql.idFetch.hasPrefix("INSERT INTO temp.") && sql.idFetch.contains("ORDER BY"))
+        #expect(sql.idFetchArguments == [.integer(100), .text("row")])
+        let (_, fault) = try recordSQL(on: f.context) { try rows.object(at: 420) }
+        #expect(fault.statements.map(\.sql) == [sql.batchFault])
+        #expect(sql.batchFaultArguments == [.integer(401), .integer(450)])
+        // The last batch ends at the result's last row.
+        #expect(try rows.statements(faultingBatchAt: rows.count - 1).batchFaultArguments == [.integer(Int64(rows.count / 50 * 50 + 1)), .integer(Int64(rows.count))])
+    }
 }
