@@ -32,7 +32,8 @@ public enum Action: Sendable {
     /// empty, so `r` asks again.
     case openCancelled(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?)
     case windowLoaded(start: Int, rows: [RowSnapshot])
-    case recordLoaded([(name: String, value: String)])
+    /// A record (Enter) or the SQL (`Q`) to show as a text sheet over the one on screen.
+    case textLoaded(TextSheet)
     case searchFound(row: Int?, text: String, wrapped: Bool)
     /// Progress of a search that takes a while: rows of the result looked at so far.
     case searchProgress(text: String, rows: Int)
@@ -80,7 +81,10 @@ public enum Effect: Sendable, Equatable {
     /// fetch only.
     case open(table: String, filter: String, sort: BatchStore.SortDescriptor?, cursor: Int = 0, thenBy: [BatchStore.SortDescriptor] = [])
     case loadWindow(Range<Int>)
+    /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
+    /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`).
+    case loadSQL(result: Int, row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
     case countDelete(EditTarget)
     case runDelete(EditTarget)
@@ -123,6 +127,7 @@ extension BrowserState {
             width = max(1, w)
             height = max(1, h)
             scrollToCursor()
+            layOutTextSheet()
         case .tablesListed(let list):
             // Known counts stay on screen while they are counted again.
             var known: [String: Int] = [:]
@@ -206,9 +211,8 @@ extension BrowserState {
             window = rows
             windowValid = true
             scrollToCursor()
-        case .recordLoaded(let fields):
-            record = fields
-            mode = .record(scroll: 0)
+        case .textLoaded(let text):
+            pushTextSheet(text)
         case .searchFound(let row, let text, let wrapped):
             running = nil
             lastSearch = text
@@ -287,7 +291,7 @@ extension BrowserState {
         case .fileReloaded:
             fileChanged = false
         }
-        if table != nil, loading == nil, mode != .picker {
+        if table != nil, loading == nil, mode != .picker, textSheet == nil {
             let needed = visibleRows
             let covered = windowValid && windowStart <= needed.lowerBound && windowStart + window.count >= needed.upperBound
             if !covered { effects.append(.loadWindow(needed)) }
@@ -346,15 +350,8 @@ extension BrowserState {
         if key == .resize { return [] }
         switch mode {
         case .picker: return pickerKey(key)
+        case .grid where textSheet != nil: return textSheetKey(key)
         case .grid: return gridKey(key)
-        case .record(let scroll):
-            switch key {
-            case .char("j"), .down: mode = .record(scroll: min(scroll + 1, max(0, record.count - 1)))
-            case .char("k"), .up: mode = .record(scroll: max(0, scroll - 1))
-            case .char("q"), .escape, .enter: mode = .grid
-            default: break
-            }
-            return []
         case .help(let scroll):
             switch key {
             case .char("j"), .down: mode = .help(scroll: min(scroll + 1, max(0, helpLines.count - 1)))
@@ -446,6 +443,8 @@ extension BrowserState {
             return frequencyKey()
         case .char("I"):
             return summaryKey()
+        case .char("Q"):
+            return sqlKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
             guard resultID == nil else { return [.reload] }

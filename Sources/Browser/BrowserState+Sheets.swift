@@ -1,11 +1,13 @@
 import BatchStore
 import TerminalCore
 
-/// What a sheet shows: a table's result, or the frequencies of one of its columns.
+/// What a sheet shows: a table's result, the frequencies of one of its columns, a summary of its
+/// columns, or a text sheet (a record, the SQL).
 public enum SheetKind: Sendable, Equatable {
     case table
     case frequency(FrequencySheet)
     case summary(SummarySheet)
+    case text(TextSheet)
 
     /// What the data holds for a sheet of this kind (what `.closeSheet` lets go of).
     var role: SheetRole {
@@ -13,6 +15,7 @@ public enum SheetKind: Sendable, Equatable {
         case .table: return .table
         case .frequency: return .frequency
         case .summary: return .summary
+        case .text: return .text
         }
     }
 }
@@ -20,6 +23,8 @@ public enum SheetKind: Sendable, Equatable {
 /// A sheet's kind without its figures: what the data keeps for it (a result, frequencies, nothing).
 public enum SheetRole: Sendable, Equatable {
     case table, frequency, summary
+    /// A record or the SQL: the data holds nothing for it.
+    case text
 }
 
 /// A summary sheet: one row per column of a result of `table` (its filter), filled in as SQLite
@@ -120,6 +125,7 @@ struct SavedSheet: Sendable {
         case .table: return table ?? ""
         case .frequency(let f): return "\(f.column) freq"
         case .summary: return "summary"
+        case .text(let t): return t.pathTitle
         }
     }
 

@@ -146,7 +146,6 @@ public struct TableView: Sendable, Equatable {
 public enum Mode: Sendable, Equatable {
     case picker
     case grid
-    case record(scroll: Int)
     case help(scroll: Int)
     case prompt(PromptKind, text: String)
     case confirm(Confirmation)
@@ -244,7 +243,6 @@ public struct BrowserState: Sendable {
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
     public internal(set) var lastSearch: String?
-    public internal(set) var record: [(name: String, value: String)] = []
 
     // Messages and progress
     public internal(set) var message: String?

@@ -37,28 +37,30 @@ extension EffectRunner {
         return result
     }
 
-    /// Every column of `row`, in full (long text and blobs say their size first).
-    func recordFields(_ row: Int) throws -> [(name: String, value: String)] {
+    /// The record at `row`: its object ID, then every column with its whole value (one row's
+    /// values, as the context holds them; nothing else is read).
+    func record(_ row: Int, state: BrowserState) throws -> TextSheet {
         guard let collection, let object = try timingFaults(of: collection, { try collection.object(at: row) }) else {
             throw BatchStoreError(.objectNotFound, "row \(row + 1) was deleted since the result was fetched; r reloads")
         }
-        var fields: [(name: String, value: String)] = [("object ID", object.objectID.uriRepresentation)]
+        var fields = [TextField(name: "object ID", value: .text(object.objectID.uriRepresentation))]
+        if data.showsStores { fields.append(TextField(name: Browser.storeColumn, value: .text(object.objectID.entity.storeName))) }
         for (i, attribute) in object.entity.attributes.enumerated() {
-            let value = try object.value(at: i)
-            let shown: String
-            switch value {
-            case .null: shown = "NULL"
-            case .text(let s):
-                let limit = 2_000
-                let head = s.prefix(limit + 1)
-                // The size first: a long value runs off the screen's edge.
-                shown = head.count > limit ? "(\(group(s.utf8.count)) bytes in all; the first \(group(limit)) characters) " + String(head.dropLast()) + "…" : s
-            case .blob(let b):
-                shown = "blob, \(group(b.count)) bytes: " + b.prefix(32).map { String(format: "%02x", $0) }.joined() + (b.count > 32 ? "…" : "")
-            default: shown = DisplayValue(value).shown
-            }
-            fields.append((attribute.name + (attribute.declaredType.isEmpty ? "" : " " + attribute.declaredType), shown))
+            fields.append(TextField(name: attribute.name + (attribute.declaredType.isEmpty ? "" : " " + attribute.declaredType), value: try object.value(at: i)))
         }
-        return fields
+        return TextSheet(purpose: .record(row: row), title: "Row \(group(row + 1)) of \(group(collection.count)) in \(object.entity.name)", fields: fields)
+    }
+
+    /// `Q`: the SQL result `result` runs, from BatchStore: the ID fetch and the fault of the batch
+    /// holding `row`, each followed by its bound values.
+    func statements(of result: Int, row: Int, state: BrowserState) throws -> Action {
+        guard let collection, collectionID == result else { return .failed("the result changed before Q could read its SQL: Q again") }
+        let sql = try collection.statements(faultingBatchAt: row)
+        var fields = [TextField(name: "ID fetch", value: .text(sql.idFetch))]
+        fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: $1) }
+        fields.append(TextField(name: "batch fault", value: .text(sql.batchFault)))
+        fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: $1) }
+        let table = collection.request.entityName
+        return .textLoaded(TextSheet(purpose: .sql, title: "The SQL of \(table): \(rows(collection.count)), \(collection.batchSize) a batch", fields: fields))
     }
 }

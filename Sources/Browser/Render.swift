@@ -55,11 +55,8 @@ package func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer 
         drawPicker(state, title: layout.title, body: layout.body, into: &screen, palette)
     case .help(let scroll):
         drawLines("Keys (any key closes, j/k scroll)", helpLines, scroll: scroll, title: layout.title, body: layout.body, into: &screen, palette)
-    case .record(let scroll):
-        let nameWidth = min(24, state.record.map { TerminalText.width(of: $0.name) }.max() ?? 0)
-        let lines = state.record.map { TerminalText.truncate($0.name, toWidth: nameWidth).padded(to: nameWidth) + " │ " + $0.value }
-        drawLines("Row \(group(state.cursorRow + 1)) of \(group(state.count)) in \(state.table ?? "") (Esc closes, j/k scroll)", lines, scroll: scroll,
-                  title: layout.title, body: layout.body, into: &screen, palette)
+    case _ where state.textSheet != nil:
+        if let text = state.textSheet { drawTextSheet(text, title: layout.title, body: layout.body, into: &screen, palette) }
     default:
         if layout.grid.width > 0 { drawGrid(state, in: layout.grid, into: &screen, palette) }
         if let panel = layout.panel { drawPanel(state, in: panel, into: &screen, palette) }
@@ -161,6 +158,10 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
             if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }
+        } else if let t = state.textSheet {
+            let n = t.layout.lineCount
+            let last = min(n, t.scroll + max(1, state.layout.body.height))
+            parts.append(n == 0 ? "no lines" : "line \(group(t.scroll + 1))–\(group(last)) of \(group(n))")
         } else if let f = state.frequencySheet {
             parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
         } else {
@@ -236,6 +237,28 @@ private func drawLines(_ text: String, _ lines: [String], scroll: Int, title: Re
     screen.put(text, x: title.x, y: title.y, style: p.title)
     for (i, line) in lines.dropFirst(scroll).prefix(body.height).enumerated() {
         screen.put(TerminalText.truncate(line, toWidth: body.width - 1), x: body.x + 1, y: body.y + i)
+    }
+}
+
+/// A text sheet (a record, the SQL): its title, then its lines from ``TextSheet/scroll``: each
+/// field's name on its first line, ` │ `, then the value's part; NULL as the grid's `∅`.
+private func drawTextSheet(_ text: TextSheet, title: Rect, body: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put(text.title + "  (Esc goes back, j/k scroll)", x: title.x, y: title.y, style: p.title, maxWidth: title.width)
+    let layout = text.layout
+    let x = body.x + 1
+    for i in 0..<max(0, body.height) {
+        guard let line = text.line(text.scroll + i) else { break }
+        let y = body.y + i
+        let name = TerminalText.truncate(line.name ?? "", toWidth: layout.nameWidth).padded(to: layout.nameWidth)
+        screen.put(name, x: x, y: y, style: line.name == nil ? .plain : Style(bold: true), maxWidth: body.width - 1)
+        screen.put(" │ ", x: x + layout.nameWidth, y: y, style: p.dim, maxWidth: max(0, body.width - 1 - layout.nameWidth))
+        let vx = x + layout.nameWidth + 3
+        let room = max(0, body.maxX - vx)
+        switch line.part {
+        case .null: screen.put("∅", x: vx, y: y, style: p.null, maxWidth: room)
+        case .text(let s): screen.put(s, x: vx, y: y, maxWidth: room)
+        case .note(let s): screen.put(s, x: vx, y: y, style: p.dim, maxWidth: room)
+        }
     }
 }
 
