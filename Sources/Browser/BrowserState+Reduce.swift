@@ -336,9 +336,19 @@ extension BrowserState {
         // Frozen columns are always drawn: the others scroll from leftColumn on.
         let frozen = columnView.frozen
         leftColumn = min(max(leftColumn, frozen), max(frozen, shown - 1))
-        guard cursorColumn >= frozen else { return }
-        if cursorColumn < leftColumn { leftColumn = cursorColumn }
-        while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
+        if cursorColumn >= frozen {
+            if cursorColumn < leftColumn { leftColumn = cursorColumn }
+            while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
+        }
+        // Room left at the right (columns hidden, narrowed or unfrozen): scroll back while the
+        // cursor's column and the last one stay whole.
+        while leftColumn > frozen {
+            var wider = self
+            wider.leftColumn -= 1
+            let grid = GridLayout(wider)
+            guard grid.shows(shown - 1), cursorColumn < frozen || grid.shows(cursorColumn) else { break }
+            leftColumn -= 1
+        }
     }
 
     private mutating func move(to row: Int) {

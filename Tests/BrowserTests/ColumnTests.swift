@@ -110,6 +110,22 @@ struct ColumnTests {
         #expect(!header.contains(" id "), "unfrozen, id scrolls away: \(header)")
     }
 
+    @Test("when columns go (hidden, or unfrozen) and room is left at the right, the grid scrolls back to fill it")
+    func scrollsBack() {
+        var s = table(width: 40)
+        press(&s, "lllll")
+        #expect(!screen(s)[0].contains(" id "))
+        press(&s, "h-h-")
+        #expect(s.shownColumnNames == ["id", "title", "year", "votes"] && s.currentColumnName == "votes")
+        #expect(screen(s)[0] == "  #  id  title  year  votes", "everything fits again: \(screen(s)[0])")
+        // Every column frozen, then none: the first ones come back into view.
+        var t = table(width: 60)
+        press(&t, "lllll!")
+        #expect(t.columnView.frozen == 6)
+        press(&t, "!")
+        #expect(t.columnView.frozen == 0 && screen(t)[0] == "  #  id  title  year  genre  rating  votes")
+    }
+
     @Test("c jumps to a column by name: exact, unique prefix or substring, ignoring case; Tab completes; a hidden column is shown again")
     func jump() {
         var s = table()
