@@ -112,12 +112,15 @@ struct TextLayout: Sendable, Equatable {
     }
 
     /// Where each line of `s` starts when wrapped at `width` columns as drawn (control characters
-    /// as their escapes), with a line break after each newline.
+    /// as their escapes): after the line's last space when it has one, else where the width runs
+    /// out; and after each newline.
     /// - Complexity: O(n) in the unicode scalars of `s`.
     static func wrap(_ s: String, width: Int) -> [String.UnicodeScalarView.Index] {
         let scalars = s.unicodeScalars
         var starts = [scalars.startIndex]
         var used = 0
+        // Just after the current line's last space, and the width up to there.
+        var afterSpace: (index: String.UnicodeScalarView.Index, used: Int)?
         var i = scalars.startIndex
         while i < scalars.endIndex {
             let c = scalars[i]
@@ -127,15 +130,23 @@ struct TextLayout: Sendable, Equatable {
             } else {
                 w = TerminalText.needsEscape(c) ? TerminalText.escapingControlCharacters(String(c)).count : TerminalText.width(of: c)
             }
-            if used + w > width, used > 0 {
-                starts.append(i)
-                used = 0
+            if used + w > width, used > 0, c != " " {
+                if let space = afterSpace {
+                    starts.append(space.index)
+                    used -= space.used
+                } else {
+                    starts.append(i)
+                    used = 0
+                }
+                afterSpace = nil
             }
             used += w
             i = scalars.index(after: i)
+            if c == " " { afterSpace = (i, used) }
             if c == "\n", i < scalars.endIndex {
                 starts.append(i)
                 used = 0
+                afterSpace = nil
             }
         }
         return starts

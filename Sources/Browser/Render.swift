@@ -206,7 +206,7 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
         while TerminalText.width(of: visible) > room { visible.removeFirst() }
         let w = screen.put(label + visible, x: x, y: y)
         screen.cursor = (min(x + w, rect.maxX - 1), y)
-        if kind == .column, !text.isEmpty {
+        if kind == .column, !text.isEmpty, state.columnNames(matching: text) != [text] {
             // The names the text matches, after it: what Tab completes and Enter needs to be one.
             let matches = state.columnNames(matching: text)
             let hint = matches.isEmpty ? "no column matches" : matches.prefix(8).joined(separator: " ") + (matches.count > 8 ? " …" : "")

@@ -45,6 +45,23 @@ struct TextSheetTests {
         #expect(s.sheet == .table && !s.quit, "q goes back too")
     }
 
+    @Test("long text wraps after the last space that fits, else where the width runs out")
+    func wordWrap() {
+        var s = table(width: 30, height: 9)
+        _ = s.reduce(.textLoaded(TextSheet(purpose: .sql, title: "SQL", fields: [
+            TextField(name: "q", value: .text("SELECT a, b FROM main.\"t\" WHERE x BETWEEN ? AND ?")),
+            TextField(name: "w", value: .text(String(repeating: "x", count: 30) + " y")),
+        ])))
+        #expect(Array(screen(s)[1...6]) == [
+            " q │ SELECT a, b FROM main.\"t\"",
+            "   │ WHERE x BETWEEN ? AND ?",
+            " w │ xxxxxxxxxxxxxxxxxxxxxxxxx",
+            "   │ xxxxx y",
+            "",
+            "",
+        ])
+    }
+
     @Test("whole screen: each value whole and wrapped, a line break after a newline, escapes for control characters, ∅ for NULL, the blob's size and hex dump")
     func wholeScreen() {
         var s = table(width: 40, height: 12)
@@ -54,8 +71,8 @@ struct TextSheetTests {
             " a INTEGER │ 8",
             " b TEXT    │ ∅",
             " note      │ one\\n",
-            "           │ two \\e[2J three four five s",
-            "           │ ix seven 東京東京",
+            "           │ two \\e[2J three four five",
+            "           │ six seven 東京東京",
             " data      │ blob, 5 bytes",
             "           │ 00000000  00 41 7f  |.A.|",
             "           │ 00000003  ff 42     |.B|",
