@@ -52,15 +52,26 @@ extension EffectRunner {
     }
 
     /// `Q`: the SQL result `result` runs, from BatchStore: the ID fetch and the fault of the batch
-    /// holding `row`, each followed by its bound values.
+    /// holding `row`, each followed by its bound values written as SQL literals (`'Drama'`, `1990`).
     func statements(of result: Int, row: Int, state: BrowserState) throws -> Action {
         guard let collection, collectionID == result else { return .failed("the result changed before Q could read its SQL: Q again") }
         let sql = try collection.statements(faultingBatchAt: row)
         var fields = [TextField(name: "ID fetch", value: .text(sql.idFetch))]
-        fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: $1) }
+        fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
         fields.append(TextField(name: "batch fault", value: .text(sql.batchFault)))
-        fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: $1) }
+        fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
         let table = collection.request.entityName
         return .textLoaded(TextSheet(purpose: .sql, title: "The SQL of \(table): \(rows(collection.count)), \(collection.batchSize) a batch", fields: fields))
+    }
+
+    /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'`.
+    static func sqlLiteral(_ value: SQLValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let b): return "X'" + b.map { String(format: "%02X", $0) }.joined() + "'"
+        }
     }
 }

@@ -144,7 +144,7 @@ struct TextSheetTests {
         let text = term.text
         #expect(text[0] == "The SQL of n: 290 rows, 25 a batch  (Esc goes back, j/k scroll)")
         #expect(text[1].hasPrefix(" ID fetch    │ INSERT INTO temp.\"bs_ids_"), "\(text)")
-        #expect(text.contains("   ?1        │ 100") && text.contains("   ?2        │ row"), "\(text)")
+        #expect(text.contains("   ?1        │ 100") && text.contains("   ?2        │ 'row'"), "the bound values as SQL literals: \(text)")
         #expect(text.contains { $0.hasPrefix(" batch fault │ SELECT ids.pos, ids.key") }, "\(text)")
         #expect(text.contains("   ?1        │ 26") && text.contains("   ?2        │ 50"), "row 40 is in the batch of rows 26 to 50: \(text)")
         #expect(text[12].hasPrefix(" test.sqlite › n › SQL │ line 1–11 of"))
