@@ -196,6 +196,22 @@ struct ColumnTests {
         #expect(s.columnView == ColumnView(count: 2) && s.cursorColumn == 0)
     }
 
+    @Test("Enter on a summary row goes to its column in the table's arrangement, showing it if it was hidden")
+    func summaryEnter() {
+        var s = table()
+        press(&s, "lll-L")      // genre hidden; rating after votes
+        #expect(s.shownColumnNames == ["id", "title", "year", "votes", "rating"])
+        #expect(s.reduce(.key(.char("I"))) == [.summarize(columns: Self.names, result: 1)])
+        press(&s, "jjj")        // the summary's row of genre
+        _ = s.reduce(.key(.enter))
+        #expect(s.sheet == .table && s.currentColumnName == "genre")
+        #expect(s.shownColumnNames == ["id", "title", "year", "genre", "votes", "rating"], "shown again where it was")
+        press(&s, "I")
+        press(&s, "jjjj")       // rating
+        _ = s.reduce(.key(.enter))
+        #expect(s.currentColumnName == "rating" && s.cursorColumn == 5)
+    }
+
     @Test("whole screen: hidden, moved, widened and frozen columns, the cursor's column highlighted by position")
     func wholeScreen() {
         var s = table(width: 30, height: 7, count: 3)
