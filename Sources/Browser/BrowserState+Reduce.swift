@@ -83,7 +83,8 @@ public enum Effect: Sendable, Equatable {
     case loadWindow(Range<Int>)
     /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
-    /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`).
+    /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`; on a
+    /// frequency sheet its GROUP BY and the read of the page from `row`).
     case loadSQL(result: Int, row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
     case countDelete(EditTarget)

@@ -230,7 +230,7 @@ extension BrowserState {
         mode = .grid
         switch text.purpose {
         case .record: say("Esc or q goes back; j/k, Space and b scroll; g and G go to the first and last line")
-        case .sql: say("the SQL \(table ?? "this sheet") runs, with its bound values; Esc or q goes back")
+        case .sql: say("the SQL this sheet runs, with its bound values; Esc or q goes back")
         }
     }
 
@@ -285,8 +285,11 @@ extension BrowserState {
             if eagerLoaded != nil { say("Q shows the batched result's SQL: M goes back to it first", error: true); return [] }
             guard let resultID else { say("no result yet: r loads it", error: true); return [] }
             return [.loadSQL(result: resultID, row: cursorRow)]
-        case .frequency, .summary:
-            say("Q shows a table's SQL: Esc goes back to it", error: true)
+        case .frequency:
+            guard let resultID else { return [] }
+            return [.loadSQL(result: resultID, row: topRow)]
+        case .summary:
+            say("Q shows the SQL of a table or a frequency sheet: Esc goes back to the table", error: true)
             return []
         case .text:
             return []

@@ -53,15 +53,27 @@ extension EffectRunner {
 
     /// `Q`: the SQL result `result` runs, from BatchStore: the ID fetch and the fault of the batch
     /// holding `row`, each followed by its bound values written as SQL literals (`'Drama'`, `1990`).
+    /// On a frequency sheet: the GROUP BY that counted it and the read of the page on screen.
     func statements(of result: Int, row: Int, state: BrowserState) throws -> Action {
-        guard let collection, collectionID == result else { return .failed("the result changed before Q could read its SQL: Q again") }
-        let sql = try collection.statements(faultingBatchAt: row)
-        var fields = [TextField(name: "ID fetch", value: .text(sql.idFetch))]
+        let sql: ResultStatements
+        let labels: (String, String)
+        let title: String
+        if let sheet = state.frequencySheet {
+            guard let frequencies else { return .failed("the frequency sheet is gone: Q again") }
+            sql = frequencies.statements(readingAt: state.topRow, pageSize: state.gridHeight)
+            labels = ("GROUP BY", "page read")
+            title = "The SQL of \(sheet.column) freq: \(group(frequencies.count)) \(frequencies.count == 1 ? "value" : "values") in \(rows(frequencies.total))"
+        } else {
+            guard let collection, collectionID == result else { return .failed("the result changed before Q could read its SQL: Q again") }
+            sql = try collection.statements(faultingBatchAt: row)
+            labels = ("ID fetch", "batch fault")
+            title = "The SQL of \(collection.request.entityName): \(rows(collection.count)), \(collection.batchSize) a batch"
+        }
+        var fields = [TextField(name: labels.0, value: .text(sql.idFetch))]
         fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
-        fields.append(TextField(name: "batch fault", value: .text(sql.batchFault)))
+        fields.append(TextField(name: labels.1, value: .text(sql.batchFault)))
         fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
-        let table = collection.request.entityName
-        return .textLoaded(TextSheet(purpose: .sql, title: "The SQL of \(table): \(rows(collection.count)), \(collection.batchSize) a batch", fields: fields))
+        return .textLoaded(TextSheet(purpose: .sql, title: title, fields: fields))
     }
 
     /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'`.

@@ -130,4 +130,17 @@ import Testing
         // The last batch ends at the result's last row.
         #expect(try rows.statements(faultingBatchAt: rows.count - 1).batchFaultArguments == [.integer(Int64(rows.count / 50 * 50 + 1)), .integer(Int64(rows.count))])
     }
+
+    @Test("a frequency table's statements(readingAt:pageSize:) are the GROUP BY it ran and its page read, with their values")
+    func frequencyStatementsAreTheOnesRun() throws {
+        let f = try Fixture()
+        let rows = try f.context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100"), fetchBatchSize: 50))
+        let (counted, group) = try recordSQL(on: f.context) { try rows.frequencies(of: "name", rows: .matchingNow) }
+        let sql = counted.statements(readingAt: 10, pageSize: 20)
+        #expect(group.statements.map(\.sql).contains(sql.idFetch), "\(sql.idFetch) not among \(group.statements)")
+        #expect(sql.idFetch.contains("GROUP BY value") && sql.idFetchArguments == [.integer(100)])
+        let (_, page) = try recordSQL(on: f.context) { try counted.values(in: 10..<30) }
+        #expect(page.statements.map(\.sql) == [sql.batchFault])
+        #expect(sql.batchFaultArguments == [.integer(11), .integer(30)])
+    }
 }

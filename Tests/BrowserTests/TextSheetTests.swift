@@ -115,13 +115,17 @@ struct TextSheetTests {
         #expect(s.message == "Q does nothing on a record: j/k and the page keys scroll, Esc or q goes back")
     }
 
-    @Test("Q asks for the SQL of the table sheet on screen, and is refused on a frequency sheet")
+    @Test("Q asks for the SQL of the table or frequency sheet on screen, and is refused on a summary")
     func sqlKey() {
         var s = table()
         #expect(s.reduce(.key(.char("Q"))) == [.loadSQL(result: 1, row: 7)])
-        _ = s.reduce(.frequencyOpened(column: "b", values: 3, total: 50, result: 2, seconds: 0))
-        #expect(s.reduce(.key(.char("Q"))).allSatisfy { if case .loadWindow = $0 { return true } else { return false } } && s.messageIsError)
-        #expect(s.message == "Q shows a table's SQL: Esc goes back to it")
+        _ = s.reduce(.frequencyOpened(column: "b", values: 30, total: 50, result: 2, seconds: 0))
+        _ = s.reduce(.key(.pageDown))
+        #expect(s.reduce(.key(.char("Q"))).contains(.loadSQL(result: 2, row: 6)), "the page on screen")
+        _ = s.reduce(.key(.escape))
+        _ = s.reduce(.key(.char("I")))
+        #expect(s.reduce(.key(.char("Q"))).isEmpty && s.messageIsError)
+        #expect(s.message == "Q shows the SQL of a table or a frequency sheet: Esc goes back to the table")
     }
 
     @Test("on a real file: Enter shows the row's record from the data, Q the SQL BatchStore runs with its bound values, each Esc back")
@@ -150,5 +154,15 @@ struct TextSheetTests {
         #expect(text[12].hasPrefix(" test.sqlite › n › SQL │ line 1–11 of"))
         b.send(.char("q"))
         #expect(b.state.sheet == .table && b.state.cursorRow == 39 && !b.state.quit)
+        // On a frequency sheet: the GROUP BY over the result's rows, with the filter's values.
+        b.send(keys("lF"))
+        b.send(.char("Q"))
+        let freq = term.text
+        #expect(freq[0] == "The SQL of v freq: 290 values in 290 rows  (Esc goes back, j/k scroll)")
+        #expect(freq[1].hasPrefix(" GROUP BY  │ INSERT INTO temp.\"bs_freq_"), "\(freq)")
+        #expect(freq.contains { $0.contains("GROUP BY value ORDER BY count(*) DESC, value") }, "\(freq)")
+        #expect(freq.contains("   ?1      │ 100") && freq.contains("   ?2      │ 'row'"), "\(freq)")
+        #expect(freq.contains { $0.hasPrefix(" page read │ SELECT value, count FROM temp.") }, "\(freq)")
+        #expect(freq.contains("   ?1      │ 1") && freq.contains("   ?2      │ 11"), "the 11 values on screen: \(freq)")
     }
 }

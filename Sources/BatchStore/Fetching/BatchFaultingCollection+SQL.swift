@@ -1,9 +1,13 @@
 import Foundation
 
-/// The statements a batched result runs, as SQLite is given them, with the values bound to them.
+/// The statements a batched result runs, as SQLite is given them, with the values bound to them:
+/// the one that fills its temp table and the one that reads a batch of it back. For a
+/// ``BatchFaultingCollection`` the ID fetch and the batch fault; for ``ValueFrequencies`` the
+/// GROUP BY and the read of a page of values.
 public struct ResultStatements: Sendable, Equatable {
     /// The ID fetch: `INSERT INTO temp."bs_ids_…" (key) SELECT t.rowid FROM main."T" AS t WHERE …
-    /// ORDER BY …` (with several stores, one `UNION ALL` per store).
+    /// ORDER BY …` (with several stores, one `UNION ALL` per store); for frequencies, `INSERT INTO
+    /// temp."bs_freq_…" (value, count) SELECT value, count(*) FROM (…) GROUP BY value ORDER BY …`.
     public var idFetch: String
     /// The values bound to ``idFetch``'s parameters, in order (the predicate's constants).
     public var idFetchArguments: [SQLValue]
