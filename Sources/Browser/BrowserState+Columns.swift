@@ -131,6 +131,12 @@ extension BrowserState {
                 columnView.freeze(0)
                 say("no column is frozen")
             } else {
+                var frozen = self
+                frozen.columnView.freeze(count)
+                guard GridLayout(frozen).frozenShown == count else {
+                    say("the first \(count) columns are wider than the screen: they cannot all stay (< narrows, - hides)", error: true)
+                    return []
+                }
                 columnView.freeze(count)
                 say("\(count == 1 ? "the first column stays" : "the first \(count) columns stay") when scrolling sideways (! on the last of them unfreezes)")
             }

@@ -110,6 +110,16 @@ struct ColumnTests {
         #expect(!header.contains(" id "), "unfrozen, id scrolls away: \(header)")
     }
 
+    @Test("! refuses to freeze columns that do not fit on the screen together")
+    func freezeTooWide() {
+        var s = table(width: 24)
+        press(&s, "lll!")
+        #expect(s.columnView.frozen == 0 && s.messageIsError)
+        #expect(s.message == "the first 4 columns are wider than the screen: they cannot all stay (< narrows, - hides)")
+        press(&s, "hh!")
+        #expect(s.columnView.frozen == 2 && !s.messageIsError)
+    }
+
     @Test("when columns go (hidden, or unfrozen) and room is left at the right, the grid scrolls back to fill it")
     func scrollsBack() {
         var s = table(width: 40)
