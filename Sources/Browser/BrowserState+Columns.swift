@@ -131,10 +131,12 @@ extension BrowserState {
                 columnView.freeze(0)
                 say("no column is frozen")
             } else {
+                // They must all fit, leaving room for a column right of them if there is one.
                 var frozen = self
                 frozen.columnView.freeze(count)
+                if count < columnView.shown.count { frozen.cursorColumn = count; frozen.leftColumn = count }
                 guard GridLayout(frozen).frozenShown == count else {
-                    say("the first \(count) columns are wider than the screen: they cannot all stay (< narrows, - hides)", error: true)
+                    say("the first \(count) columns are too wide to stay: they would leave the others too little room (< narrows, - hides)", error: true)
                     return []
                 }
                 columnView.freeze(count)

@@ -74,8 +74,8 @@ struct GridLayout {
         var result: [Column] = []
         let cap = max(4, min(Self.maxColumnWidth, available - gutter))
         let frozen = min(state.columnView.frozen, shown.count)
-        // With the cursor right of them, frozen columns take at most two thirds of the grid.
-        let frozenRoom = state.cursorColumn < frozen ? available : gutter + (available - gutter) * 2 / 3
+        // With the cursor right of them, frozen columns leave room for the cursor's column.
+        let frozenRoom = state.cursorColumn < frozen ? available : available - Self.scrollingRoom(available: available, gutter: gutter)
         var frozenShown = 0
         for position in 0..<frozen {
             let w = Self.width(of: shown[position], in: state, cap: cap)
@@ -94,6 +94,9 @@ struct GridLayout {
         }
         columns = result
     }
+
+    /// Columns frozen ones leave to the others: a quarter of the grid, at least 8.
+    static func scrollingRoom(available: Int, gutter: Int) -> Int { max(8, (available - gutter) / 4) }
 
     static func gutter(_ state: BrowserState) -> Int { max(3, group(max(1, state.count)).count) + 2 }
 

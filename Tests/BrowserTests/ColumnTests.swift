@@ -110,14 +110,19 @@ struct ColumnTests {
         #expect(!header.contains(" id "), "unfrozen, id scrolls away: \(header)")
     }
 
-    @Test("! refuses to freeze columns that do not fit on the screen together")
+    @Test("! refuses to freeze columns that would not leave the others room")
     func freezeTooWide() {
         var s = table(width: 24)
         press(&s, "lll!")
         #expect(s.columnView.frozen == 0 && s.messageIsError)
-        #expect(s.message == "the first 4 columns are wider than the screen: they cannot all stay (< narrows, - hides)")
-        press(&s, "hh!")
+        #expect(s.message == "the first 4 columns are too wide to stay: they would leave the others too little room (< narrows, - hides)")
+        press(&s, "h!")
+        #expect(s.columnView.frozen == 0 && s.messageIsError, "id, title and year would leave 3 columns of 24, fewer than 8")
+        press(&s, "h!")
         #expect(s.columnView.frozen == 2 && !s.messageIsError)
+        // Every frozen column stays on screen with the cursor right of them.
+        press(&s, "llll")
+        #expect(s.currentColumnName == "votes" && screen(s)[0] == "  #  id  title  votes", "\(screen(s)[0])")
     }
 
     @Test("when columns go (hidden, or unfrozen) and room is left at the right, the grid scrolls back to fill it")
