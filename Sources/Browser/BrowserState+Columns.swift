@@ -87,6 +87,14 @@ extension BrowserState {
         leftColumn = 0
     }
 
+    /// The arrangement for `table`'s columns, newly on screen: as the table sheet below left it (a
+    /// value's rows from its frequency sheet), else as the table list remembers it, else fresh.
+    mutating func arrangeColumns(of table: String) {
+        resetColumnView()
+        let below = sheets.last { $0.kind == .table && $0.table == table && $0.columns == columns }?.columnView
+        if let view = below ?? remembered[table]?.columnView, view.order.count == columns.count { columnView = view }
+    }
+
     /// Puts the cursor on column `index` of ``columns``, showing it if it was hidden.
     mutating func moveCursor(toColumn index: Int) {
         columnView.unhide(index)

@@ -159,7 +159,7 @@ extension BrowserState {
             table = t
             columns = cols
             // The same table's columns keep their arrangement (hidden, widths, order, frozen).
-            if newColumns { resetColumnView() }
+            if newColumns { arrangeColumns(of: t) }
             filter = f
             sort = s
             count = n
@@ -177,7 +177,7 @@ extension BrowserState {
             let newColumns = table != t || columns != cols
             table = t
             columns = cols
-            if newColumns { resetColumnView() }
+            if newColumns { arrangeColumns(of: t) }
             mode = .grid
             count = rows.count
             cursorRow = 0
@@ -317,7 +317,7 @@ extension BrowserState {
     /// Keeps the open table's filter, sort and cursor row for the table list.
     private mutating func remember() {
         guard let table else { return }
-        remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow)
+        remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow, columnView: columnView)
     }
 
     mutating func say(_ text: String, error: Bool = false) {

@@ -140,6 +140,8 @@ public struct TableView: Sendable, Equatable {
     public var filter: String
     public var sort: BatchStore.SortDescriptor?
     public var cursorRow: Int
+    /// Its columns as arranged (hidden, widths, order, frozen).
+    public var columnView: ColumnView?
 }
 
 /// What the screen shows.

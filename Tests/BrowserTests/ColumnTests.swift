@@ -209,6 +209,24 @@ struct ColumnTests {
         #expect(s.columnView == view && s.currentColumnName == "year")
         _ = s.reduce(.opened(table: "other", columns: ["a", "b"], filter: "", sort: nil, count: 5, cursor: 0, readOnly: nil, message: nil, result: 4))
         #expect(s.columnView == ColumnView(count: 2) && s.cursorColumn == 0)
+        // Back to movie (as from the table list): its arrangement, as it was left.
+        _ = s.reduce(.opened(table: "movie", columns: Self.names, filter: "", sort: nil, count: 20, cursor: 0, readOnly: nil, message: nil, result: 5))
+        #expect(s.columnView == view)
+    }
+
+    @Test("a value's rows, opened from a frequency sheet, show the table's columns as arranged below")
+    func valueRowsInherit() {
+        var s = table()
+        press(&s, "l-!")
+        let view = s.columnView
+        _ = s.reduce(.frequencyOpened(column: "year", values: 3, total: 20, result: 2, seconds: 0))
+        _ = s.reduce(.opened(table: "movie", columns: Self.names, filter: "year == 1", sort: nil, count: 2, cursor: 0, readOnly: nil, message: nil,
+                             result: 3, pushed: true))
+        #expect(s.sheetDepth == 2 && s.columnView == view && s.shownColumnNames == ["id", "year", "genre", "rating", "votes"])
+        press(&s, "+")
+        _ = s.reduce(.key(.escape))
+        _ = s.reduce(.key(.escape))
+        #expect(s.columnView == view, "the table's own arrangement is its own")
     }
 
     @Test("Enter on a summary row goes to its column in the table's arrangement, showing it if it was hidden")

@@ -224,8 +224,13 @@ struct Model {
     /// Before-images: the table, and the rows as they were (nil: the row did not exist).
     var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind)] = []
     var nextID: Int64 = 1000
-    /// The table's column arrangement (a new table starts afresh).
-    var view = ModelColumns()
+    /// Each table's column arrangement (the table list keeps it).
+    var views = [ModelColumns(), ModelColumns()]
+    /// The arrangement of the table on screen.
+    var view: ModelColumns {
+        get { views[table ?? 0] }
+        set { views[table ?? 0] = newValue }
+    }
     enum Kind { case update, delete }
 
     /// The rows of table `t` that match its filter now, in the result's order.
@@ -324,9 +329,8 @@ enum ModelRun {
         switch step {
         case .open(let t):
             b.send([.escape, .char("g")] + Array(repeating: Key.char("j"), count: t) + [.enter])
-            // The same table again keeps the marks whose rows are in the new result, and its columns as arranged.
+            // The same table again keeps the marks whose rows are in the new result; each table keeps its columns as arranged.
             let same = model.table == t
-            if !same { model.view = ModelColumns() }
             model.table = t
             model.allMarked = false
             model.refetch(keepingMarks: same)
