@@ -62,7 +62,9 @@ screenshots: build
 	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --sort 'rating desc' --keys 'jjjll' --out Assets/screen-grid.svg && \
 	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'G<PgUp>km' --out Assets/screen-memory.svg && \
 	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990' --keys 'lllllFj' --out Assets/screen-freq.svg && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'Ijjj' --out Assets/screen-summary.svg --size 140x16
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'Ijjj' --out Assets/screen-summary.svg --size 140x16 && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'jj<Enter>' --out Assets/screen-record.svg --size 100x14 && \
+	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'Q' --out Assets/screen-sql.svg --size 100x16
 
 # Builds in release mode and opens the demo database (created in ~/.cache/faultline on first run).
 run: release

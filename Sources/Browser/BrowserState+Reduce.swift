@@ -32,7 +32,8 @@ public enum Action: Sendable {
     /// empty, so `r` asks again.
     case openCancelled(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?)
     case windowLoaded(start: Int, rows: [RowSnapshot])
-    case recordLoaded([(name: String, value: String)])
+    /// A record (Enter) or the SQL (`Q`) to show as a text sheet over the one on screen.
+    case textLoaded(TextSheet)
     case searchFound(row: Int?, text: String, wrapped: Bool)
     /// Progress of a search that takes a while: rows of the result looked at so far.
     case searchProgress(text: String, rows: Int)
@@ -80,7 +81,11 @@ public enum Effect: Sendable, Equatable {
     /// fetch only.
     case open(table: String, filter: String, sort: BatchStore.SortDescriptor?, cursor: Int = 0, thenBy: [BatchStore.SortDescriptor] = [])
     case loadWindow(Range<Int>)
+    /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
+    /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`; on a
+    /// frequency sheet its GROUP BY and the read of the page from `row`).
+    case loadSQL(result: Int, row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
     case countDelete(EditTarget)
     case runDelete(EditTarget)
@@ -123,6 +128,7 @@ extension BrowserState {
             width = max(1, w)
             height = max(1, h)
             scrollToCursor()
+            layOutTextSheet()
         case .tablesListed(let list):
             // Known counts stay on screen while they are counted again.
             var known: [String: Int] = [:]
@@ -148,10 +154,12 @@ extension BrowserState {
             quitWhenCancelled = false
             readOnlyReason = readOnly
             if !pushed, let table, table != t { remember() }
-            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
+            let newColumns = table != t || columns != cols
             let note = rebaseMarks(to: kept, result: result)
             table = t
             columns = cols
+            // The same table's columns keep their arrangement (hidden, widths, order, frozen).
+            if newColumns { arrangeColumns(of: t) }
             filter = f
             sort = s
             count = n
@@ -166,9 +174,10 @@ extension BrowserState {
             // No result is on screen until the IDs are fetched: no marks apply meanwhile.
             resultID = nil
             // A new filter or sort of the same table keeps the cursor's column.
-            if table != t || columns != cols { cursorColumn = 0; leftColumn = 0 }
+            let newColumns = table != t || columns != cols
             table = t
             columns = cols
+            if newColumns { arrangeColumns(of: t) }
             mode = .grid
             count = rows.count
             cursorRow = 0
@@ -203,9 +212,8 @@ extension BrowserState {
             window = rows
             windowValid = true
             scrollToCursor()
-        case .recordLoaded(let fields):
-            record = fields
-            mode = .record(scroll: 0)
+        case .textLoaded(let text):
+            pushTextSheet(text)
         case .searchFound(let row, let text, let wrapped):
             running = nil
             lastSearch = text
@@ -284,7 +292,7 @@ extension BrowserState {
         case .fileReloaded:
             fileChanged = false
         }
-        if table != nil, loading == nil, mode != .picker {
+        if table != nil, loading == nil, mode != .picker, textSheet == nil {
             let needed = visibleRows
             let covered = windowValid && windowStart <= needed.lowerBound && windowStart + window.count >= needed.upperBound
             if !covered { effects.append(.loadWindow(needed)) }
@@ -309,7 +317,7 @@ extension BrowserState {
     /// Keeps the open table's filter, sort and cursor row for the table list.
     private mutating func remember() {
         guard let table else { return }
-        remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow)
+        remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow, columnView: columnView)
     }
 
     mutating func say(_ text: String, error: Bool = false) {
@@ -323,9 +331,25 @@ extension BrowserState {
         if cursorRow < topRow { topRow = cursorRow }
         if cursorRow >= topRow + gridHeight { topRow = cursorRow - gridHeight + 1 }
         topRow = max(0, min(topRow, max(0, count - gridHeight)))
-        cursorColumn = min(max(0, cursorColumn), max(0, columns.count - 1))
-        if cursorColumn < leftColumn { leftColumn = cursorColumn }
-        while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
+        if columnView.order.count != columns.count { resetColumnView() }
+        let shown = columnView.shown.count
+        cursorColumn = min(max(0, cursorColumn), max(0, shown - 1))
+        // Frozen columns are always drawn: the others scroll from leftColumn on.
+        let frozen = columnView.frozen
+        leftColumn = min(max(leftColumn, frozen), max(frozen, shown - 1))
+        if cursorColumn >= frozen {
+            if cursorColumn < leftColumn { leftColumn = cursorColumn }
+            while leftColumn < cursorColumn, !GridLayout(self).shows(cursorColumn) { leftColumn += 1 }
+        }
+        // Room left at the right (columns hidden, narrowed or unfrozen): scroll back while the
+        // cursor's column and the last one stay whole.
+        while leftColumn > frozen {
+            var wider = self
+            wider.leftColumn -= 1
+            let grid = GridLayout(wider)
+            guard grid.shows(shown - 1), cursorColumn < frozen || grid.shows(cursorColumn) else { break }
+            leftColumn -= 1
+        }
     }
 
     private mutating func move(to row: Int) {
@@ -337,15 +361,8 @@ extension BrowserState {
         if key == .resize { return [] }
         switch mode {
         case .picker: return pickerKey(key)
+        case .grid where textSheet != nil: return textSheetKey(key)
         case .grid: return gridKey(key)
-        case .record(let scroll):
-            switch key {
-            case .char("j"), .down: mode = .record(scroll: min(scroll + 1, max(0, record.count - 1)))
-            case .char("k"), .up: mode = .record(scroll: max(0, scroll - 1))
-            case .char("q"), .escape, .enter: mode = .grid
-            default: break
-            }
-            return []
         case .help(let scroll):
             switch key {
             case .char("j"), .down: mode = .help(scroll: min(scroll + 1, max(0, helpLines.count - 1)))
@@ -397,9 +414,11 @@ extension BrowserState {
             say(why, error: true)
             return []
         }
+        if let effects = columnKey(key) { return effects }
         switch key {
         case .char("j"), .down: move(to: cursorRow + 1)
         case .char("k"), .up: move(to: cursorRow - 1)
+        case .char("c"): mode = .prompt(.column, text: "")
         case .char("h"), .left: cursorColumn -= 1; scrollToCursor()
         case .char("l"), .right: cursorColumn += 1; scrollToCursor()
         case .pageDown, .char(" "), .ctrl("f"):
@@ -435,6 +454,8 @@ extension BrowserState {
             return frequencyKey()
         case .char("I"):
             return summaryKey()
+        case .char("Q"):
+            return sqlKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
             guard resultID == nil else { return [.reload] }
@@ -498,6 +519,9 @@ extension BrowserState {
         case .char(let c):
             mode = .prompt(kind, text: text + String(c))
             return []
+        case .tab where kind == .column:
+            mode = .prompt(kind, text: completeColumn(text))
+            return []
         case .enter:
             mode = .grid
             switch kind {
@@ -516,6 +540,8 @@ extension BrowserState {
             case .assignments:
                 guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
                 return [.countUpdate(assignments: text, target: target)]
+            case .column:
+                jumpToColumn(text)
             }
             return []
         default:
@@ -523,13 +549,13 @@ extension BrowserState {
         }
     }
 
-    public var currentColumnName: String? { cursorColumn < columns.count ? columns[cursorColumn] : nil }
+    public var currentColumnName: String? { currentColumnIndex.flatMap { $0 < columns.count ? columns[$0] : nil } }
 
     /// The first column of a result over several files, naming each row's store.
     static let storeColumn = "@store"
 
     /// True on the store column of a result over several files (not a column of the table).
-    var onStoreColumn: Bool { cursorColumn == 0 && columns.first == Self.storeColumn }
+    var onStoreColumn: Bool { currentColumnIndex == 0 && columns.first == Self.storeColumn }
 }
 
 extension String {

@@ -1,11 +1,13 @@
 import BatchStore
 import TerminalCore
 
-/// What a sheet shows: a table's result, or the frequencies of one of its columns.
+/// What a sheet shows: a table's result, the frequencies of one of its columns, a summary of its
+/// columns, or a text sheet (a record, the SQL).
 public enum SheetKind: Sendable, Equatable {
     case table
     case frequency(FrequencySheet)
     case summary(SummarySheet)
+    case text(TextSheet)
 
     /// What the data holds for a sheet of this kind (what `.closeSheet` lets go of).
     var role: SheetRole {
@@ -13,6 +15,7 @@ public enum SheetKind: Sendable, Equatable {
         case .table: return .table
         case .frequency: return .frequency
         case .summary: return .summary
+        case .text: return .text
         }
     }
 }
@@ -20,6 +23,8 @@ public enum SheetKind: Sendable, Equatable {
 /// A sheet's kind without its figures: what the data keeps for it (a result, frequencies, nothing).
 public enum SheetRole: Sendable, Equatable {
     case table, frequency, summary
+    /// A record or the SQL: the data holds nothing for it.
+    case text
 }
 
 /// A summary sheet: one row per column of a result of `table` (its filter), filled in as SQLite
@@ -103,6 +108,7 @@ struct SavedSheet: Sendable {
     var cursorColumn: Int
     var topRow: Int
     var leftColumn: Int
+    var columnView: ColumnView
     var resultID: Int?
     var marks: Marks?
     var readOnlyReason: String?
@@ -110,7 +116,7 @@ struct SavedSheet: Sendable {
     init(_ s: BrowserState) {
         kind = s.sheet; table = s.table; columns = s.columns; filter = s.filter; sort = s.sort; count = s.count
         cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
+        columnView = s.columnView; resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
     }
 
     /// The sheet's name in the status line's path: `movie`, `genre freq`.
@@ -119,13 +125,14 @@ struct SavedSheet: Sendable {
         case .table: return table ?? ""
         case .frequency(let f): return "\(f.column) freq"
         case .summary: return "summary"
+        case .text(let t): return t.pathTitle
         }
     }
 
     func restore(into s: inout BrowserState) {
         s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
         s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
+        s.columnView = columnView; s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
         // The rows come back from the data (the window was the other sheet's); a summary's are its own.
         s.windowValid = false
         s.window = []
@@ -178,7 +185,8 @@ extension BrowserState {
         filter = ""
         sort = nil
         count = values
-        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        cursorRow = 0; topRow = 0
+        resetColumnView()
         resultID = result
         marks = nil
         windowValid = false
@@ -218,7 +226,8 @@ extension BrowserState {
         filter = ""
         sort = nil
         count = names.count
-        cursorRow = 0; topRow = 0; cursorColumn = 0; leftColumn = 0
+        cursorRow = 0; topRow = 0
+        resetColumnView()
         marks = nil
         mode = .grid
         showSummaryRows(summary)
@@ -247,9 +256,8 @@ extension BrowserState {
         let name = summary.columns[cursorRow]
         let effects = popSheet()
         if let index = columns.firstIndex(of: name) {
-            cursorColumn = index
-            scrollToCursor()
-            say("column \(name)")
+            moveCursor(toColumn: index)
+            say("column \(TerminalText.escapingControlCharacters(name))")
         }
         return effects
     }

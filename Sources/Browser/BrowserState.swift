@@ -82,8 +82,11 @@ public struct MemorySnapshot: Sendable, Equatable {
 /// What the bottom line is asking for.
 public enum PromptKind: Sendable, Equatable {
     case goToRow, search, filter, assignments
+    /// `c`: a column's name, completed with Tab.
+    case column
     var label: String {
         switch self {
+        case .column: return "column: "
         case .goToRow: return ":"
         case .search: return "/"
         case .filter: return "filter: "
@@ -137,13 +140,14 @@ public struct TableView: Sendable, Equatable {
     public var filter: String
     public var sort: BatchStore.SortDescriptor?
     public var cursorRow: Int
+    /// Its columns as arranged (hidden, widths, order, frozen).
+    public var columnView: ColumnView?
 }
 
 /// What the screen shows.
 public enum Mode: Sendable, Equatable {
     case picker
     case grid
-    case record(scroll: Int)
     case help(scroll: Int)
     case prompt(PromptKind, text: String)
     case confirm(Confirmation)
@@ -173,6 +177,7 @@ struct ShownResult: Sendable {
     var cursorColumn: Int
     var topRow: Int
     var leftColumn: Int
+    var columnView: ColumnView
     var windowStart: Int
     var window: [RowSnapshot]
     var windowValid: Bool
@@ -180,13 +185,13 @@ struct ShownResult: Sendable {
     init(_ s: BrowserState) {
         table = s.table; columns = s.columns; resultID = s.resultID; mode = s.mode; count = s.count
         cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
+        columnView = s.columnView; windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
     }
 
     func restore(into s: inout BrowserState) {
         s.table = table; s.columns = columns; s.resultID = resultID; s.mode = mode; s.count = count
         s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
+        s.columnView = columnView; s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
         s.loading = nil
         s.loadingRows = 0
     }
@@ -221,9 +226,13 @@ public struct BrowserState: Sendable {
     public internal(set) var sort: BatchStore.SortDescriptor?
     public internal(set) var count = 0
     public internal(set) var cursorRow = 0
+    /// The cursor's position among the shown columns (``ColumnView/shown``).
     public internal(set) var cursorColumn = 0
     public internal(set) var topRow = 0
+    /// The first scrolling column shown (a position among the shown columns, after the frozen ones).
     public internal(set) var leftColumn = 0
+    /// The sheet's columns as arranged: order, hidden, widths, frozen.
+    public internal(set) var columnView = ColumnView(count: 0)
     /// Rows `windowStart ..< windowStart + window.count`, loaded by the `.loadWindow` effect.
     public internal(set) var windowStart = 0
     public internal(set) var window: [RowSnapshot] = []
@@ -236,7 +245,6 @@ public struct BrowserState: Sendable {
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
     public internal(set) var lastSearch: String?
-    public internal(set) var record: [(name: String, value: String)] = []
 
     // Messages and progress
     public internal(set) var message: String?

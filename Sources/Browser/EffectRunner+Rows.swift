@@ -37,28 +37,53 @@ extension EffectRunner {
         return result
     }
 
-    /// Every column of `row`, in full (long text and blobs say their size first).
-    func recordFields(_ row: Int) throws -> [(name: String, value: String)] {
+    /// The record at `row`: its object ID, then every column with its whole value (one row's
+    /// values, as the context holds them; nothing else is read).
+    func record(_ row: Int, state: BrowserState) throws -> TextSheet {
         guard let collection, let object = try timingFaults(of: collection, { try collection.object(at: row) }) else {
             throw BatchStoreError(.objectNotFound, "row \(row + 1) was deleted since the result was fetched; r reloads")
         }
-        var fields: [(name: String, value: String)] = [("object ID", object.objectID.uriRepresentation)]
+        var fields = [TextField(name: "object ID", value: .text(object.objectID.uriRepresentation))]
+        if data.showsStores { fields.append(TextField(name: Browser.storeColumn, value: .text(object.objectID.entity.storeName))) }
         for (i, attribute) in object.entity.attributes.enumerated() {
-            let value = try object.value(at: i)
-            let shown: String
-            switch value {
-            case .null: shown = "NULL"
-            case .text(let s):
-                let limit = 2_000
-                let head = s.prefix(limit + 1)
-                // The size first: a long value runs off the screen's edge.
-                shown = head.count > limit ? "(\(group(s.utf8.count)) bytes in all; the first \(group(limit)) characters) " + String(head.dropLast()) + "…" : s
-            case .blob(let b):
-                shown = "blob, \(group(b.count)) bytes: " + b.prefix(32).map { String(format: "%02x", $0) }.joined() + (b.count > 32 ? "…" : "")
-            default: shown = DisplayValue(value).shown
-            }
-            fields.append((attribute.name + (attribute.declaredType.isEmpty ? "" : " " + attribute.declaredType), shown))
+            fields.append(TextField(name: attribute.name + (attribute.declaredType.isEmpty ? "" : " " + attribute.declaredType), value: try object.value(at: i)))
         }
-        return fields
+        return TextSheet(purpose: .record(row: row), title: "Row \(group(row + 1)) of \(group(collection.count)) in \(object.entity.name)", fields: fields)
+    }
+
+    /// `Q`: the SQL result `result` runs, from BatchStore: the ID fetch and the fault of the batch
+    /// holding `row`, each followed by its bound values written as SQL literals (`'Drama'`, `1990`).
+    /// On a frequency sheet: the GROUP BY that counted it and the read of the page on screen.
+    func statements(of result: Int, row: Int, state: BrowserState) throws -> Action {
+        let sql: ResultStatements
+        let labels: (String, String)
+        let title: String
+        if let sheet = state.frequencySheet {
+            guard let frequencies else { return .failed("the frequency sheet is gone: Q again") }
+            sql = frequencies.statements(readingAt: state.topRow, pageSize: state.gridHeight)
+            labels = ("GROUP BY", "page read")
+            title = "The SQL of \(sheet.column) freq: \(group(frequencies.count)) \(frequencies.count == 1 ? "value" : "values") in \(rows(frequencies.total))"
+        } else {
+            guard let collection, collectionID == result else { return .failed("the result changed before Q could read its SQL: Q again") }
+            sql = try collection.statements(faultingBatchAt: row)
+            labels = ("ID fetch", "batch fault")
+            title = "The SQL of \(collection.request.entityName): \(rows(collection.count)), \(collection.batchSize) a batch"
+        }
+        var fields = [TextField(name: labels.0, value: .text(sql.idFetch))]
+        fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
+        fields.append(TextField(name: labels.1, value: .text(sql.batchFault)))
+        fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
+        return .textLoaded(TextSheet(purpose: .sql, title: title, fields: fields))
+    }
+
+    /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'`.
+    static func sqlLiteral(_ value: SQLValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let b): return "X'" + b.map { String(format: "%02X", $0) }.joined() + "'"
+        }
     }
 }

@@ -118,7 +118,7 @@ extension EffectRunner {
     func closeSheet(_ role: SheetRole) {
         switch role {
         case .frequency: frequencies = nil; return
-        case .summary: return
+        case .summary, .text: return
         case .table: break
         }
         guard let below = parked.popLast() else { return }

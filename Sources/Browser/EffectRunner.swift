@@ -104,7 +104,9 @@ final class EffectRunner {
         case .summarize(let columns, let result):
             return try summarize(columns, result: result, cancel: cancel, report: report)
         case .loadRecord(let row):
-            return [.recordLoaded(try recordFields(row))]
+            return [.textLoaded(try record(row, state: state))]
+        case .loadSQL(let result, let row):
+            return [try statements(of: result, row: row, state: state)]
         case .search(let column, let text, let from, let backwards):
             return try search(column: column, text: text, from: from, backwards: backwards, cancel: cancel, report: report)
         case .countDelete(let target):

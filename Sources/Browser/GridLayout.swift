@@ -43,10 +43,15 @@ struct ScreenLayout: Equatable {
     }
 }
 
-/// Where each visible column goes: widths come from the header and the rows on screen, capped.
+/// Where each visible column goes: the frozen columns first, then the others from
+/// ``BrowserState/leftColumn``; widths are set by hand (``ColumnView/widths``) or come from the
+/// header and the rows on screen, capped.
 struct GridLayout {
     struct Column {
+        /// Index in ``BrowserState/columns`` (and in each row's values).
         var index: Int
+        /// Position among the shown columns (what ``BrowserState/cursorColumn`` counts).
+        var position: Int
         var x: Int
         var width: Int
     }
@@ -55,35 +60,76 @@ struct GridLayout {
     let columns: [Column]
     /// Columns of the screen the grid may use.
     let available: Int
+    /// Frozen columns drawn (fewer than frozen when they would leave the others too little room).
+    let frozenShown: Int
 
     static let maxColumnWidth = 40
 
     init(_ state: BrowserState) {
-        gutter = max(3, group(max(1, state.count)).count) + 2
+        gutter = Self.gutter(state)
         let available = ScreenLayout(state).grid.width
         self.available = available
+        let shown = state.columnView.shown
         var x = gutter
         var result: [Column] = []
-        var index = state.leftColumn
         let cap = max(4, min(Self.maxColumnWidth, available - gutter))
-        while index < state.columns.count, x < available {
-            var w = TerminalText.width(of: state.columns[index])
-            for row in state.visibleRows {
-                guard let snap = state.snapshot(row), index < snap.values.count else { continue }
-                w = max(w, min(cap, TerminalText.width(of: snap.values[index].shown)))
-                if w >= cap { break }
-            }
-            w = min(max(w, 1), cap)
-            result.append(Column(index: index, x: x, width: w))
+        let frozen = min(state.columnView.frozen, shown.count)
+        // With the cursor right of them, frozen columns leave room for the cursor's column.
+        let frozenRoom = state.cursorColumn < frozen ? available : available - Self.scrollingRoom(available: available, gutter: gutter)
+        var frozenShown = 0
+        for position in 0..<frozen {
+            let w = Self.width(of: shown[position], in: state, cap: cap)
+            guard x + w <= frozenRoom || (position == 0 && state.cursorColumn < frozen) else { break }
+            result.append(Column(index: shown[position], position: position, x: x, width: w))
             x += w + 1
-            index += 1
+            frozenShown += 1
+        }
+        self.frozenShown = frozenShown
+        var position = max(state.leftColumn, frozen)
+        while position < shown.count, x < available {
+            let w = Self.width(of: shown[position], in: state, cap: cap)
+            result.append(Column(index: shown[position], position: position, x: x, width: w))
+            x += w + 1
+            position += 1
         }
         columns = result
     }
 
-    /// True when column `index` is on screen whole (or is the first one shown, however wide).
-    func shows(_ index: Int) -> Bool {
-        guard let c = columns.first(where: { $0.index == index }) else { return false }
-        return c.x + c.width <= available || c.index == columns.first?.index
+    /// Columns frozen ones leave to the others: a quarter of the grid, at least 8.
+    static func scrollingRoom(available: Int, gutter: Int) -> Int { max(8, (available - gutter) / 4) }
+
+    static func gutter(_ state: BrowserState) -> Int { max(3, group(max(1, state.count)).count) + 2 }
+
+    /// Column `index`'s width: set by hand, else its name's and its values' on screen, capped.
+    static func width(of index: Int, in state: BrowserState, cap: Int) -> Int {
+        if let set = state.columnView.widths[index] { return max(1, set) }
+        var w = index < state.columns.count ? TerminalText.width(of: state.columns[index]) : 1
+        for row in state.visibleRows {
+            guard let snap = state.snapshot(row), index < snap.values.count else { continue }
+            w = max(w, min(cap, TerminalText.width(of: snap.values[index].shown)))
+            if w >= cap { break }
+        }
+        return min(max(w, 1), cap)
+    }
+
+    /// The widest a column may be set: the grid's width right of the gutter.
+    static func widest(_ state: BrowserState) -> Int { max(1, ScreenLayout(state).grid.width - gutter(state)) }
+
+    /// `_`: column `index`'s name and its widest value on screen (as the grid keeps it), up to
+    /// ``widest(_:)``, with no cap of 40.
+    static func fit(_ index: Int, in state: BrowserState) -> Int {
+        var w = index < state.columns.count ? TerminalText.width(of: state.columns[index]) : 1
+        for row in state.visibleRows {
+            guard let snap = state.snapshot(row), index < snap.values.count else { continue }
+            w = max(w, TerminalText.width(of: snap.values[index].shown))
+        }
+        return max(1, min(w, widest(state)))
+    }
+
+    /// True when the shown column at `position` is on screen whole (or is the first scrolling
+    /// column, however wide).
+    func shows(_ position: Int) -> Bool {
+        guard let c = columns.first(where: { $0.position == position }) else { return false }
+        return c.x + c.width <= available || c.position == columns.dropFirst(frozenShown).first?.position
     }
 }

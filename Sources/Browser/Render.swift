@@ -23,8 +23,20 @@ let helpLines: [String] = [
     "                 values, min, max, mean, text lengths and most frequent value, filled",
     "                 in as SQLite computes them (Esc cancels); Enter goes to the column,",
     "                 F counts its values",
-    "  Enter          the current record, every column",
+    "  Enter          the current record as a sheet: every value whole, wrapped, blobs",
+    "                 as a hex dump; j/k Space b scroll, Esc or q goes back",
+    "  Q              the SQL this sheet runs (ID fetch and batch fault, or a frequency",
+    "                 sheet's GROUP BY and page read) with its bound values",
     "  r              reload (re-runs the fetch, keeps your row)",
+    "Columns (each sheet keeps its own)",
+    "  -              hide the current column    +  show every hidden column",
+    "  < >            narrow / widen the current column",
+    "  _              fit it to its values on screen (again: automatic width)",
+    "  !              freeze the columns up to this one while scrolling sideways",
+    "                 (! on the last frozen one unfreezes)",
+    "  H L            move the current column left / right",
+    "  c              go to a column by name: Tab completes, a unique prefix or",
+    "                 part of a name is enough; a hidden column is shown again",
     "Editing (one transaction each)",
     "  v              mark / unmark the current row   V  mark / unmark every row",
     "                 (marks belong to this result: a new table, filter or sort keeps",
@@ -36,8 +48,9 @@ let helpLines: [String] = [
     "  m              the live memory panel",
     "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
     "Other",
-    "  Esc            back to the sheet before (a frequency sheet, its table), else to",
-    "                 the table list, which keeps this table's filter, sort and row",
+    "  Esc            back to the sheet before (a record, a frequency sheet, its table),",
+    "                 else to the table list, which keeps this table's filter, sort, row",
+    "                 and columns",
     "  ?              this help        q         quit",
     "",
     "∅ is NULL; (gone) is a row deleted since the result was fetched.",
@@ -55,11 +68,8 @@ package func render(_ state: BrowserState, colors: Bool = true) -> ScreenBuffer 
         drawPicker(state, title: layout.title, body: layout.body, into: &screen, palette)
     case .help(let scroll):
         drawLines("Keys (any key closes, j/k scroll)", helpLines, scroll: scroll, title: layout.title, body: layout.body, into: &screen, palette)
-    case .record(let scroll):
-        let nameWidth = min(24, state.record.map { TerminalText.width(of: $0.name) }.max() ?? 0)
-        let lines = state.record.map { TerminalText.truncate($0.name, toWidth: nameWidth).padded(to: nameWidth) + " │ " + $0.value }
-        drawLines("Row \(group(state.cursorRow + 1)) of \(group(state.count)) in \(state.table ?? "") (Esc closes, j/k scroll)", lines, scroll: scroll,
-                  title: layout.title, body: layout.body, into: &screen, palette)
+    case _ where state.textSheet != nil:
+        if let text = state.textSheet { drawTextSheet(text, title: layout.title, body: layout.body, into: &screen, palette) }
     default:
         if layout.grid.width > 0 { drawGrid(state, in: layout.grid, into: &screen, palette) }
         if let panel = layout.panel { drawPanel(state, in: panel, into: &screen, palette) }
@@ -109,7 +119,7 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
     screen.put("#".padded(to: layout.gutter - 2, left: true), x: x0, y: y0, style: p.header)
     for col in layout.columns {
         let name = TerminalText.truncate(state.columns[col.index], toWidth: col.width)
-        let style = col.index == state.cursorColumn ? p.headerCurrent : p.header
+        let style = col.position == state.cursorColumn ? p.headerCurrent : p.header
         screen.put(name.padded(to: col.width), x: x0 + col.x, y: y0, style: style, maxWidth: width - col.x)
     }
     if state.count == 0 && state.loading == nil {
@@ -135,7 +145,7 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             let value = snap.values[col.index]
             var style = rowStyle
             if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
-            if isCursor && col.index == state.cursorColumn { style = p.cursorCell }
+            if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
             let text: String
             if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: col.width) }
             screen.put(text.padded(to: col.width), x: x0 + col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
@@ -161,6 +171,10 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
             if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }
+        } else if let t = state.textSheet {
+            let n = t.layout.lineCount
+            let last = min(n, t.scroll + max(1, state.layout.body.height))
+            parts.append(n == 0 ? "no lines" : "line \(group(t.scroll + 1))–\(group(last)) of \(group(n))")
         } else if let f = state.frequencySheet {
             parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
         } else {
@@ -194,6 +208,12 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
         while TerminalText.width(of: visible) > room { visible.removeFirst() }
         let w = screen.put(label + visible, x: x, y: y)
         screen.cursor = (min(x + w, rect.maxX - 1), y)
+        if kind == .column, !text.isEmpty, state.columnNames(matching: text) != [text] {
+            // The names the text matches, after it: what Tab completes and Enter needs to be one.
+            let matches = state.columnNames(matching: text)
+            let hint = matches.isEmpty ? "no column matches" : matches.prefix(8).joined(separator: " ") + (matches.count > 8 ? " …" : "")
+            screen.put("   " + hint, x: x + w, y: y, style: p.dim, maxWidth: max(0, rect.width - w))
+        }
     case .confirm(let c):
         let text: String
         switch c {
@@ -230,6 +250,28 @@ private func drawLines(_ text: String, _ lines: [String], scroll: Int, title: Re
     screen.put(text, x: title.x, y: title.y, style: p.title)
     for (i, line) in lines.dropFirst(scroll).prefix(body.height).enumerated() {
         screen.put(TerminalText.truncate(line, toWidth: body.width - 1), x: body.x + 1, y: body.y + i)
+    }
+}
+
+/// A text sheet (a record, the SQL): its title, then its lines from ``TextSheet/scroll``: each
+/// field's name on its first line, ` │ `, then the value's part; NULL as the grid's `∅`.
+private func drawTextSheet(_ text: TextSheet, title: Rect, body: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    screen.put(text.title + "  (Esc goes back, j/k scroll)", x: title.x, y: title.y, style: p.title, maxWidth: title.width)
+    let layout = text.layout
+    let x = body.x + 1
+    for i in 0..<max(0, body.height) {
+        guard let line = text.line(text.scroll + i) else { break }
+        let y = body.y + i
+        let name = TerminalText.truncate(line.name ?? "", toWidth: layout.nameWidth).padded(to: layout.nameWidth)
+        screen.put(name, x: x, y: y, style: line.name == nil ? .plain : Style(bold: true), maxWidth: body.width - 1)
+        screen.put(" │ ", x: x + layout.nameWidth, y: y, style: p.dim, maxWidth: max(0, body.width - 1 - layout.nameWidth))
+        let vx = x + layout.nameWidth + 3
+        let room = max(0, body.maxX - vx)
+        switch line.part {
+        case .null: screen.put("∅", x: vx, y: y, style: p.null, maxWidth: room)
+        case .text(let s): screen.put(s, x: vx, y: y, maxWidth: room)
+        case .note(let s): screen.put(s, x: vx, y: y, style: p.dim, maxWidth: room)
+        }
     }
 }
 

@@ -113,4 +113,34 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: f.path)) == before)
     }
+
+    @Test("statements(faultingBatchAt:) gives the very ID fetch and batch fault the result ran, and their bound values")
+    func statementsAreTheOnesRun() throws {
+        let f = try Fixture()
+        let request = FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100 AND name CONTAINS 'row'"),
+                                   sortDescriptors: [SortDescriptor(key: "v", ascending: false)], fetchBatchSize: 50)
+        let (rows, fetch) = try recordSQL(on: f.context) { try f.context.fetchBatched(request) }
+        let sql = try rows.statements(faultingBatchAt: 420)
+        #expect(fetch.statements.map(\.sql).contains(sql.idFetch), "\(sql.idFetch) not among \(fetch.statements)")
+        #expect(sql.idFetch.hasPrefix("INSERT INTO temp.") && sql.idFetch.contains("ORDER BY"))
+        #expect(sql.idFetchArguments == [.integer(100), .text("row")])
+        let (_, fault) = try recordSQL(on: f.context) { try rows.object(at: 420) }
+        #expect(fault.statements.map(\.sql) == [sql.batchFault])
+        #expect(sql.batchFaultArguments == [.integer(401), .integer(450)])
+        // The last batch ends at the result's last row.
+        #expect(try rows.statements(faultingBatchAt: rows.count - 1).batchFaultArguments == [.integer(Int64(rows.count / 50 * 50 + 1)), .integer(Int64(rows.count))])
+    }
+
+    @Test("a frequency table's statements(readingAt:pageSize:) are the GROUP BY it ran and its page read, with their values")
+    func frequencyStatementsAreTheOnesRun() throws {
+        let f = try Fixture()
+        let rows = try f.context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100"), fetchBatchSize: 50))
+        let (counted, group) = try recordSQL(on: f.context) { try rows.frequencies(of: "name", rows: .matchingNow) }
+        let sql = counted.statements(readingAt: 10, pageSize: 20)
+        #expect(group.statements.map(\.sql).contains(sql.idFetch), "\(sql.idFetch) not among \(group.statements)")
+        #expect(sql.idFetch.contains("GROUP BY value") && sql.idFetchArguments == [.integer(100)])
+        let (_, page) = try recordSQL(on: f.context) { try counted.values(in: 10..<30) }
+        #expect(page.statements.map(\.sql) == [sql.batchFault])
+        #expect(sql.batchFaultArguments == [.integer(11), .integer(30)])
+    }
 }

@@ -7,7 +7,8 @@ import TerminalCore
 
 /// A model-based random run: a seeded generator drives a browser session on a real SQLite file
 /// (two tables, NULLs, non-ASCII text) through table switches, filters, sorts, marks, `D`, `U`,
-/// `u`, `r`, `F` (with Enter on a value and Esc back) and writes by another connection. A plain Swift model predicts every table's rows, the
+/// `u`, `r`, `F` (with Enter on a value and Esc back), the column keys (`c` with Tab, `-`, `+`,
+/// `H`, `L`, `!`; sorts and counts go to their column with `c`) and writes by another connection. A plain Swift model predicts every table's rows, the
 /// result on screen and the marks; the file is compared with the model after every step. On a
 /// failure the steps are shrunk to a shortest sequence that still fails, which is printed.
 /// `make fuzz` runs longer with FAULTLINE_MODEL_STEPS.
@@ -57,11 +58,13 @@ enum Step: CustomStringConvertible, Equatable {
     /// F on a column: the counts against the model; with `value`, Enter on that value (its rows
     /// against the model), then Esc back; Esc back to the table.
     case frequency(column: Int, value: Int?)
+    /// `c`, the column's first letter, Tab, Enter, then a column key.
+    case columns(ColumnOp)
     /// Test of the test: the model deletes a row the file keeps.
     case modelOnlyDelete
 
     static func random(_ rng: inout SplitMix64) -> Step {
-        switch rng.below(110) {
+        switch rng.below(122) {
         case 0..<8: return .open(rng.below(2))
         case 8..<22: return .filter(ModelFilter.random(&rng))
         case 22..<32: return .sort(column: rng.below(3), ascending: rng.below(2) == 0)
@@ -73,6 +76,7 @@ enum Step: CustomStringConvertible, Equatable {
         case 79..<86: return .undo
         case 86..<91: return .reload
         case 100..<110: return .frequency(column: rng.below(3), value: rng.below(3) == 0 ? nil : rng.below(6))
+        case 110..<122: return .columns(ColumnOp.random(&rng))
         default: return .other(OtherWrite.random(&rng))
         }
     }
@@ -81,7 +85,7 @@ enum Step: CustomStringConvertible, Equatable {
         switch self {
         case .open(let t): return "Esc g \(String(repeating: "j ", count: t))Enter        (open \(ModelRun.tables[t]))"
         case .filter(let f): return "f Ctrl-U \(f.text) Enter"
-        case .sort(let c, let asc): return "hhh \(String(repeating: "l", count: c)) \(asc ? "s" : "S")        (sort by \(ModelRun.columns[c]))"
+        case .sort(let c, let asc): return "\(ModelRun.jumpText(c)) \(asc ? "s" : "S")        (sort by \(ModelRun.columns[c]))"
         case .go(let n): return ":\(n) Enter"
         case .mark: return "v"
         case .markAll: return "V"
@@ -91,9 +95,51 @@ enum Step: CustomStringConvertible, Equatable {
         case .reload: return "r"
         case .other(let w): return "[another connection: \(w)]"
         case .frequency(let c, let v):
-            return "hhh \(String(repeating: "l", count: c)) F\(v.map { " g \(String(repeating: "j ", count: $0))Enter Esc" } ?? "") Esc        (frequencies of \(ModelRun.columns[c]))"
+            return "\(ModelRun.jumpText(c)) F\(v.map { " g \(String(repeating: "j ", count: $0))Enter Esc" } ?? "") Esc        (frequencies of \(ModelRun.columns[c]))"
+        case .columns(let op): return op.description
         case .modelOnlyDelete: return "[model only: delete]"
         }
+    }
+}
+
+/// A column key after going to a column with `c`.
+enum ColumnOp: Equatable, CustomStringConvertible {
+    case hide(Int), showAll, move(Int, right: Bool), freeze(Int), jump(Int)
+
+    static func random(_ rng: inout SplitMix64) -> ColumnOp {
+        switch rng.below(6) {
+        case 0, 1: return .hide(rng.below(3))
+        case 2: return .showAll
+        case 3: return .move(rng.below(3), right: rng.below(2) == 0)
+        case 4: return .freeze(rng.below(3))
+        default: return .jump(rng.below(3))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .hide(let c): return "\(ModelRun.jumpText(c)) -        (hide \(ModelRun.columns[c]))"
+        case .showAll: return "+"
+        case .move(let c, let right): return "\(ModelRun.jumpText(c)) \(right ? "L" : "H")"
+        case .freeze(let c): return "\(ModelRun.jumpText(c)) !"
+        case .jump(let c): return ModelRun.jumpText(c)
+        }
+    }
+}
+
+/// The model of a table's column arrangement: order, hidden columns, frozen count.
+struct ModelColumns: Equatable {
+    var order = [0, 1, 2]
+    var hidden: Set<Int> = []
+    var frozen = 0
+    var shown: [Int] { order.filter { !hidden.contains($0) } }
+
+    /// `c` to a hidden column shows it again; the frozen columns stay the same columns.
+    mutating func unhide(_ c: Int) {
+        guard hidden.contains(c) else { return }
+        let lastFrozen = frozen > 0 ? shown[frozen - 1] : nil
+        hidden.remove(c)
+        frozen = lastFrozen.flatMap { shown.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
     }
 }
 
@@ -178,6 +224,13 @@ struct Model {
     /// Before-images: the table, and the rows as they were (nil: the row did not exist).
     var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind)] = []
     var nextID: Int64 = 1000
+    /// Each table's column arrangement (the table list keeps it).
+    var views = [ModelColumns(), ModelColumns()]
+    /// The arrangement of the table on screen.
+    var view: ModelColumns {
+        get { views[table ?? 0] }
+        set { views[table ?? 0] = newValue }
+    }
     enum Kind { case update, delete }
 
     /// The rows of table `t` that match its filter now, in the result's order.
@@ -276,7 +329,7 @@ enum ModelRun {
         switch step {
         case .open(let t):
             b.send([.escape, .char("g")] + Array(repeating: Key.char("j"), count: t) + [.enter])
-            // The same table again keeps the marks whose rows are in the new result.
+            // The same table again keeps the marks whose rows are in the new result; each table keeps its columns as arranged.
             let same = model.table == t
             model.table = t
             model.allMarked = false
@@ -289,7 +342,8 @@ enum ModelRun {
             model.refetch(keepingMarks: true)
         case .sort(let c, let asc):
             guard let t = model.table else { return nil }
-            b.send(keys("hhh" + String(repeating: "l", count: c) + (asc ? "s" : "S")))
+            b.send(jumpKeys(c) + keys(asc ? "s" : "S"))
+            model.view.unhide(c)
             model.sorts[t] = (c, asc)
             model.allMarked = false
             model.refetch(keepingMarks: true)
@@ -375,7 +429,10 @@ enum ModelRun {
             }
         case .frequency(let c, let v):
             guard inGrid, let t = model.table else { return nil }
-            return frequencyStep(column: c, value: v, table: t, browser: b, model: model)
+            return frequencyStep(column: c, value: v, table: t, browser: b, model: &model)
+        case .columns(let op):
+            guard inGrid else { return nil }
+            return columnStep(op, browser: b, model: &model)
         case .modelOnlyDelete:
             if let t = model.table, let id = model.rows[t].keys.min() { model.rows[t][id] = nil }
         }
@@ -416,8 +473,9 @@ enum ModelRun {
     /// F on `column`: the sheet's values and counts are the model's over the rows of the result
     /// that still exist; Enter on value `value` opens exactly the table's rows that match the
     /// filter and hold it; Esc, Esc go back (``check(_:_:path:)`` then checks the table as it was).
-    static func frequencyStep(column c: Int, value v: Int?, table t: Int, browser b: Browser, model: Model) -> String? {
-        b.send(keys("hhh" + String(repeating: "l", count: c) + "F"))
+    static func frequencyStep(column c: Int, value v: Int?, table t: Int, browser b: Browser, model: inout Model) -> String? {
+        b.send(jumpKeys(c) + keys("F"))
+        model.view.unhide(c)
         let existing = model.fetched.compactMap { id in model.rows[t][id].map { ModelValue($0, id: id, column: c) } }
         var counts: [ModelValue: Int] = [:]
         for value in existing { counts[value, default: 0] += 1 }
@@ -442,6 +500,51 @@ enum ModelRun {
         }
         b.send(.escape)
         if b.state.sheet != .table || b.state.sheetDepth != 0 { return "Esc did not go back to the table" }
+        return nil
+    }
+
+    /// `c`, the name's first letter (unique among id, k, s), Tab, Enter.
+    static func jumpKeys(_ c: Int) -> [Key] {
+        [.char("c"), .char(columns[c].first ?? "?"), .tab, .enter]
+    }
+
+    static func jumpText(_ c: Int) -> String { "c \(columns[c].prefix(1)) Tab Enter" }
+
+    /// A column key: what the grid then shows against the model's arrangement.
+    static func columnStep(_ op: ColumnOp, browser b: Browser, model: inout Model) -> String? {
+        var view = model.view
+        switch op {
+        case .showAll:
+            b.send(.char("+"))
+            let lastFrozen = view.frozen > 0 ? view.shown[view.frozen - 1] : nil
+            view.hidden = []
+            view.frozen = lastFrozen.flatMap { view.shown.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
+        case .hide(let c), .move(let c, _), .freeze(let c), .jump(let c):
+            b.send(jumpKeys(c))
+            view.unhide(c)
+            if b.state.currentColumnName != columns[c] { return "c went to \(b.state.currentColumnName ?? "nothing"), not \(columns[c])" }
+            guard let position = view.shown.firstIndex(of: c) else { return "the model lost column \(c)" }
+            switch op {
+            case .hide:
+                b.send(.char("-"))
+                if view.shown.count > 1 {
+                    if position < view.frozen { view.frozen -= 1 }
+                    view.hidden.insert(c)
+                }
+            case .move(_, let right):
+                b.send(.char(right ? "L" : "H"))
+                let to = position + (right ? 1 : -1)
+                if to >= 0, to < view.shown.count, let i = view.order.firstIndex(of: c), let j = view.order.firstIndex(of: view.shown[to]) {
+                    view.order.swapAt(i, j)
+                }
+            case .freeze:
+                b.send(.char("!"))
+                view.frozen = view.frozen == position + 1 ? 0 : position + 1
+            default:
+                break
+            }
+        }
+        model.view = view
         return nil
     }
 
@@ -471,6 +574,13 @@ enum ModelRun {
         if s.allMarked != model.allMarked { return "all marked: browser \(s.allMarked), model \(model.allMarked)" }
         let marked = Set(s.marked.compactMap { id -> Int64? in if case .rowid(let r) = id.key { return r } else { return nil } })
         if marked != model.marks { return "marked \(marked.sorted()), the model \(model.marks.sorted())" }
+        let shown = model.view.shown.map { columns[$0] }
+        if s.shownColumnNames != shown || s.columnView.frozen != model.view.frozen {
+            return "columns \(s.shownColumnNames) (\(s.columnView.frozen) frozen), the model \(shown) (\(model.view.frozen) frozen)"
+        }
+        // The grid's header names the shown columns in the model's order.
+        let header = render(s, colors: false).lines[0].split(separator: " ").map(String.init)
+        if header != ["#"] + shown { return "the header is \(header), the model's columns \(shown)" }
         for (i, row) in s.window.enumerated() {
             let pos = s.windowStart + i
             guard let id = row.id, pos < model.fetched.count else { continue }

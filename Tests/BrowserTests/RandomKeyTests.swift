@@ -16,6 +16,8 @@ struct RandomKeyTests {
         .char("r"), .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("y"), .char("m"),
         .char("?"), .backspace, .char("1"), .char("5"), .char("0"), .char("="), .char(">"), .char("<"),
         .char("\""), .char("a"), .char("e"), .char("x"), .char("\u{1B}"), .char("東"), .resize, .char("F"), .char("I"),
+        // Columns, the record and the SQL.
+        .char("-"), .char("+"), .char("_"), .char("!"), .char("H"), .char("L"), .char("c"), .tab, .char("Q"), .enter,
     ]
 
     @Test("a long random key run keeps the cursor, window and screen consistent, and the file sound")
@@ -32,6 +34,8 @@ struct RandomKeyTests {
         var edits = 0
         var frequencySheets = 0
         var summaries = 0
+        var textSheets = 0
+        var arranged = 0
         for step in 0..<steps {
             var key = Self.alphabet[rng.below(Self.alphabet.count)]
             if key == .resize {
@@ -51,6 +55,16 @@ struct RandomKeyTests {
             #expect(s.count == 0 || s.visibleRows.contains(s.cursorRow) || s.mode != .grid, "step \(step): cursor off screen")
             #expect(s.topRow >= 0 && s.cursorColumn >= 0 && s.cursorColumn < max(1, s.columns.count))
             #expect(term.screen.width == s.width && term.screen.height == s.height)
+            // The arrangement: every column once in its order, the cursor on a shown one, at least one shown.
+            let view = s.columnView
+            #expect(view.order.sorted() == Array(0..<s.columns.count), "step \(step): order \(view.order) of \(s.columns.count)")
+            #expect(s.columns.isEmpty || (!view.shown.isEmpty && s.cursorColumn < view.shown.count && view.frozen <= view.shown.count), "step \(step)")
+            #expect(s.leftColumn >= view.frozen || view.shown.isEmpty, "step \(step): left \(s.leftColumn), frozen \(view.frozen)")
+            if !view.hidden.isEmpty || view.frozen > 0 || !view.widths.isEmpty || view.order != view.order.sorted() { arranged += 1 }
+            if let text = s.textSheet {
+                textSheets += 1
+                #expect(text.scroll >= 0 && text.scroll <= max(0, text.lineCount - 1), "step \(step)")
+            }
             if let f = s.frequencySheet { frequencySheets += 1; #expect(s.columns == [f.column, "count", "percent", "histogram"]) }
             if let summary = s.summarySheet {
                 summaries += 1
@@ -76,5 +90,7 @@ struct RandomKeyTests {
         #expect(edits > 10, "the run should edit: \(edits)")
         #expect(frequencySheets > 10, "the run should visit frequency sheets: \(frequencySheets)")
         #expect(summaries > 10, "the run should visit summary sheets: \(summaries)")
+        #expect(textSheets > 10, "the run should visit records and the SQL: \(textSheets)")
+        #expect(arranged > 100, "the run should arrange columns: \(arranged)")
     }
 }

@@ -38,7 +38,7 @@ final class CoordinatedResultSource: ResultEditing {
     /// <ids> AS ids CROSS JOIN bs_storeN."T" AS t ON t.<key> = ids.key WHERE ids.pos BETWEEN ?1
     /// AND ?2 AND ids.store = N UNION ALL …`, read with the C API into one ``PackedRows`` per
     /// store and adopted by that store's context: the one-store fault's path, per store.
-    private lazy var faultSQL: String = {
+    private(set) lazy var faultSQL: String = {
         entities.keys.sorted().compactMap { i -> String? in
             guard let entity = entities[i], let key = entity.keyColumns.first else { return nil }
             let columns = owner.contexts[i].statements(for: entity).columnList

@@ -49,6 +49,13 @@ final class IDTable: IDStore {
         count = try build(name, query, progress: progress)
     }
 
+    /// `INSERT INTO temp."<name>" (<columns>) <query's SELECT>`.
+    func fillSQL(_ query: IDQuery) -> String { insertSQL(into: name, query) }
+
+    private func insertSQL(into name: String, _ query: IDQuery) -> String {
+        "INSERT INTO temp.\(quoteIdentifier(name)) (\(columns.joined(separator: ", "))) \(query.select)"
+    }
+
     private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int {
         let started = DispatchTime.now().uptimeNanoseconds
         let list = columns.joined(separator: ", ")
@@ -56,7 +63,7 @@ final class IDTable: IDStore {
         let n = try connection.withDatabase { db -> Int in
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, \(list))")
             do {
-                let statement = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) (\(list)) \(query.select)")
+                let statement = try db.makeStatement(sql: insertSQL(into: name, query))
                 if let progress {
                     let estimate = try query.estimateSQL.flatMap { try Int.fetchOne(db, sql: $0) }
                     try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {

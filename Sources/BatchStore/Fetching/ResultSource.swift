@@ -16,6 +16,8 @@ protocol ResultSource: AnyObject {
     /// Faults the rows at `positions` of the ID table into objects, in position order (nil for a
     /// row gone since the fetch).
     func fault(_ positions: Range<Int>) throws -> FaultedBatch
+    /// The statement ``fault(_:)`` runs; it binds the first and last 1-based positions.
+    var faultSQL: String { get }
     /// The entity fetched (with several stores, the first store's).
     var entity: Entity { get }
     /// The object ID for the row of the ID table at `position`, whose columns are `idRow`.
@@ -73,6 +75,8 @@ protocol IDStore: AnyObject {
     var location: String { get }
     /// Creates and fills the table with `query`'s rows; `progress` may cancel, leaving no table.
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws
+    /// The INSERT ``fill(_:progress:)`` runs for `query` (bound with `query.arguments`).
+    func fillSQL(_ query: IDQuery) -> String
     /// Fills a new table and swaps it in; returns the new position of the first of `anchors`
     /// (old positions) whose row is still there.
     func refill(_ query: IDQuery, anchors: [Int]) throws -> Int?

@@ -12,7 +12,7 @@ final class StoreResultSource: ResultSource {
     let entity: Entity
     let table: IDTable
     let isAddressable: Bool
-    private lazy var faultSQL = makeFaultSQL()
+    private(set) lazy var faultSQL = makeFaultSQL()
 
     init(context: ManagedObjectContext, entity: Entity) {
         self.context = context

@@ -35,6 +35,9 @@ public final class ValueFrequencies {
 
     private let connection: Connection
     private let name: String
+    /// The GROUP BY that filled the table, and its bound values.
+    private let groupSQL: String
+    private let groupArguments: [SQLValue]
 
     /// Groups `values` (the attribute for each row of a result) into a new temp table on their
     /// connection; `estimate` is the rows it reads, for progress.
@@ -54,6 +57,8 @@ public final class ValueFrequencies {
         let started = DispatchTime.now().uptimeNanoseconds
         let table = "temp.\(quoteIdentifier(name))"
         let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(values.select)) GROUP BY value ORDER BY count(*) DESC, value"
+        groupSQL = sql
+        groupArguments = values.arguments
         let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int) in
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
             do {
@@ -76,6 +81,18 @@ public final class ValueFrequencies {
 
     deinit { connection.dropTempTable(name) }
 
+    private var pageSQL: String { "SELECT value, count FROM temp.\(quoteIdentifier(name)) WHERE pos BETWEEN ? AND ? ORDER BY pos" }
+
+    /// The SQL of these frequencies: as ``ResultStatements/idFetch`` the GROUP BY that filled
+    /// their table (with the values it bound), as ``ResultStatements/batchFault`` the read of the
+    /// `pageSize` values from `position` on (bound with their 1-based first and last positions).
+    /// Nothing runs.
+    public func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
+        let start = max(0, min(position, count - 1))
+        return ResultStatements(idFetch: groupSQL, idFetchArguments: groupArguments, batchFault: pageSQL,
+                                batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(max(start + 1, min(start + pageSize, count))))])
+    }
+
     /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`.
     public var location: String { "SQLite temp table \(name)" }
 
@@ -86,7 +103,7 @@ public final class ValueFrequencies {
     public func values(in positions: Range<Int>) throws -> [ValueCount] {
         let lower = max(0, positions.lowerBound), upper = min(count, positions.upperBound)
         guard lower < upper else { return [] }
-        let sql = "SELECT value, count FROM temp.\(quoteIdentifier(name)) WHERE pos BETWEEN ? AND ? ORDER BY pos"
+        let sql = pageSQL
         return try connection.withDatabase { db in
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [lower + 1, upper])
             var out: [ValueCount] = []

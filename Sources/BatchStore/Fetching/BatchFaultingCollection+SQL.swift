@@ -1,0 +1,37 @@
+import Foundation
+
+/// The statements a batched result runs, as SQLite is given them, with the values bound to them:
+/// the one that fills its temp table and the one that reads a batch of it back. For a
+/// ``BatchFaultingCollection`` the ID fetch and the batch fault; for ``ValueFrequencies`` the
+/// GROUP BY and the read of a page of values.
+public struct ResultStatements: Sendable, Equatable {
+    /// The ID fetch: `INSERT INTO temp."bs_ids_…" (key) SELECT t.rowid FROM main."T" AS t WHERE …
+    /// ORDER BY …` (with several stores, one `UNION ALL` per store); for frequencies, `INSERT INTO
+    /// temp."bs_freq_…" (value, count) SELECT value, count(*) FROM (…) GROUP BY value ORDER BY …`.
+    public var idFetch: String
+    /// The values bound to ``idFetch``'s parameters, in order (the predicate's constants).
+    public var idFetchArguments: [SQLValue]
+    /// The batch fault: `SELECT ids.pos, ids.key, t.<columns> FROM temp."bs_ids_…" AS ids CROSS
+    /// JOIN main."T" AS t ON … WHERE ids.pos BETWEEN ? AND ?`.
+    public var batchFault: String
+    /// The values bound to ``batchFault`` for the batch asked for: its first and last 1-based
+    /// positions in the ID table.
+    public var batchFaultArguments: [SQLValue]
+}
+
+extension BatchFaultingCollection {
+    /// The SQL this result runs: the ID fetch that filled its ID table and the fault of the batch
+    /// holding `position`, each with its bound values, exactly as they are prepared (the ID fetch
+    /// is compiled again from ``request``, which the result keeps; nothing runs).
+    /// - Complexity: compiling the request's predicate and sort; no statement runs.
+    /// - Throws: `.invalidQuery` if the request no longer compiles against the schema.
+    public func statements(faultingBatchAt position: Int = 0) throws -> ResultStatements {
+        let query = try storage.source.idQuery(storage.request)
+        let size = Swift.max(1, storage.batchSize)
+        let start = Swift.max(0, position) / size * size
+        let end = Swift.max(start + 1, Swift.min(start + size, storage.count))
+        return ResultStatements(idFetch: storage.ids.fillSQL(query), idFetchArguments: query.arguments,
+                                batchFault: storage.source.faultSQL,
+                                batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(end))])
+    }
+}
