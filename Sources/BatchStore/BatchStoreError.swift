@@ -42,6 +42,18 @@ public struct BatchStoreError: Error, CustomStringConvertible, Equatable, Sendab
         case constraint
         /// Any other SQLite failure; the message carries SQLite's own text.
         case sqlite(Int32)
+        /// A database server could not be reached: nothing listens at the socket or address, the
+        /// host is unknown, or the server closed the connection.
+        case serverUnavailable
+        /// The server refused the credentials (wrong or missing password, unknown role, no
+        /// `pg_hba.conf` entry).
+        case authenticationFailed
+        /// The server has no database of that name.
+        case noSuchDatabase
+        /// The server refused the role the privilege it needs (to connect, read or write).
+        case permissionDenied
+        /// Any other PostgreSQL failure, with its SQLSTATE (`42P01`); the message carries the server's text.
+        case postgres(String)
     }
 
     /// What went wrong.

@@ -208,23 +208,11 @@ public final class PersistentStore: Sendable {
                 grouped[grouped.count - 1].from.append(fk["from"])
                 if let to: String = fk["to"] { grouped[grouped.count - 1].to.append(to) }
             }
-            let tableCounts = Dictionary(grouped.map { ($0.table.lowercased(), 1) }, uniquingKeysWith: +)
-            for g in grouped.reversed() { // pragma lists the last declared first
-                var relName = g.table
-                if g.from.count == 1 {
-                    let col = g.from[0]
-                    if col.count > 3, col.lowercased().hasSuffix("_id") {
-                        relName = String(col.dropLast(3))
-                    } else if col.count > 2, col.hasSuffix("Id") {
-                        relName = String(col.dropLast(2))
-                    } else if tableCounts[g.table.lowercased(), default: 0] > 1 {
-                        relName = col
-                    }
-                }
-                relationships.append(Relationship(
-                    name: relName, destinationEntityName: g.table, sourceColumns: g.from,
-                    destinationColumns: g.to, deleteRule: DeleteRule(sqliteAction: g.onDelete)))
-            }
+            // pragma lists the last declared first
+            relationships = Relationship.fromForeignKeys(grouped.reversed().map {
+                Relationship.ForeignKey(destination: $0.table, sourceColumns: $0.from, destinationColumns: $0.to,
+                                        deleteRule: DeleteRule(sqliteAction: $0.onDelete))
+            })
         }
         return Entity(name: name, kind: kind, storeName: storeName, attributes: attributes,
                       uniquenessConstraints: unique, relationships: relationships, indexedColumns: indexed)

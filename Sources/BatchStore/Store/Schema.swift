@@ -65,6 +65,46 @@ public struct Relationship: Sendable, Hashable {
     public let deleteRule: DeleteRule
 }
 
+extension Relationship {
+    /// A foreign key as a catalog describes it, before it is named.
+    package struct ForeignKey: Sendable {
+        package var destination: String
+        package var sourceColumns: [String]
+        package var destinationColumns: [String]
+        package var deleteRule: DeleteRule
+
+        package init(destination: String, sourceColumns: [String], destinationColumns: [String], deleteRule: DeleteRule) {
+            self.destination = destination
+            self.sourceColumns = sourceColumns
+            self.destinationColumns = destinationColumns
+            self.deleteRule = deleteRule
+        }
+    }
+
+    /// One table's foreign keys (in declaration order) as relationships, named as key paths use
+    /// them: a single column without its `_id` / `Id` suffix (`director_id` → `director`); else the
+    /// column itself when several keys lead to the same table; else the destination table's name.
+    /// One rule for every engine's catalog.
+    package static func fromForeignKeys(_ keys: [ForeignKey]) -> [Relationship] {
+        let tableCounts = Dictionary(keys.map { ($0.destination.lowercased(), 1) }, uniquingKeysWith: +)
+        return keys.map { key in
+            var name = key.destination
+            if key.sourceColumns.count == 1 {
+                let column = key.sourceColumns[0]
+                if column.count > 3, column.lowercased().hasSuffix("_id") {
+                    name = String(column.dropLast(3))
+                } else if column.count > 2, column.hasSuffix("Id") {
+                    name = String(column.dropLast(2))
+                } else if tableCounts[key.destination.lowercased(), default: 0] > 1 {
+                    name = column
+                }
+            }
+            return Relationship(name: name, destinationEntityName: key.destination, sourceColumns: key.sourceColumns,
+                                destinationColumns: key.destinationColumns, deleteRule: key.deleteRule)
+        }
+    }
+}
+
 /// A table or view of a store, with its attributes, key and relationships.
 ///
 /// Entities are compared by identity: two stores opened on the same file have distinct entities.
