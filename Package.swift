@@ -5,11 +5,14 @@ let package = Package(
     name: "Faultline",
     products: [
         .library(name: "BatchStore", targets: ["BatchStore"]),
+        .library(name: "BatchStorePostgres", targets: ["BatchStorePostgres"]),
         .executable(name: "faultline", targets: ["faultline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Wrappers for sqlite3_db_config(), which is variadic and cannot be called from Swift.
@@ -23,6 +26,16 @@ let package = Package(
                 "CSQLiteShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // PostgreSQL stores: URLs, passwords, the connection (postgres-nio) and the schema from the catalogs.
+        // Its own target so that BatchStore and the SQLite path never depend on postgres-nio.
+        .target(
+            name: "BatchStorePostgres",
+            dependencies: [
+                "BatchStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Screen-independent terminal pieces: sanitising, display width, the screen buffer, keys, the backend protocol.

@@ -1,0 +1,240 @@
+import BatchStore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// One connection to a PostgreSQL server (one server session), through postgres-nio, usable from
+/// synchronous code and from async code.
+///
+/// Every byte moves on a SwiftNIO event loop thread (postgres-nio's default group), never on
+/// Swift's cooperative thread pool. A synchronous call blocks its own thread until the event loop
+/// has the answer, so synchronous callers cannot starve the work they wait for, however many block
+/// at once and on whatever thread, a cooperative one included; async code uses the `async`
+/// overloads, which suspend instead. The one thing that would deadlock, a synchronous call made on
+/// the connection's own event loop, is a precondition failure.
+///
+/// The session speaks UTF-8, writes dates in ISO 8601 and uses UTC (`client_encoding`, `DateStyle`
+/// and `TimeZone` are set at startup), so values read the same whatever the server's settings.
+/// Queries on one session run one after another, in the order they were sent.
+public final class PostgresSession: Sendable {
+    /// The URL the session was opened with (its description hides the password).
+    public let url: PostgresStoreURL
+    /// Where the password sent came from.
+    public let passwordSource: PostgresPasswordSource
+    let connection: PostgresConnection
+    let logger: Logger
+
+    fileprivate init(url: PostgresStoreURL, passwordSource: PostgresPasswordSource, connection: PostgresConnection, logger: Logger) {
+        self.url = url
+        self.passwordSource = passwordSource
+        self.connection = connection
+        self.logger = logger
+    }
+
+    deinit {
+        if !connection.isClosed { connection.close().whenComplete { _ in } }
+    }
+
+    // MARK: - Opening
+
+    /// Connects and authenticates, blocking the calling thread until the server is ready for
+    /// queries. The password is the URL's, else `PGPASSWORD`, else `~/.pgpass`'s (libpq's order).
+    /// - Throws: ``BatchStoreError``: `.serverUnavailable` (nothing listens there, refused, timed
+    ///   out), `.authenticationFailed`, `.noSuchDatabase`, `.permissionDenied`, each one line.
+    public static func open(_ url: PostgresStoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresSession {
+        let (future, password) = try start(url, environment: environment)
+        do {
+            return try waitOffLoop(future).makeSession(url, password.source)
+        } catch {
+            throw PostgresErrors.connecting(error, url: url, passwordSource: password.source, note: password.note)
+        }
+    }
+
+    /// Connects and authenticates, suspending until the server is ready for queries.
+    public static func open(_ url: PostgresStoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> PostgresSession {
+        let (future, password) = try start(url, environment: environment)
+        do {
+            return try await future.get().makeSession(url, password.source)
+        } catch {
+            throw PostgresErrors.connecting(error, url: url, passwordSource: password.source, note: password.note)
+        }
+    }
+
+    private static func start(_ url: PostgresStoreURL, environment: [String: String])
+        throws -> (EventLoopFuture<PostgresConnection>, (source: PostgresPasswordSource, note: String?)) {
+        let password = url.resolvePassword(environment: environment)
+        var configuration: PostgresConnection.Configuration
+        switch url.endpoint {
+        case .unixSocket:
+            configuration = .init(unixSocketPath: url.endpoint.socketPath ?? "", username: url.user,
+                                  password: password.password?.text, database: url.database)
+        case .tcp(let host, let port):
+            configuration = .init(host: host, port: port, username: url.user, password: password.password?.text,
+                                  database: url.database, tls: try tls(for: url.sslMode))
+        }
+        if let seconds = url.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(seconds)) }
+        var parameters = [("client_encoding", "UTF8"), ("DateStyle", "ISO, YMD"), ("TimeZone", "UTC")]
+        parameters.append(("application_name", url.applicationName ?? "faultline"))
+        configuration.options.additionalStartupParameters = parameters
+        let logger = Logger(label: "faultline.postgres") { _ in SwiftLogNoOpLogHandler() }
+        let future = PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.next(), configuration: configuration,
+                                                id: nextID.add(), logger: logger)
+        return (future, (password.source, password.note))
+    }
+
+    /// postgres-nio's TLS setting for libpq's `sslmode` (TCP only).
+    static func tls(for mode: PostgresStoreURL.SSLMode) throws -> PostgresConnection.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case .disable: return .disable
+        case .allow, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        do {
+            let context = try NIOSSLContext(configuration: tls)
+            return mode == .allow || mode == .prefer ? .prefer(context) : .require(context)
+        } catch {
+            throw BatchStoreError(.invalidArgument, "cannot set up TLS for sslmode=\(mode.rawValue): \(error)")
+        }
+    }
+
+    private static let nextID = IDCounter()
+
+    // MARK: - Queries
+
+    /// Runs one statement with `$1`, `$2`, … bound to `arguments` and returns its rows, blocking
+    /// until the server has answered.
+    ///
+    /// Each cell becomes an ``SQLValue``: `smallint`, `integer`, `bigint` as integers, `real` and
+    /// `double precision` as reals, `boolean` as 1 or 0, `bytea` as a blob, text types, `uuid` and
+    /// `json(b)` as text. Select other types as `::text` (``PostgresValueKind/selectExpression(_:typeOID:)``).
+    /// - Complexity: every row is held in memory: for catalog queries and batches, not for sweeps.
+    /// - Throws: ``BatchStoreError``, one line (`.permissionDenied`, `.postgres(SQLSTATE)`, …).
+    public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
+        do {
+            return try Self.values(of: Self.waitOffLoop(send(sql, arguments)))
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+    }
+
+    /// ``query(_:_:)``, suspending instead of blocking.
+    public func query(_ sql: String, _ arguments: [SQLValue] = []) async throws -> [[SQLValue]] {
+        do {
+            return try Self.values(of: await send(sql, arguments).get())
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+    }
+
+    /// Runs one statement (or, without arguments, several separated by `;` are refused by the
+    /// server: send one at a time) and returns the number of rows it changed, if it says.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int? {
+        do {
+            return try Self.waitOffLoop(send(sql, arguments)).metadata.rows
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+    }
+
+    /// The server's version (`SHOW server_version`), e.g. `15.18 (Debian 15.18-0+deb12u1)`.
+    public func serverVersion() throws -> String {
+        try query("SHOW server_version").first?.first?.textValue ?? ""
+    }
+
+    /// Ends the session (a Terminate message), blocking until the socket is closed. Safe to call twice.
+    public func close() {
+        guard !connection.isClosed else { return }
+        _ = try? Self.waitOffLoop(connection.close())
+    }
+
+    /// Ends the session, suspending until the socket is closed.
+    public func close() async {
+        guard !connection.isClosed else { return }
+        try? await connection.close().get()
+    }
+
+    /// True once the connection is closed, by ``close()`` or by the server.
+    public var isClosed: Bool { connection.isClosed }
+
+    /// Sends one statement. On a closed connection it fails at once: postgres-nio would queue the
+    /// statement on the dead channel and never answer.
+    private func send(_ sql: String, _ arguments: [SQLValue]) -> EventLoopFuture<PostgresQueryResult> {
+        if connection.isClosed {
+            return connection.eventLoop.makeFailedFuture(BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed"))
+        }
+        return connection.query(Self.query(sql, arguments), logger: logger)
+    }
+
+    // MARK: - Values
+
+    static func query(_ sql: String, _ arguments: [SQLValue]) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: arguments.count)
+        for value in arguments {
+            switch value {
+            case .null: binds.appendNull()
+            case .integer(let v): binds.append(v)
+            case .real(let v): binds.append(v)
+            case .text(let v): binds.append(v)
+            case .blob(let v): binds.append(ByteBuffer(bytes: v))
+            }
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    static func values(of result: PostgresQueryResult) throws -> [[SQLValue]] {
+        try result.rows.map { row in try row.map(value(of:)) }
+    }
+
+    /// One cell as a value (see ``query(_:_:)`` for which types read as what).
+    static func value(of cell: PostgresCell) throws -> SQLValue {
+        guard var bytes = cell.bytes else { return .null }
+        if cell.format == .text { return .text(String(buffer: bytes)) }
+        switch cell.dataType {
+        case .int2: if let v = bytes.readInteger(as: Int16.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
+        case .int4: if let v = bytes.readInteger(as: Int32.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
+        case .int8: if let v = bytes.readInteger(as: Int64.self), bytes.readableBytes == 0 { return .integer(v) }
+        case .oid: if let v = bytes.readInteger(as: UInt32.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
+        case .float4: if let v = bytes.readInteger(as: UInt32.self), bytes.readableBytes == 0 { return .real(Double(Float(bitPattern: v))) }
+        case .float8: if let v = bytes.readInteger(as: UInt64.self), bytes.readableBytes == 0 { return .real(Double(bitPattern: v)) }
+        case .bool: if let v = bytes.readInteger(as: UInt8.self), bytes.readableBytes == 0 { return .integer(v == 0 ? 0 : 1) }
+        case .bytea: return .blob(Data(bytes.readableBytesView))
+        case .text, .varchar, .bpchar, .name, .unknown, .json: return .text(String(buffer: bytes))
+        case .jsonb:
+            // Version 1 of jsonb's binary form: one version byte, then the text.
+            if bytes.readInteger(as: UInt8.self) == 1 { return .text(String(buffer: bytes)) }
+        case .uuid:
+            if bytes.readableBytes == 16, let raw = bytes.readBytes(length: 16) {
+                let hex = raw.map { String(format: "%02x", $0) }
+                return .text([hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-"))
+            }
+        default:
+            throw BatchStoreError(.invalidQuery, "column \(cell.columnName.debugDescription) has a type (OID \(cell.dataType.rawValue)) that is read only as text: select it with ::text")
+        }
+        throw BatchStoreError(.postgres("XX000"), "column \(cell.columnName.debugDescription): the server sent a malformed \(cell.dataType) value")
+    }
+
+    // MARK: - Waiting
+
+    /// The future's value, blocking this thread, which must not be an event loop (it would wait for itself).
+    static func waitOffLoop<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        precondition(!future.eventLoop.inEventLoop,
+                     "PostgresSession: a synchronous call on the connection's event loop would wait for itself; use the async API there")
+        return try future.wait()
+    }
+}
+
+extension PostgresConnection {
+    fileprivate func makeSession(_ url: PostgresStoreURL, _ source: PostgresPasswordSource) -> PostgresSession {
+        PostgresSession(url: url, passwordSource: source, connection: self, logger: logger)
+    }
+}
+
+/// Connection ids for postgres-nio's logs, one per session.
+private final class IDCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func add() -> Int { value.add(1, ordering: .relaxed).newValue }
+}
