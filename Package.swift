@@ -106,6 +106,10 @@ let package = Package(
             dependencies: ["BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
+            name: "BatchStorePostgresTests",
+            dependencies: ["BatchStorePostgres", "BatchStore", "TestSupport"]
+        ),
+        .testTarget(
             name: "TerminalCoreTests",
             dependencies: ["TerminalCore"]
         ),
