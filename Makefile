@@ -29,6 +29,17 @@ deps:
 	    echo "please install:$$missing"; exit 1; \
 	  fi; \
 	fi
+	@# PostgreSQL for the tests' own server (Debian's postgresql-15, else the release's postgresql);
+	@# optional: without it the PostgreSQL tests are skipped, saying why.
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then sudo=""; \
+	  elif command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then sudo="sudo"; \
+	  else echo "PostgreSQL is not installed: its tests will be skipped (install postgresql-15)"; exit 0; fi; \
+	  $$sudo apt-get update -qq; pkg=postgresql-15; apt-cache show $$pkg >/dev/null 2>&1 || pkg=postgresql; \
+	  echo "installing: $$pkg (the tests start their own server from it)"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkg \
+	    || echo "could not install $$pkg: the PostgreSQL tests will be skipped"; \
+	fi
 
 build: deps
 	$(SWIFT) build

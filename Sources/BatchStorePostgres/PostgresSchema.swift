@@ -112,9 +112,7 @@ public struct PostgresTable: Sendable, Hashable, CustomStringConvertible {
 
     /// The relationship with this name, or whose single source column has this name.
     public func relationship(named name: String) -> Relationship? {
-        relationships.first { $0.name == name }
-            ?? relationships.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            ?? relationships.first { $0.sourceColumns.count == 1 && $0.sourceColumns[0].caseInsensitiveCompare(name) == .orderedSame }
+        relationships.relationship(named: name)
     }
 
     public var description: String { "\(storeName).\(name)" }

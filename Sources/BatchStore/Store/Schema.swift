@@ -105,6 +105,16 @@ extension Relationship {
     }
 }
 
+extension Array where Element == Relationship {
+    /// The relationship with this name (exact, then case-insensitive), or whose single source
+    /// column has this name: how key paths find a relationship, whatever the engine.
+    package func relationship(named name: String) -> Relationship? {
+        first { $0.name == name }
+            ?? first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            ?? first { $0.sourceColumns.count == 1 && $0.sourceColumns[0].caseInsensitiveCompare(name) == .orderedSame }
+    }
+}
+
 /// A table or view of a store, with its attributes, key and relationships.
 ///
 /// Entities are compared by identity: two stores opened on the same file have distinct entities.
@@ -180,9 +190,7 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
 
     /// The relationship with this name, or whose single source column has this name.
     public func relationship(named name: String) -> Relationship? {
-        relationships.first { $0.name == name }
-            ?? relationships.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            ?? relationships.first { $0.sourceColumns.count == 1 && $0.sourceColumns[0].caseInsensitiveCompare(name) == .orderedSame }
+        relationships.relationship(named: name)
     }
 
     /// The SQL expressions (relative to a table alias) that identify a row, or empty when rows have no
