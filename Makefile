@@ -44,8 +44,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The faultline product alone: its dependencies, not every target (BatchStorePostgres and postgres-nio
+# are not part of it).
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product faultline
 
 # Where `make install` puts the binary: $(PREFIX)/bin/faultline.
 PREFIX ?= $(HOME)/.local
