@@ -36,6 +36,22 @@ extension Benchmark {
             output(String(format: "sweep: ours %.3f s, raw %.3f s, ratio %.2fx", c.oursSeconds, c.rawSeconds, c.ratio))
             let e = try sweep(path: database, batchSize: batchSize, repeats: 5, everyValue: true)
             output(String(format: "sweep reading every value: ours %.3f s, raw %.3f s, ratio %.2fx", e.oursSeconds, e.rawSeconds, e.ratio))
+        case "sweep-floor":
+            // What the batch fault's SQL costs by itself: the raw scan beside the same rows read in
+            // batches of `batchSize`, through an ID table (`… CROSS JOIN movie ON rowid = key WHERE
+            // pos BETWEEN ? AND ?`) and as rowid ranges, all with the C API, every column into
+            // Swift values.
+            let raw = try RawConnection(path: database)
+            try raw.exec("CREATE TEMP TABLE ids(pos INTEGER PRIMARY KEY, key); INSERT INTO ids(key) SELECT rowid FROM movie ORDER BY rowid")
+            let columns = "t.id, t.title, t.year, t.rating, t.votes, t.genre, t.director_id"
+            var scan: [Double] = [], batched: [Double] = [], ranges: [Double] = []
+            for _ in 0..<5 {
+                scan.append(try time { try raw.sweep("SELECT rowid, id, title, year, rating, votes, genre, director_id FROM movie ORDER BY rowid") })
+                batched.append(try time { try raw.batchedSweep("SELECT ids.pos, ids.key, \(columns) FROM ids CROSS JOIN movie AS t ON t.rowid = ids.key WHERE ids.pos BETWEEN ? AND ?", batchSize: batchSize) })
+                ranges.append(try time { try raw.batchedSweep("SELECT t.rowid, \(columns) FROM movie AS t WHERE t.rowid BETWEEN ? AND ?", batchSize: batchSize) })
+            }
+            output(String(format: "scan %.3f s; in batches of %d: join %.3f s (%.2fx), rowid ranges %.3f s (%.2fx)", median(scan), batchSize,
+                          median(batched), median(batched) / median(scan), median(ranges), median(ranges) / median(scan)))
         case "sweep-ours", "sweep-ours-every":
             // Ours alone, for a profiler (`perf record`, `valgrind --tool=callgrind`): the sweep
             // the ratio times, five times over, without the raw loop in the same profile.

@@ -109,6 +109,31 @@ public enum Benchmark {
             return rows + (sink < 0 ? 1 : 0)
         }
 
+        /// Steps `sql` (with `?1`, `?2` bound to a 1-based position range) batch by batch until a
+        /// batch is empty, reading every column into Swift values; returns the rows read.
+        @discardableResult
+        func batchedSweep(_ sql: String, batchSize: Int) throws -> Int {
+            var stmt: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw BatchStoreError(.sqlite(-1), String(cString: sqlite3_errmsg(db))) }
+            defer { sqlite3_finalize(stmt) }
+            let n = sqlite3_column_count(stmt)
+            var rows = 0, sink = 0, start = 0
+            while true {
+                sqlite3_bind_int64(stmt, 1, Int64(start + 1))
+                sqlite3_bind_int64(stmt, 2, Int64(start + batchSize))
+                var inBatch = 0
+                while sqlite3_step(stmt) == SQLITE_ROW {
+                    sink &+= Self.rowValues(stmt, n).count
+                    inBatch += 1
+                }
+                sqlite3_reset(stmt)
+                rows += inBatch
+                start += batchSize
+                if inBatch == 0 { break }
+            }
+            return rows + (sink < 0 ? 1 : 0)
+        }
+
         /// Steps `sql` to the end, reading every column of each row into Swift values for `body`.
         @discardableResult
         func forEachRow(_ sql: String, _ body: ([SQLValue]) -> Void) throws -> Int {

@@ -35,17 +35,32 @@ import Testing
         #expect(SQLStatement(temp[6]).verb == "INSERT" && SQLStatement(main[7]).verb == "DELETE")
     }
 
-    @Test("a batch fault of a BatchFaultingCollection runs exactly one SELECT; a resident batch runs none")
+    /// One read of the table per batch: the join through the ID table, or, for a batch of a result
+    /// in rowid order that is one unbroken range of keys, a lookup of its two end keys in the ID
+    /// table (temp only: no lock on the file) and the range read.
+    @Test("a batch fault of a BatchFaultingCollection reads the table with exactly one SELECT; a resident batch runs none")
     func batchFaultIsOneSelect() throws {
         let f = try Fixture()
-        let rows = try f.context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100"), fetchBatchSize: 50))
-        let (object, fault) = try recordSQL(on: f.context) { try rows.object(at: 420) }
-        #expect(object?.isFault == false)
-        #expect(fault.statements.count == 1 && fault.count("SELECT") == 1, "\(fault.statements)")
-        let (_, resident) = try recordSQL(on: f.context) { try (400..<450).map { try rows.object(at: $0) } }
-        #expect(resident.statements.isEmpty, "\(resident.statements)")
-        let (_, next) = try recordSQL(on: f.context) { try rows.object(at: 450) }
-        #expect(next.statements.count == 1 && next.count("SELECT") == 1, "\(next.statements)")
+        func expectOneTableRead(_ recording: SQLRecording, range: Bool) {
+            let table = recording.statements.filter { $0.sql.contains("main.") }
+            let idTable = recording.statements.filter { !$0.sql.contains("main.") }
+            #expect(recording.count("SELECT") == recording.statements.count, "\(recording.statements)")
+            #expect(table.count == 1, "\(recording.statements)")
+            #expect(table.first?.sql.contains("CROSS JOIN") == !range, "\(recording.statements)")
+            #expect(idTable.count == (range ? 1 : 0) && idTable.allSatisfy { $0.sql.contains("bs_ids") }, "\(recording.statements)")
+        }
+        for sorted in [false, true] {
+            var request = FetchRequest(entityName: "n", predicate: try FetchPredicate("v > 100"), fetchBatchSize: 50)
+            if sorted { request.sortDescriptors = [SortDescriptor(key: "v", ascending: false)] }
+            let rows = try f.context.fetchBatched(request)
+            let (object, fault) = try recordSQL(on: f.context) { try rows.object(at: 420) }
+            #expect(object?.isFault == false)
+            expectOneTableRead(fault, range: !sorted)
+            let (_, resident) = try recordSQL(on: f.context) { try (400..<450).map { try rows.object(at: $0) } }
+            #expect(resident.statements.isEmpty, "\(resident.statements)")
+            let (_, next) = try recordSQL(on: f.context) { try rows.object(at: 450) }
+            expectOneTableRead(next, range: !sorted)
+        }
     }
 
     @Test("a batch update runs one UPDATE inside one transaction (BEGIN … COMMIT), with undo too")

@@ -48,6 +48,10 @@ final class CoordinatedResultSource: ResultEditing {
         }.joined(separator: " UNION ALL ")
     }()
 
+    func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
+        (faultSQL, [.integer(Int64(positions.lowerBound + 1)), .integer(Int64(positions.upperBound))])
+    }
+
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
         let start = positions.lowerBound
         let sql = faultSQL

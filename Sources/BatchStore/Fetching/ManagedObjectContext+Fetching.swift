@@ -60,7 +60,7 @@ extension ManagedObjectContext {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
         let entity = try store.entity(named: request.entityName)
-        let storage = try ResultStorage(source: StoreResultSource(context: self, entity: entity), request: request,
+        let storage = try ResultStorage(source: StoreResultSource(context: self, entity: entity, request: request), request: request,
                                         residentBatches: residentBatches, progress: progress)
         openResults.add(storage)
         return BatchFaultingCollection(storage: storage)

@@ -18,6 +18,9 @@ protocol ResultSource: AnyObject {
     func fault(_ positions: Range<Int>) throws -> FaultedBatch
     /// The statement ``fault(_:)`` runs; it binds the first and last 1-based positions.
     var faultSQL: String { get }
+    /// The statement that faults the batch at `positions` and its bound values (for a batch that
+    /// can be read another way than ``faultSQL``, that way).
+    func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue])
     /// The entity fetched (with several stores, the first store's).
     var entity: Entity { get }
     /// The object ID for the row of the ID table at `position`, whose columns are `idRow`.

@@ -188,16 +188,14 @@ final class IdentityMap {
     /// per batch: the sweep's per-row path (no ObjectID is built for a registered object).
     @inline(__always)
     func adopt(rowid: Int64, entity: Entity, table: RowidRegistry, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
-        // One probe: the registered object, or a new (or reused) one registered in the same slot.
-        // `created` holds the new object: the table's entry is unretained.
-        var created: ManagedObject?
-        let (pointer, _) = table.findOrInsert(rowid) {
-            let object = makeObject(entity: entity, key: .rowid(rowid), link: link, storage: storage)
-            created = object
-            return Unmanaged.passUnretained(object).toOpaque()
+        // Two probes (find, then insert) rather than one find-or-insert: holding the new object
+        // across the insert's closure costs a retain and a release, dearer than a probe.
+        if let pointer = table.find(rowid) {
+            return Self.refill(Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), storage)
         }
-        if let created { return created }
-        return Self.refill(Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue(), storage)
+        let object = makeObject(entity: entity, key: .rowid(rowid), link: link, storage: storage)
+        table.insert(rowid, Unmanaged.passUnretained(object).toOpaque())
+        return object
     }
 
     /// The rule for a registered object meeting its row again: a deleted object stays gone, a
