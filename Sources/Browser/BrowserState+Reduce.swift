@@ -10,7 +10,7 @@ public enum Action: Sendable {
     /// A result opened: its table, columns, filter, sort and row count; `result` numbers it, and
     /// `marks` are the previous marks whose rows are in it (the session checked, in its ID table).
     case opened(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?, count: Int, cursor: Int, readOnly: String?, message: String?,
-                result: Int = 0, marks: Marks? = nil, pushed: Bool = false)
+                result: Int = 0, marks: Marks? = nil, pushed: Bool = false, links: TableLinks = .none)
     /// A frequency sheet was counted: `values` distinct values of `column` over `total` rows.
     case frequencyOpened(column: String, values: Int, total: Int, result: Int, seconds: Double)
     /// Progress of a frequency sheet's GROUP BY: seconds so far and rows read.
@@ -103,6 +103,9 @@ public enum Effect: Sendable, Equatable {
     case frequency(column: String, result: Int)
     /// Opens the frequency sheet's parent table filtered to the value at `row`, as a new sheet.
     case openValue(row: Int, of: FrequencySheet)
+    /// Opens, as a new sheet, the rows `reference` relates to the row at `row` of result `result`:
+    /// the parent row it refers to, or (`toMany`) the child rows that refer to it.
+    case openRelated(Reference, toMany: Bool, row: Int, result: Int)
     /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
     case closeSheet(SheetRole)
     /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
@@ -140,8 +143,9 @@ extension BrowserState {
         case .tableCounted(let index, let n):
             if index < tables.count { tables[index].count = n }
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
-        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed):
+        case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed, let tableLinks):
             running = nil
+            links[t] = tableLinks
             shownBefore = nil
             if pushed {
                 // A new sheet over this one (Enter on a frequency sheet's value): this one waits below.
@@ -448,8 +452,9 @@ extension BrowserState {
         case .enter:
             if frequencySheet != nil { return openValueKey() }
             if summarySheet != nil { return jumpToColumnKey() }
-            guard count > 0 else { return [] }
-            return [.loadRecord(row: cursorRow)]
+            return enterOnTable()
+        case .char("R"):
+            return referencingKey()
         case .char("F"):
             return frequencyKey()
         case .char("I"):
@@ -542,6 +547,8 @@ extension BrowserState {
                 return [.countUpdate(assignments: text, target: target)]
             case .column:
                 jumpToColumn(text)
+            case .referencing:
+                return chooseReferencing(text)
             }
             return []
         default:

@@ -84,8 +84,11 @@ public enum PromptKind: Sendable, Equatable {
     case goToRow, search, filter, assignments
     /// `c`: a column's name, completed with Tab.
     case column
+    /// `R` with several foreign keys into this table: which one, by number.
+    case referencing
     var label: String {
         switch self {
+        case .referencing: return "rows of (number): "
         case .column: return "column: "
         case .goToRow: return ":"
         case .search: return "/"
@@ -245,6 +248,8 @@ public struct BrowserState: Sendable {
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
     public internal(set) var lastSearch: String?
+    /// Each opened table's foreign keys both ways, by table name.
+    public internal(set) var links: [String: TableLinks] = [:]
 
     // Messages and progress
     public internal(set) var message: String?

@@ -6,7 +6,8 @@ extension EffectRunner {
     /// ID fetch runs with a progress line; a cancel keeps what was shown before.
     /// With `push`, the result is a new sheet over the one on screen (which stays on screen
     /// until it is fetched, and is parked below it).
-    func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, push: Bool = false, state: BrowserState,
+    /// `note` goes before the message that says how many rows were fetched.
+    func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, push: Bool = false, note: String? = nil, state: BrowserState,
               cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let entity = try data.entity(named: table)
         let predicate = filter.isEmpty ? nil : try FetchPredicate(format: filter)
@@ -57,8 +58,8 @@ extension EffectRunner {
         let seconds = clock() - started
         let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
         actions.append(.opened(table: entity.name, columns: columns, filter: filter, sort: sorts.first, count: opened.count, cursor: cursor, readOnly: readOnly,
-                               message: "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)",
-                               result: resultSerial, marks: kept, pushed: push))
+                               message: (note.map { $0 + ": " } ?? "") + "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in SQLite, rows faulted \(options.batchSize) at a time)",
+                               result: resultSerial, marks: kept, pushed: push, links: links(of: entity)))
         log("opened \(entity.name) filter=\(filter) sort=\(sorts) rows=\(opened.count) in \(seconds)s")
         return actions
     }

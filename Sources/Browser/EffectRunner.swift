@@ -98,6 +98,8 @@ final class EffectRunner {
             return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
         case .openValue(let row, let sheet):
             return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
+        case .openRelated(let reference, let toMany, let row, let result):
+            return try openRelated(reference, toMany: toMany, row: row, result: result, state: state, cancel: cancel, report: report)
         case .closeSheet(let role):
             closeSheet(role)
             return []

@@ -25,6 +25,9 @@ let helpLines: [String] = [
     "                 F counts its values",
     "  Enter          the current record as a sheet: every value whole, wrapped, blobs",
     "                 as a hex dump; j/k Space b scroll, Esc or q goes back",
+    "                 On a foreign-key cell (director_id): the row it refers to, as a sheet",
+    "  R              the rows of other tables that refer to this row (the director's",
+    "                 movies), as a sheet; with several such keys, pick one by number",
     "  Q              the SQL this sheet runs (ID fetch and batch fault, or a frequency",
     "                 sheet's GROUP BY and page read) with its bound values",
     "  r              reload (re-runs the fetch, keeps your row)",
@@ -200,7 +203,7 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
     let (x, y) = (rect.x, rect.y)
     switch state.mode {
     case .prompt(let kind, let text):
-        let label = kind.label
+        let label = kind == .referencing ? state.referencingPrompt : kind.label
         let shown = TerminalText.escapingControlCharacters(text)
         // Keep the end of a long entry visible.
         let room = max(1, rect.width - label.count - 1)
