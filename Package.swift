@@ -49,7 +49,7 @@ let package = Package(
         // The real terminal: the ncurses backend of TerminalCore's protocol.
         .target(name: "TerminalCurses", dependencies: ["CNCurses", "TerminalCore"]),
         // The browser: state, actions, reducer, rendering, and the session that runs effects.
-        .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore"]),
+        .target(name: "Browser", dependencies: ["BatchStore", "TerminalCore", "FaultlineCodecs"]),
         // CSV, TSV and NDJSON readers and writers (what import reads and export writes); no terminal.
         .target(name: "FaultlineCodecs", dependencies: ["BatchStore"], path: "Sources/Codecs"),
         // The deterministic demo database (movies and directors) that `demo`, `bench` and a first browse create;
@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BrowserTests",
-            dependencies: ["Browser", "BatchStore", "TerminalCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Browser", "BatchStore", "TerminalCore", "FaultlineCodecs", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "CodecsTests",

@@ -49,6 +49,10 @@ public enum Action: Sendable {
     case memorySampled(MemorySnapshot)
     case eagerProgress(loaded: Int, done: Bool)
     case eagerStopped(String)
+    /// Progress of `:w` or `y`: rows written so far of `of`, seconds so far.
+    case writeProgress(path: String, rows: Int, of: Int, seconds: Double)
+    /// A write (`:w`, `y`) finished, failed or was cancelled: what to say.
+    case writeEnded(String, error: Bool)
     case fileChanged
     /// A reload read the file again: the result is current.
     case fileReloaded
@@ -106,6 +110,8 @@ public enum Effect: Sendable, Equatable {
     /// Opens, as a new sheet, the rows `reference` relates to the row at `row` of result `result`:
     /// the parent row it refers to, or (`toMany`) the child rows that refer to it.
     case openRelated(Reference, toMany: Bool, row: Int, result: Int)
+    /// `:w FILE` (`:w! FILE` with `overwrite`): result `result` streamed to FILE.
+    case write(path: String, overwrite: Bool, result: Int)
     /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
     case closeSheet(SheetRole)
     /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
@@ -291,6 +297,12 @@ extension BrowserState {
             eagerLoaded = nil
             eagerActive = false
             say(msg)
+        case .writeProgress(let path, let n, let total, let seconds):
+            let percent = total > 0 ? " (\(Int(Double(n) * 100 / Double(total)))%)" : ""
+            say("writing \(TerminalText.escapingControlCharacters(path)): \(group(n)) of \(rows(total))\(percent), \(String(format1: seconds)) s (Esc cancels)")
+        case .writeEnded(let text, let error):
+            running = nil
+            say(text, error: error)
         case .fileChanged:
             fileChanged = true
         case .fileReloaded:
@@ -531,6 +543,7 @@ extension BrowserState {
             mode = .grid
             switch kind {
             case .goToRow:
+                if let effects = writeCommand(text) { return effects }
                 guard let n = Int(text.trimmingCharacters(in: " ")), n >= 1 else {
                     if !text.isEmpty { say("not a row number: \(text)", error: true) }
                     return []

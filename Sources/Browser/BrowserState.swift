@@ -166,6 +166,8 @@ public enum Work: Sendable, Equatable {
     case counting
     /// A summary sheet's figures (`I`): any of the three cancels the rest of them.
     case summarizing
+    /// `:w` or `y` writing rows to a file: any of the three cancels it and leaves no file.
+    case writing
 }
 
 /// The part of the state an open replaces while its IDs load: what comes back when it is

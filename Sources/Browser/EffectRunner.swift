@@ -100,6 +100,8 @@ final class EffectRunner {
             return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
         case .openRelated(let reference, let toMany, let row, let result):
             return try openRelated(reference, toMany: toMany, row: row, result: result, state: state, cancel: cancel, report: report)
+        case .write(let path, let overwrite, let result):
+            return try write(to: path, overwrite: overwrite, result: result, cancel: cancel, report: report)
         case .closeSheet(let role):
             closeSheet(role)
             return []

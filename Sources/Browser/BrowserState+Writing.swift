@@ -1,0 +1,30 @@
+import BatchStore
+import Foundation
+import TerminalCore
+
+extension BrowserState {
+    /// `:w FILE` or `:w! FILE` typed at the `:` prompt: the result on screen written to FILE (nil
+    /// when the text is not a write command, e.g. a row number).
+    mutating func writeCommand(_ text: String) -> [Effect]? {
+        let trimmed = text.trimmingCharacters(in: " ")
+        let overwrite: Bool
+        let rest: Substring
+        if trimmed == "w" || trimmed == "w!" {
+            say("usage: :w FILE (its extension names the format: .tsv .csv .json .ndjson .sql); :w! FILE overwrites", error: true)
+            return []
+        } else if trimmed.hasPrefix("w! ") {
+            overwrite = true
+            rest = trimmed.dropFirst(3)
+        } else if trimmed.hasPrefix("w ") {
+            overwrite = false
+            rest = trimmed.dropFirst(2)
+        } else {
+            return nil
+        }
+        let path = (String(rest).trimmingCharacters(in: " ") as NSString).expandingTildeInPath
+        guard sheet == .table else { say(":w writes a table's result: Esc goes back to it", error: true); return [] }
+        guard let resultID else { say("no result to write yet: r loads it", error: true); return [] }
+        say("writing \(TerminalText.escapingControlCharacters(path))…")
+        return [.write(path: path, overwrite: overwrite, result: resultID)]
+    }
+}

@@ -1,0 +1,185 @@
+import BatchStore
+import FaultlineCodecs
+import Foundation
+import TerminalCore
+
+/// What a file holds, from its extension: rows as `faultline export` writes them, or SQL INSERTs.
+enum OutputFormat: Equatable {
+    case rows(ExportFormat)
+    case sql
+
+    /// `.tsv`, `.csv`, `.json` / `.ndjson`, `.sql` (any case); nil for anything else.
+    init?(path: String) {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "tsv": self = .rows(.tsv)
+        case "csv": self = .rows(.csv)
+        case "json", "ndjson": self = .rows(.ndjson)
+        case "sql": self = .sql
+        default: return nil
+        }
+    }
+
+    /// The name a message gives it.
+    var name: String {
+        switch self {
+        case .rows(.ndjson): return "NDJSON"
+        case .rows(let f): return f.rawValue.uppercased()
+        case .sql: return "SQL INSERT"
+        }
+    }
+}
+
+/// Encodes streamed rows into a byte buffer in one ``OutputFormat``: the same RowWriter as
+/// `faultline export` (so escaping is byte for byte the same), or an ``InsertWriter``.
+struct RowEncoder {
+    let format: OutputFormat
+    private let rows: RowWriter?
+    private let inserts: InsertWriter?
+    private let storeNames: [String]?
+
+    init(format: OutputFormat, table: String, columns: [String], storeNames: [String]?) {
+        self.format = format
+        self.storeNames = storeNames
+        switch format {
+        case .rows(let f):
+            rows = RowWriter(format: f, columns: columns, withStore: storeNames != nil)
+            inserts = nil
+        case .sql:
+            rows = nil
+            inserts = InsertWriter(table: table, columns: columns)
+        }
+    }
+
+    /// The header line (TSV, CSV), as export writes it; nothing for the others.
+    var header: String { rows?.header() ?? "" }
+
+    func append(_ row: StreamedRow, to out: inout [UInt8]) {
+        if let rows { rows.append(row, store: storeNames.map { $0[row.storeIndex] }, to: &out) } else { inserts?.append(row, to: &out) }
+    }
+
+    func append(_ values: [SQLValue], store: String?, to out: inout [UInt8]) {
+        if let rows { rows.append(values, store: store, to: &out) } else { inserts?.append(values, to: &out) }
+    }
+}
+
+/// A file written under a temporary name beside its destination and moved there only when it is
+/// complete: a cancel or a failure leaves no half-written file.
+final class StagedFile {
+    let path: String
+    let temporary: String
+    private var fd: Int32
+    var bytes: [UInt8] = []
+
+    /// Creates the temporary file; refuses (before writing anything) when `path` exists and
+    /// `overwrite` is false, or is a folder.
+    init(_ path: String, overwrite: Bool) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw BatchStoreError(.invalidArgument, "\(TerminalText.escapingControlCharacters(path)) is a folder") }
+            if !overwrite { throw BatchStoreError(.invalidArgument, "\(TerminalText.escapingControlCharacters(path)) exists: :w! \(TerminalText.escapingControlCharacters(path)) overwrites it") }
+        }
+        let url = URL(fileURLWithPath: path)
+        self.path = path
+        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).faultline-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp").path
+        fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 { throw BatchStoreError(.invalidArgument, "cannot write \(TerminalText.escapingControlCharacters(path)): \(String(cString: strerror(errno)))") }
+        bytes.reserveCapacity(1 << 17)
+    }
+
+    deinit { discard() }
+
+    /// Writes the buffer out once it holds 64 KiB.
+    @inline(__always)
+    func didAppend() throws { if bytes.count >= 65_536 { try flush() } }
+
+    func flush() throws {
+        var written = 0
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while written < buffer.count {
+                let n = Foundation.write(fd, base + written, buffer.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw BatchStoreError(.sqlite(-1), "cannot write \(TerminalText.escapingControlCharacters(path)): \(String(cString: strerror(errno)))")
+                }
+                written += n
+            }
+        }
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Flushes, closes and moves the file to its name: over an existing file with `overwrite`,
+    /// else only if no file took the name meanwhile.
+    func commit(overwrite: Bool) throws {
+        try flush()
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+        fd = -1
+        let moved = overwrite ? rename(temporary, path) : link(temporary, path)
+        let failure = errno
+        unlink(temporary)
+        if moved != 0 {
+            let shown = TerminalText.escapingControlCharacters(path)
+            throw BatchStoreError(.invalidArgument, failure == EEXIST ? "\(shown) exists: :w! \(shown) overwrites it" : "cannot write \(shown): \(String(cString: strerror(failure)))")
+        }
+    }
+
+    /// Removes the temporary file (nothing was written to the name).
+    func discard() {
+        if fd >= 0 { close(fd); fd = -1; unlink(temporary) }
+    }
+}
+
+extension EffectRunner {
+    /// `:w FILE`: the result on screen (its filter and sort) streamed to FILE in the format its
+    /// extension names, through the same statement as `faultline export` (``FetchingContext/streamRows(_:_:)``)
+    /// and the same ``RowWriter``; progress and the time so far every 0.1 s; a cancel stops it and
+    /// leaves no file.
+    /// - Complexity: one forward pass over the result's rows; memory is the 64 KiB buffer.
+    func write(to path: String, overwrite: Bool, result: Int, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, collectionID == result else { return [.failed("the result changed before :w could write it: :w again")] }
+        let shown = TerminalText.escapingControlCharacters(path)
+        guard let format = OutputFormat(path: path) else {
+            return [.failed("\(shown): the extension names the format: .tsv, .csv, .json or .ndjson, .sql")]
+        }
+        let entity = try data.entity(named: collection.request.entityName)
+        let request = FetchRequest(entityName: entity.name, predicate: collection.request.predicate, sortDescriptors: collection.request.sortDescriptors)
+        let encoder = RowEncoder(format: format, table: entity.name, columns: entity.attributes.map(\.name), storeNames: data.showsStores ? data.context.storeNames : nil)
+        let file = try StagedFile(path, overwrite: overwrite)
+        let total = collection.count
+        let clock = environment.now
+        let started = clock()
+        var lastDraw = started
+        var written = 0
+        report(.started(.writing))
+        report(.writeProgress(path: path, rows: 0, of: total, seconds: 0))
+        do {
+            file.bytes += encoder.header.utf8
+            try withoutActuallyEscaping(report) { report in
+                try data.context.streamRows(request) { row in
+                    encoder.append(row, to: &file.bytes)
+                    try file.didAppend()
+                    written += 1
+                    if written & 1023 == 0 {
+                        if cancel.isSet { throw BatchStoreError(.cancelled, "the write was cancelled") }
+                        if clock() - lastDraw >= 0.1 {
+                            lastDraw = clock()
+                            report(.writeProgress(path: path, rows: written, of: total, seconds: lastDraw - started))
+                        }
+                    }
+                }
+            }
+            if cancel.isSet { throw BatchStoreError(.cancelled, "the write was cancelled") }
+            try file.commit(overwrite: overwrite)
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            file.discard()
+            return [.writeEnded("writing \(shown) cancelled after \(rows(written)): no file written", error: false)]
+        } catch {
+            file.discard()
+            throw error
+        }
+        log("wrote \(written) rows to \(path) in \(clock() - started)s")
+        return [.writeEnded("wrote \(rows(written)) to \(shown) (\(format.name)) in \(milliseconds(clock() - started))", error: false)]
+    }
+}
