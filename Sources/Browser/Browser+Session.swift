@@ -97,6 +97,8 @@ extension Browser {
 
     /// Reduces `action` and hands its effects on; the one place the state changes.
     func apply(_ action: Action) {
+        // The one output that is not a frame: text for the clipboard, through the backend.
+        if case .clipboard(let payload) = action { backend.setClipboard(base64: payload); return }
         for effect in state.reduce(action) { submit(effect) }
     }
 
@@ -108,7 +110,7 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .open, .search, .frequency, .openValue, .summarize:
+        case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:
@@ -126,7 +128,7 @@ extension Browser {
             for action in actions {
                 apply(action)
                 switch action {
-                case .openingFirstRows, .loadProgress, .searchProgress, .frequencyProgress, .summaryProgress, .summaryRow: redraw = true
+                case .openingFirstRows, .loadProgress, .searchProgress, .frequencyProgress, .summaryProgress, .summaryRow, .writeProgress: redraw = true
                 default: break
                 }
             }

@@ -16,6 +16,10 @@ public struct BrowserOptions: Sendable {
     public var residentBatches: Int
     /// Why edits are refused for the whole session (nil: the file decides).
     public var readOnlyReason: String?
+    /// `y` copies to the terminal's clipboard with OSC 52 (`FAULTLINE_OSC52=1`); else to a file.
+    public var osc52 = false
+    /// Where `y` writes its file when it does not use the clipboard (nil: the temporary folder).
+    public var copyDirectory: String?
 
     public init(table: String? = nil, filter: String = "", sort: String? = nil, batchSize: Int = 100, residentBatches: Int = 8, readOnlyReason: String? = nil) {
         self.table = table

@@ -35,6 +35,15 @@ final class BrowserData {
 
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
 
+    /// The object `id` names, read from its store (one store's context, or the coordinated
+    /// context's for the store the ID names).
+    /// - Throws: `.objectNotFound` when the row is gone.
+    func existingObject(with id: ObjectID) throws -> ManagedObject {
+        if let one = context as? ManagedObjectContext { return try one.existingObject(with: id) }
+        if let several = context as? CoordinatedContext { return try several.context(for: id.entity.storeName).existingObject(with: id) }
+        throw BatchStoreError(.objectNotFound, "\(id): no context reads its store")
+    }
+
     // Edits act on the rows of `result` only: the `marked` ones that are still in it, or (nil)
     // every row of it. Each count is what the matching edit would change now.
 

@@ -53,6 +53,8 @@ public enum Action: Sendable {
     case writeProgress(path: String, rows: Int, of: Int, seconds: Double)
     /// A write (`:w`, `y`) finished, failed or was cancelled: what to say.
     case writeEnded(String, error: Bool)
+    /// Text for the terminal's clipboard, base64 (the session sends it as OSC 52, then reduces nothing).
+    case clipboard(base64: String)
     case fileChanged
     /// A reload read the file again: the result is current.
     case fileReloaded
@@ -112,6 +114,8 @@ public enum Effect: Sendable, Equatable {
     case openRelated(Reference, toMany: Bool, row: Int, result: Int)
     /// `:w FILE` (`:w! FILE` with `overwrite`): result `result` streamed to FILE.
     case write(path: String, overwrite: Bool, result: Int)
+    /// `y` / `Y`: rows or a cell copied to the clipboard (OSC 52, when enabled) or a file.
+    case copy(CopyRequest)
     /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
     case closeSheet(SheetRole)
     /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
@@ -300,6 +304,8 @@ extension BrowserState {
         case .writeProgress(let path, let n, let total, let seconds):
             let percent = total > 0 ? " (\(Int(Double(n) * 100 / Double(total)))%)" : ""
             say("writing \(TerminalText.escapingControlCharacters(path)): \(group(n)) of \(rows(total))\(percent), \(String(format1: seconds)) s (Esc cancels)")
+        case .clipboard:
+            break
         case .writeEnded(let text, let error):
             running = nil
             say(text, error: error)
@@ -467,6 +473,8 @@ extension BrowserState {
             return enterOnTable()
         case .char("R"):
             return referencingKey()
+        case .char("y"), .char("Y"):
+            return copyKey(cell: key == .char("Y"))
         case .char("F"):
             return frequencyKey()
         case .char("I"):
@@ -533,6 +541,8 @@ extension BrowserState {
         case .ctrl("u"):
             mode = .prompt(kind, text: "")
             return []
+        case .char(let c) where kind == .copyRows || kind == .copyCell:
+            return chooseCopyFormat(c, cell: kind == .copyCell)
         case .char(let c):
             mode = .prompt(kind, text: text + String(c))
             return []
@@ -562,6 +572,8 @@ extension BrowserState {
                 jumpToColumn(text)
             case .referencing:
                 return chooseReferencing(text)
+            case .copyRows, .copyCell:
+                say("nothing copied: t, c, j or s picks the format")
             }
             return []
         default:

@@ -86,8 +86,11 @@ public enum PromptKind: Sendable, Equatable {
     case column
     /// `R` with several foreign keys into this table: which one, by number.
     case referencing
+    /// `y`, `Y`: the format, one key.
+    case copyRows, copyCell
     var label: String {
         switch self {
+        case .copyRows, .copyCell: return "copy as: "
         case .referencing: return "rows of (number): "
         case .column: return "column: "
         case .goToRow: return ":"

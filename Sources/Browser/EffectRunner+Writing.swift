@@ -183,3 +183,110 @@ extension EffectRunner {
         return [.writeEnded("wrote \(rows(written)) to \(shown) (\(format.name)) in \(milliseconds(clock() - started))", error: false)]
     }
 }
+
+extension EffectRunner {
+    /// Largest copy sent to the clipboard with OSC 52 (terminals cap what they take); a bigger
+    /// one goes to the file instead, and the message says so.
+    static let clipboardLimit = 1 << 20
+
+    /// `y` / `Y`: the cell, the row, the marked rows or (after `V`) every row of the result,
+    /// encoded as `:w` and `faultline export` encode them, to the clipboard (OSC 52, when the user
+    /// enabled it) or to `faultline-copy.<format>` in the copy folder. Marked rows are read one
+    /// at a time and written out in 64 KiB steps; every row is streamed by one statement.
+    func copy(_ request: CopyRequest, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, collectionID == request.result else { return [.failed("the result changed before y could copy it: y again")] }
+        let entity = try data.entity(named: collection.request.entityName)
+        let format: OutputFormat
+        switch request.format {
+        case .tsv: format = .rows(.tsv)
+        case .csv: format = .rows(.csv)
+        case .json: format = .rows(.ndjson)
+        case .sql: format = .sql
+        }
+        var columns = entity.attributes.map(\.name)
+        var cellIndex: Int?
+        if case .cell(_, let column) = request.scope {
+            guard let index = entity.indexOfAttribute(named: column) else { return [.failed("no column \(TerminalText.escapingControlCharacters(column)) to copy")] }
+            columns = [entity.attributes[index].name]
+            cellIndex = index
+        }
+        let storeNames = data.showsStores && cellIndex == nil ? data.context.storeNames : nil
+        let encoder = RowEncoder(format: format, table: entity.name, columns: columns, storeNames: storeNames)
+        var folder = NSTemporaryDirectory()
+        if let state = options.copyDirectory {
+            try? FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            if FileManager.default.isWritableFile(atPath: state) { folder = state }
+        }
+        let path = URL(fileURLWithPath: folder).appendingPathComponent("faultline-copy.\(request.format.rawValue)").path
+        let file = try StagedFile(path, overwrite: true)
+        file.bytes += encoder.header.utf8
+        var copied = 0
+        let clock = environment.now
+        let started = clock()
+        var lastDraw = started
+        func values(of object: ManagedObject) throws -> [SQLValue] {
+            if let cellIndex { return [try object.value(at: cellIndex)] }
+            return try entity.attributes.indices.map { try object.value(at: $0) }
+        }
+        func tick(of total: Int) throws {
+            copied += 1
+            guard copied & 1023 == 0 else { return }
+            if cancel.isSet { throw BatchStoreError(.cancelled, "the copy was cancelled") }
+            if clock() - lastDraw >= 0.1 {
+                lastDraw = clock()
+                report(.writeProgress(path: path, rows: copied, of: total, seconds: lastDraw - started))
+            }
+        }
+        report(.started(.writing))
+        do {
+            switch request.scope {
+            case .cell(let row, _), .row(let row):
+                guard let object = try collection.object(at: row) else {
+                    return [.writeEnded("row \(group(row + 1)) was deleted since the result was fetched; r reloads", error: true)]
+                }
+                encoder.append(try values(of: object), store: storeNames == nil ? nil : object.objectID.entity.storeName, to: &file.bytes)
+                copied = 1
+            case .marked(let ids):
+                // In key order (rowid, else the key's text); one row faulted at a time.
+                let ordered = ids.sorted { a, b in
+                    if case .rowid(let x) = a.key, case .rowid(let y) = b.key, a.entity.storeName == b.entity.storeName { return x < y }
+                    return a.description < b.description
+                }
+                try withoutActuallyEscaping(report) { _ in
+                    for id in ordered {
+                        guard let object = try? data.existingObject(with: id) else { continue }
+                        encoder.append(try values(of: object), store: storeNames == nil ? nil : id.entity.storeName, to: &file.bytes)
+                        try file.didAppend()
+                        try tick(of: ordered.count)
+                    }
+                }
+            case .all:
+                let all = FetchRequest(entityName: entity.name, predicate: collection.request.predicate, sortDescriptors: collection.request.sortDescriptors)
+                try data.context.streamRows(all) { row in
+                    encoder.append(row, to: &file.bytes)
+                    try file.didAppend()
+                    try tick(of: collection.count)
+                }
+            }
+            if cancel.isSet { throw BatchStoreError(.cancelled, "the copy was cancelled") }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            file.discard()
+            return [.writeEnded("copy cancelled after \(rows(copied)): nothing copied", error: false)]
+        }
+        let what = cellIndex != nil ? "the cell \(TerminalText.escapingControlCharacters(columns[0]))" : rows(copied)
+        let name = request.format == .sql ? "SQL INSERT" : request.format.rawValue.uppercased()
+        if options.osc52 {
+            try file.flush()
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.temporary)[.size] as? Int) ?? nil
+            if let size, size <= Self.clipboardLimit, let bytes = FileManager.default.contents(atPath: file.temporary) {
+                file.discard()
+                return [.clipboard(base64: bytes.base64EncodedString()),
+                        .writeEnded("copied \(what) as \(name) to the clipboard (OSC 52, \(group(size)) bytes)", error: false)]
+            }
+            try file.commit(overwrite: true)
+            return [.writeEnded("copied \(what) as \(name) to \(TerminalText.escapingControlCharacters(path)): over the clipboard's \(group(Self.clipboardLimit / 1024)) KiB (OSC 52)", error: false)]
+        }
+        try file.commit(overwrite: true)
+        return [.writeEnded("copied \(what) as \(name) to \(TerminalText.escapingControlCharacters(path))", error: false)]
+    }
+}

@@ -102,6 +102,8 @@ final class EffectRunner {
             return try openRelated(reference, toMany: toMany, row: row, result: result, state: state, cancel: cancel, report: report)
         case .write(let path, let overwrite, let result):
             return try write(to: path, overwrite: overwrite, result: result, cancel: cancel, report: report)
+        case .copy(let request):
+            return try copy(request, cancel: cancel, report: report)
         case .closeSheet(let role):
             closeSheet(role)
             return []

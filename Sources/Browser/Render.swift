@@ -36,6 +36,11 @@ let helpLines: [String] = [
     "                 says: .tsv .csv .json/.ndjson (as export writes them) or .sql",
     "                 (INSERTs); progress shown, Esc cancels and leaves no file;",
     "                 an existing FILE needs :w! FILE",
+    "  y then t c j s copy the row (or the marked rows, or all after V) as TSV, CSV,",
+    "                 JSON or SQL INSERTs: to faultline-copy.<format> in the state",
+    "                 folder (the message names it), or to the terminal's clipboard",
+    "                 with OSC 52 when FAULTLINE_OSC52=1",
+    "  Y then t c j s copy the current cell (its column alone) the same way",
     "Columns (each sheet keeps its own)",
     "  -              hide the current column    +  show every hidden column",
     "  < >            narrow / widen the current column",
@@ -208,7 +213,7 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
     let (x, y) = (rect.x, rect.y)
     switch state.mode {
     case .prompt(let kind, let text):
-        let label = kind == .referencing ? state.referencingPrompt : kind.label
+        let label = kind == .referencing ? state.referencingPrompt : kind == .copyRows || kind == .copyCell ? state.copyPrompt : kind.label
         let shown = TerminalText.escapingControlCharacters(text)
         // Keep the end of a long entry visible.
         let room = max(1, rect.width - label.count - 1)

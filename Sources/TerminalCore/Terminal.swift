@@ -19,6 +19,17 @@ public protocol TerminalBackend: AnyObject {
     func present(_ frame: ScreenBuffer)
     /// The next key, waiting at most `timeoutMilliseconds` (nil: forever); nil on timeout.
     func nextKey(timeoutMilliseconds: Int?) -> Key?
+    /// Puts text on the terminal's clipboard with OSC 52 (`ESC ] 52 ; c ; base64 BEL`); `base64`
+    /// is the payload already base64-encoded, so no byte of it can be a control character.
+    func setClipboard(base64: String)
+}
+
+extension TerminalBackend {
+    /// The OSC 52 sequence for `base64`, or nil when it holds anything but base64's alphabet.
+    public static func osc52(base64: String) -> String? {
+        guard base64.utf8.allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 47 || $0 == 61 }) else { return nil }
+        return "\u{1B}]52;c;" + base64 + "\u{07}"
+    }
 }
 
 /// An in-memory terminal: keeps the screen as cells, takes keys from a queue, and counts the
@@ -31,6 +42,8 @@ public final class MemoryTerminal: TerminalBackend {
     public private(set) var lastCellsSent = 0
     public private(set) var totalCellsSent = 0
     public private(set) var framesPresented = 0
+    /// Every OSC 52 sequence sent (``setClipboard(base64:)``), whole.
+    public private(set) var clipboardSequences: [String] = []
 
     public init(width: Int, height: Int) {
         screen = ScreenBuffer(width: width, height: height)
@@ -57,6 +70,10 @@ public final class MemoryTerminal: TerminalBackend {
 
     public func nextKey(timeoutMilliseconds: Int?) -> Key? {
         keys.isEmpty ? nil : keys.removeFirst()
+    }
+
+    public func setClipboard(base64: String) {
+        if let sequence = Self.osc52(base64: base64) { clipboardSequences.append(sequence) }
     }
 
     /// The screen as lines of text.

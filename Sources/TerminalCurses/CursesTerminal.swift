@@ -64,6 +64,19 @@ public final class CursesTerminal: TerminalBackend {
 
     public var size: (width: Int, height: Int) { (Int(fl_cols()), Int(fl_lines())) }
 
+    /// Writes the OSC 52 sequence straight to the terminal (base64 only: nothing else is sent).
+    public func setClipboard(base64: String) {
+        guard let sequence = Self.osc52(base64: base64) else { return }
+        // After the frame (ncurses flushes its own output in present): the sequence alone.
+        let bytes = Array(sequence.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress.map { $0 + written }, bytes.count - written) }
+            if n < 0 { if errno == EINTR { continue } else { return } }
+            written += n
+        }
+    }
+
     public func present(_ frame: ScreenBuffer) {
         if previous?.width != frame.width || previous?.height != frame.height { clearok(fl_stdscr(), true) }
         var buffer: [wchar_t] = []

@@ -78,9 +78,20 @@ struct ViewOptions: ParsableArguments {
         }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
-        let options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
+        var options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
                                      readOnlyReason: readOnly ? "opened with --read-only" : nil)
+        let environment = ProcessInfo.processInfo.environment
+        options.osc52 = environment["FAULTLINE_OSC52"] == "1"
+        options.copyDirectory = Self.stateFolder(environment)
         return OpenedView(stores: stores, coordinator: coordinator, options: options)
+    }
+
+    /// Where `y` writes its file: `$XDG_STATE_HOME/faultline`, else `$HOME/.local/state/faultline`
+    /// (made at the first copy; the temporary folder when it cannot be).
+    static func stateFolder(_ environment: [String: String]) -> String? {
+        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.local/state" }
+        return base.map { $0 + "/faultline" }
     }
 }
 
