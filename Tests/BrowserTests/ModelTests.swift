@@ -62,9 +62,19 @@ enum Step: CustomStringConvertible, Equatable {
     case columns(ColumnOp)
     /// Test of the test: the model deletes a row the file keeps.
     case modelOnlyDelete
+    /// Enter on the row's k (a foreign key into r): r's row k, or no sheet when k is NULL; with
+    /// `back` (1 or 2), R there, the prompt's choice (p or q), its rows against the model; Esc back.
+    case follow(back: Int?)
+    /// `:w FILE.tsv`: the file's ids against the model's result as the file holds it now.
+    case write
+    /// `y t`: the copy's row against the model's row at the cursor.
+    case copy
 
     static func random(_ rng: inout SplitMix64) -> Step {
-        switch rng.below(122) {
+        switch rng.below(134) {
+        case 122..<127: return .follow(back: rng.below(3) == 0 ? nil : 1 + rng.below(2))
+        case 127..<130: return .write
+        case 130..<134: return .copy
         case 0..<8: return .open(rng.below(2))
         case 8..<22: return .filter(ModelFilter.random(&rng))
         case 22..<32: return .sort(column: rng.below(3), ascending: rng.below(2) == 0)
@@ -98,6 +108,9 @@ enum Step: CustomStringConvertible, Equatable {
             return "\(ModelRun.jumpText(c)) F\(v.map { " g \(String(repeating: "j ", count: $0))Enter Esc" } ?? "") Esc        (frequencies of \(ModelRun.columns[c]))"
         case .columns(let op): return op.description
         case .modelOnlyDelete: return "[model only: delete]"
+        case .follow(let back): return "\(ModelRun.jumpText(1)) Enter\(back.map { " R \($0) Enter Esc" } ?? "") Esc        (follow k to r)"
+        case .write: return ":w FILE.tsv Enter"
+        case .copy: return "y t"
         }
     }
 }
@@ -224,6 +237,8 @@ struct Model {
     /// Before-images: the table, and the rows as they were (nil: the row did not exist).
     var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind)] = []
     var nextID: Int64 = 1000
+    /// Rows another connection changed: the browser may show them as fetched.
+    var touched: Set<Int64> = []
     /// Each table's column arrangement (the table list keeps it).
     var views = [ModelColumns(), ModelColumns()]
     /// The arrangement of the table on screen.
@@ -307,14 +322,22 @@ enum ModelRun {
     /// Runs `steps` on a fresh file; the first disagreement, or nil.
     static func failure(_ steps: [Step]) throws -> Failure? {
         let dir = TempDir()
-        let path = try makeDatabase(dir, sql: "CREATE TABLE p(id INTEGER PRIMARY KEY, k INTEGER, s TEXT); CREATE TABLE q(id INTEGER PRIMARY KEY, k INTEGER, s TEXT)")
+        // k of p and q is a foreign key into r, which holds every id k can reach (never edited).
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE r(id INTEGER PRIMARY KEY, note TEXT);
+            WITH RECURSIVE c(x) AS (SELECT -100 UNION ALL SELECT x + 1 FROM c WHERE x < 5000) INSERT INTO r SELECT x, 'r' || x FROM c;
+            CREATE TABLE p(id INTEGER PRIMARY KEY, k INTEGER REFERENCES r(id), s TEXT);
+            CREATE TABLE q(id INTEGER PRIMARY KEY, k INTEGER REFERENCES r(id), s TEXT);
+            """)
         var model = Model(rows: initialRows())
         try direct(path) { db in
             for (t, table) in model.rows.enumerated() {
                 for (id, row) in table { try db.execute(sql: "INSERT INTO \(tables[t]) VALUES (?, ?, ?)", arguments: [id, row.k, row.s]) }
             }
         }
-        let (b, _) = try makeBrowser(path, width: 80, height: 12, options: BrowserOptions(batchSize: 7))
+        var options = BrowserOptions(batchSize: 7)
+        options.copyDirectory = dir.path("copies")
+        let (b, _) = try makeBrowser(path, width: 80, height: 12, options: options)
         for (i, step) in steps.enumerated() {
             if let message = try apply(step, to: b, model: &model, path: path) { return Failure(index: i, message: "step \(i + 1) (\(step)): \(message)") }
             if let message = try check(b, model, path: path) { return Failure(index: i, message: "after step \(i + 1) (\(step)): \(message)") }
@@ -420,6 +443,7 @@ enum ModelRun {
                     model.rows[t][model.nextID] = ModelRow(k: k, s: "other")
                     model.nextID += 1
                 case .setK(let t, let id, let k):
+                    model.touched.insert(id)
                     try db.execute(sql: "UPDATE \(tables[t]) SET k = ? WHERE id = ?", arguments: [k, id])
                     if model.rows[t][id] != nil { model.rows[t][id]?.k = k }
                 case .delete(let t, let id):
@@ -435,9 +459,85 @@ enum ModelRun {
             return columnStep(op, browser: b, model: &model)
         case .modelOnlyDelete:
             if let t = model.table, let id = model.rows[t].keys.min() { model.rows[t][id] = nil }
+        case .follow(let back):
+            guard inGrid, let t = model.table else { return nil }
+            model.view.unhide(1)
+            return followStep(back: back, table: t, browser: b, model: model)
+        case .write:
+            guard inGrid, let t = model.table else { return nil }
+            return writeStep(table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent)
+        case .copy:
+            guard inGrid, let t = model.table else { return nil }
+            return copyStep(table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent + "/copies")
         }
         return nil
     }
+
+    /// The model's id at the cursor, when its row still exists (nil: gone, or no row).
+    static func rowAtCursor(_ b: Browser, table t: Int, model: Model) -> Int64? {
+        let row = b.state.cursorRow
+        guard row < model.fetched.count, model.rows[t][model.fetched[row]] != nil else { return nil }
+        return model.fetched[row]
+    }
+
+    /// Enter on k: r's row k as a sheet (one row, `id == k`), or nothing for NULL or a row gone;
+    /// R there lists p and q; the choice's rows are those of the file with that k; Esc back to the table.
+    static func followStep(back: Int?, table t: Int, browser b: Browser, model: Model) -> String? {
+        b.send(jumpKeys(1))
+        let id = rowAtCursor(b, table: t, model: model)
+        let count = b.state.count
+        b.send(.enter)
+        guard let id, let k = model.rows[t][id]?.k else {
+            if b.state.sheetDepth != 0 && !model.touched.contains(id ?? -1) { return "Enter on a NULL k or a row gone opened \(b.state.sheetPath)" }
+            if b.state.sheetDepth == 0 { return nil }
+            b.send(.escape)
+            return nil
+        }
+        if model.touched.contains(id), b.state.sheetDepth == 0 { return nil }
+        guard b.state.table == "r", b.state.sheetDepth == 1, b.state.count == 1 else {
+            return "Enter on k = \(k) opened \(b.state.table ?? "nothing") with \(b.state.count) rows at depth \(b.state.sheetDepth): \(b.state.message ?? "")"
+        }
+        if !model.touched.contains(id), b.state.filter != "id == \(k)" { return "Enter on k = \(k) filtered \(b.state.filter)" }
+        if let back, case .text(let shownID)? = b.state.snapshot(0)?.values.first, let x = Int(shownID) {
+            b.send([.char("R")] + keys("\(back)") + [.enter])
+            let referring = model.rows[back - 1].values.filter { $0.k == x }.count
+            guard b.state.table == tables[back - 1], b.state.sheetDepth == 2 else { return "R \(back) opened \(b.state.sheetPath): \(b.state.message ?? "")" }
+            if b.state.count != referring || b.state.filter != "k == \(x)" { return "R \(back) opened \(b.state.count) rows (\(b.state.filter)), the model \(referring) with k == \(x)" }
+            b.send(.escape)
+        }
+        b.send(.escape)
+        if b.state.sheetDepth != 0 || b.state.count != count || b.state.table != tables[t] { return "Esc did not come back to \(tables[t]): \(b.state.sheetPath)" }
+        return nil
+    }
+
+    /// `:w FILE.tsv`: one line per row of the result as the file holds it now (its filter and
+    /// sort), in the model's order, after the header.
+    static func writeStep(table t: Int, browser b: Browser, model: Model, folder: String) -> String? {
+        let file = folder + "/w\(UInt32.random(in: 0...UInt32.max)).tsv"
+        b.send(keys(":w \(file)") + [.enter])
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return ":w wrote nothing: \(b.state.message ?? "")" }
+        try? FileManager.default.removeItem(atPath: file)
+        let ids = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast().map { Int64($0.prefix { $0 != "\t" }) }
+        let expected = model.result(t)
+        if ids != expected { return ":w wrote ids \(ids.prefix(8))… (\(ids.count)), the model \(expected.prefix(8))… (\(expected.count))" }
+        if b.state.message?.hasPrefix("wrote \(rows(expected.count)) to ") != true { return ":w said \(b.state.message ?? "nothing")" }
+        return nil
+    }
+
+    /// `y t`: the header and the row at the cursor, its id the model's.
+    static func copyStep(table t: Int, browser b: Browser, model: Model, folder: String) -> String? {
+        let id = rowAtCursor(b, table: t, model: model)
+        b.send(keys("yt"))
+        guard let id else { return nil }
+        if model.allMarked || !model.marks.isEmpty { return nil }
+        guard let text = try? String(contentsOfFile: folder + "/faultline-copy.tsv", encoding: .utf8) else { return "y t wrote nothing: \(b.state.message ?? "")" }
+        let lines = text.split(separator: "\n")
+        if lines.count != 2 || lines[0] != "id\tk\ts" || !lines[1].hasPrefix("\(id)\t") { return "y t copied \(lines), the model's row is id \(id)" }
+        if b.state.message != "copied 1 row as TSV to \(folder)/faultline-copy.tsv" { return "y t said \(b.state.message ?? "nothing")" }
+        return nil
+    }
+
+    static func rows(_ n: Int) -> String { "\(group(n)) \(n == 1 ? "row" : "rows")" }
 
     /// The value of `column` in `row`, as the frequency sheet shows it, and as a model value that
     /// sorts as SQLite sorts (NULL, then integers, then text by UTF-8 bytes).

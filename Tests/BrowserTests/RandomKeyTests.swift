@@ -18,15 +18,26 @@ struct RandomKeyTests {
         .char("\""), .char("a"), .char("e"), .char("x"), .char("\u{1B}"), .char("東"), .resize, .char("F"), .char("I"),
         // Columns, the record and the SQL.
         .char("-"), .char("+"), .char("_"), .char("!"), .char("H"), .char("L"), .char("c"), .tab, .char("Q"), .enter,
+        // Relationships, copy and :w.
+        .char("R"), .char("Y"), .char("y"), .char("t"), .char("2"), .char("w"), .enter, .char("R"),
     ]
 
     @Test("a long random key run keeps the cursor, window and screen consistent, and the file sound")
     func randomRun() throws {
         let dir = TempDir()
         let path = try makeNumbers(dir, count: 3000)
+        // n is referred to twice by m (to-one from m, to-many from n): R asks which by number.
+        try direct(path) { db in
+            try db.execute(sql: """
+                CREATE TABLE m(id INTEGER PRIMARY KEY, n_id INTEGER REFERENCES n(id) ON DELETE SET NULL, other_id INTEGER REFERENCES n(id) ON DELETE SET NULL);
+                WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500) INSERT INTO m SELECT x, x % 40 + 1, CASE WHEN x % 3 = 0 THEN NULL ELSE x END FROM c;
+                """)
+        }
         let store = try PersistentStore(path: path)
         let term = MemoryTerminal(width: 80, height: 16)
-        let browser = try Browser(store: store, options: BrowserOptions(batchSize: 50), backend: term)
+        var options = BrowserOptions(batchSize: 50)
+        options.copyDirectory = dir.path("copies")
+        let browser = try Browser(store: store, options: options, backend: term)
         browser.start()
         var rng = SplitMix64(seed: 42)
         let steps = Int(ProcessInfo.processInfo.environment["FAULTLINE_FUZZ_KEYS"] ?? "") ?? 4000
@@ -36,6 +47,9 @@ struct RandomKeyTests {
         var summaries = 0
         var textSheets = 0
         var arranged = 0
+        var related = 0
+        var copies = 0
+        var writes = 0
         for step in 0..<steps {
             var key = Self.alphabet[rng.below(Self.alphabet.count)]
             if key == .resize {
@@ -46,11 +60,24 @@ struct RandomKeyTests {
             browser.send(key)
             // Edits need a whole sentence of keys: give them a fair chance.
             if key == .char("D"), rng.below(3) == 0 { browser.send(.char("y")) }
-            if key == .char("U"), rng.below(2) == 0 { browser.send(keys("v = v + 1") + [.enter, .char("y")]) }
-            if key == .char("f"), rng.below(2) == 0 { browser.send([.ctrl("u")] + keys("v % 7 != \(rng.below(7))") + [.enter]) }
+            if key == .char("U"), rng.below(2) == 0 { browser.send(keys(browser.state.table == "m" ? "other_id = other_id" : "v = v + 1") + [.enter, .char("y")]) }
+            if key == .char("y") || key == .char("Y"), rng.below(2) == 0 { browser.send(.char(Array("tcjs")[rng.below(4)])) }
+            if key == .char("R"), browser.state.mode == .prompt(.referencing, text: "") { browser.send([.char(rng.below(3) == 0 ? "3" : rng.below(2) == 0 ? "1" : "2"), .enter]) }
+            if key == .enter, rng.below(3) == 0, browser.state.table == "m", browser.state.sheetDepth == 0 { browser.send(keys("cn_id") + [.enter, .enter]) }
+            if key == .char(":"), rng.below(2) == 0 { browser.send(keys("w\(rng.below(2) == 0 ? "!" : "") \(dir.path("out.csv"))") + [.enter]) }
+            if key == .char("f"), rng.below(2) == 0 { browser.send([.ctrl("u")] + keys("\(browser.state.table == "m" ? "n_id" : "v") % 7 != \(rng.below(7))") + [.enter]) }
             if let m = browser.state.message, m.hasPrefix("deleted") || m.hasPrefix("updated") || m.hasPrefix("undo") { edits += 1 }
             let s = browser.state
             #expect(!s.quit)
+            if s.sheetPath.contains("m") && s.sheetPath.contains("n") && s.sheetDepth > 0 { related += 1 }
+            if let m = s.message, m.hasPrefix("copied") { copies += 1 }
+            if let m = s.message, m.hasPrefix("wrote "), m.contains(dir.path("out.csv")) {
+                // What :w says it wrote is what the file holds: its header and one line per row (CRLF ends).
+                writes += 1
+                let said = Int(m.dropFirst(6).prefix { $0 != " " }.filter(\.isNumber)) ?? -1
+                let lines = (try? String(contentsOfFile: dir.path("out.csv"), encoding: .utf8))?.components(separatedBy: "\r\n").count ?? 0
+                #expect(lines == said + 2, "step \(step): \(m), \(lines) lines")
+            }
             #expect(s.count == 0 || (0..<s.count).contains(s.cursorRow), "step \(step): cursor \(s.cursorRow) of \(s.count)")
             #expect(s.count == 0 || s.visibleRows.contains(s.cursorRow) || s.mode != .grid, "step \(step): cursor off screen")
             #expect(s.topRow >= 0 && s.cursorColumn >= 0 && s.cursorColumn < max(1, s.columns.count))
@@ -81,16 +108,20 @@ struct RandomKeyTests {
                 // What the browser says the result holds is what SQLite holds.
                 let filter = s.filter.isEmpty ? nil : try FetchPredicate(format: s.filter)
                 let context = try ManagedObjectContext(store: store)
-                if s.mode == .grid, s.loading == nil, s.sheet == .table {
-                    #expect(try context.count(for: FetchRequest(entityName: "n", predicate: filter)) == s.count, "step \(step)")
+                if s.mode == .grid, s.loading == nil, s.sheet == .table, let table = s.table {
+                    #expect(try context.count(for: FetchRequest(entityName: table, predicate: filter)) == s.count, "step \(step)")
                 }
             }
         }
         #expect(try direct(path) { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
-        #expect(edits > 10, "the run should edit: \(edits)")
+        // Two tables and the R prompt share the run's keys with the edits now: fewer of each.
+        #expect(edits > 3, "the run should edit: \(edits)")
         #expect(frequencySheets > 10, "the run should visit frequency sheets: \(frequencySheets)")
         #expect(summaries > 10, "the run should visit summary sheets: \(summaries)")
         #expect(textSheets > 10, "the run should visit records and the SQL: \(textSheets)")
         #expect(arranged > 100, "the run should arrange columns: \(arranged)")
+        #expect(related > 10, "the run should follow keys: \(related)")
+        #expect(copies > 3, "the run should copy: \(copies)")
+        #expect(writes > 0, "the run should write: \(writes)")
     }
 }
