@@ -241,6 +241,42 @@ struct SummaryTests {
         #expect(g.shortest == 0 && g.longest == 5, "characters, not bytes: 日本 is 2, a\"b'c is 5")
     }
 
+    @Test("distinct count and most frequent value from one GROUP BY: ties in value order, a NOCASE index, all NULLs, no rows; as the shell computes them")
+    func groupedFiguresMatchTheShell() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE w(id INTEGER PRIMARY KEY, c TEXT COLLATE NOCASE, k INTEGER, z, r REAL);
+            CREATE INDEX w_c ON w(c);
+            CREATE INDEX w_k ON w(k);
+            INSERT INTO w(c, k, z, r) VALUES ('b', 3, NULL, 0.1), ('B', 3, NULL, 0.2), ('a', 2, NULL, 0.1), ('A', 2, NULL, 0.7),
+              ('é', 1, NULL, NULL), ('c', 9, NULL, 0.30000000000000004), (NULL, NULL, NULL, 1e300), (NULL, 1, NULL, -1e300), ('Z', 1, NULL, 2.5);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for (predicate, condition) in [(nil, "1"), ("id > 2", "id > 2"), ("id > 100", "id > 100")] as [(String?, String)] {
+            let result = try context.fetchBatched(FetchRequest(entityName: "w", predicate: try predicate.map { try FetchPredicate(format: $0) }, fetchBatchSize: 4))
+            for column in ["c", "k", "z", "r"] {
+                for rows in [ResultRows.fetched, .matchingNow] {
+                    let s = try result.summary(of: column, rows: rows)
+                    let label: Comment = "\(column) where \(condition), \(rows)"
+                    let figures = try sqlite3(path, "SELECT count(*), count(DISTINCT \(column)), (SELECT CASE WHEN a IS NULL THEN 'none' ELSE ieee754(a) END FROM (SELECT avg(CASE WHEN typeof(\(column)) IN ('integer', 'real') THEN \(column) END) AS a FROM w WHERE \(condition))) FROM w WHERE \(condition)")
+                        .split(separator: "|").map(String.init)
+                    #expect(figures.count == 3 && "\(s.rows)" == figures[0] && "\(s.distinct)" == figures[1], "\(label): \(s) vs \(figures)")
+                    #expect(s.mean.map(ieee754) ?? "none" == figures.last, "\(label): the mean bit for bit")
+                    let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM w WHERE \(condition) GROUP BY \(column) ORDER BY count(*) DESC, \(column) LIMIT 1")
+                    #expect(s.mostFrequent.map { "\(frequencies.quoted($0.value))|\($0.count)" } ?? "" == top, label)
+                }
+            }
+        }
+    }
+
+    /// The sqlite3 shell's `ieee754(X)` of a finite double: `ieee754(M,E)` with X = M × 2^E, M odd.
+    func ieee754(_ x: Double) -> String {
+        guard x != 0 else { return "ieee754(0,-1075)" }
+        var m = Int64(x.significandBitPattern | (x.isNormal ? 1 << 52 : 0)), e = Int(x.isNormal ? x.exponent : -1022) - 52
+        while m & 1 == 0 { m >>= 1; e += 1 }
+        return "ieee754(\(x < 0 ? -m : m),\(e))"
+    }
+
     @Test("a cancel stops the summary; an unknown column is refused")
     func cancelAndErrors() throws {
         let dir = TempDir()
