@@ -108,7 +108,7 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .open, .search, .frequency, .openValue, .summarize:
+        case .open, .search, .frequency, .openValue, .summarize, .binFrequency:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:

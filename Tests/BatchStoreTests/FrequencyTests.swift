@@ -298,3 +298,52 @@ struct SummaryTests {
         #expect(v.mostFrequent == ValueCount(value: .integer(1), count: 1))
     }
 }
+
+/// Binned frequencies (`B` on a frequency sheet): each bin and count compared with the sqlite3
+/// shell's own GROUP BY of `floor(v / w) * w`, and each bin's range predicate selecting exactly
+/// its count of rows.
+@Suite("Frequencies in bins")
+struct BinnedFrequencyTests {
+    @Test("bins of 1, 10 and 100 as the shell's GROUP BY of floor(v / w) * w: negatives, reals, NULL, text and a blob kept as themselves; a filter")
+    func binsMatchTheShell() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE b(id INTEGER PRIMARY KEY, v);
+            INSERT INTO b(v) VALUES (0), (9), (10), (-1), (-10), (-11), (2.5), (-2.5), (99.99), (100), (1e3), (NULL), ('12'), ('x'), (x'00'),
+              (-0.5), (19.999999999999996), (20), (5), (5.0);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for (predicate, condition) in [(nil, "1"), ("id > 4", "id > 4")] as [(String?, String)] {
+            let result = try context.fetchBatched(BatchStore.FetchRequest(entityName: "b", predicate: try predicate.map { try FetchPredicate(format: $0) }, fetchBatchSize: 4))
+            #expect(try result.numericRange(of: "v") == (condition == "1" ? -11...1000 : -11...1000))
+            for width in [1, 10, 100] as [Int64] {
+                for rows in [ResultRows.fetched, .matchingNow] {
+                    let f = try result.frequencies(of: "v", binWidth: width, rows: rows)
+                    #expect(f.binWidth == width)
+                    let ours = try f.values(in: 0..<f.count).map { "\(FrequencyTests().quoted($0.value))|\($0.count)" }
+                    let shell = try sqlite3(path, """
+                        SELECT quote(bin), count(*) FROM (SELECT CASE WHEN typeof(v) IN ('integer', 'real') THEN CAST(floor(v * 1.0 / \(width)) * \(width) AS INTEGER) ELSE v END AS bin FROM b WHERE \(condition))
+                        GROUP BY bin ORDER BY bin
+                        """).split(separator: "\n").map(String.init)
+                    #expect(ours == shell, "width \(width) where \(condition), \(rows)")
+                    // Each bin's rows, as Enter filters them: exactly its count (text never in a bin).
+                    for entry in try f.values(in: 0..<f.count) {
+                        guard case .integer(let low) = entry.value else { continue }
+                        let format = "v >= \(low) AND v < \(low + width)" + (predicate.map { " AND (\($0))" } ?? "")
+                        let n = try context.count(for: BatchStore.FetchRequest(entityName: "b", predicate: try FetchPredicate(format: format)))
+                        #expect(n == entry.count, "\(format)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("bin widths: powers of ten from 1 giving 1 to 1,000 bins over the range, narrowest first, at most four")
+    func widths() {
+        #expect(ValueFrequencies.binWidths(for: 1920...2025) == [1, 10, 100])
+        #expect(ValueFrequencies.binWidths(for: 1...10) == [1])
+        #expect(ValueFrequencies.binWidths(for: 0...1_997_001) == [10_000, 100_000, 1_000_000])
+        #expect(ValueFrequencies.binWidths(for: 0.1...0.2) == [1])
+        #expect(ValueFrequencies.binWidths(for: 0...1e15) == [1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000, 1_000_000_000_000_000])
+    }
+}
