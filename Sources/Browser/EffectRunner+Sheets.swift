@@ -57,6 +57,10 @@ extension EffectRunner {
         guard let range = try collection.numericRange(of: column, rows: rows) else {
             return [.failed("\(column) holds no numbers here: B bins numbers")]
         }
+        // Bins are computed with 64-bit integers: past ±2^53 neither they nor their bounds are exact.
+        guard range.lowerBound > -9.0e15, range.upperBound < 9.0e15 else {
+            return [.failed("\(column) holds numbers beyond ±9e15: B bins only numbers it can bound exactly")]
+        }
         let widths = ValueFrequencies.binWidths(for: range)
         let width = after.map { w in widths.first { $0 > w } } ?? widths.first
         do {
