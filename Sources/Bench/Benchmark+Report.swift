@@ -23,9 +23,11 @@ extension Benchmark {
         public var memoryOnly: Bool
         /// Measure only export and import against the sqlite3 shell.
         public var shellOnly: Bool
+        /// Measure only the frequency and summary sheets.
+        public var sheetsOnly: Bool
 
         public init(rows: Int = 1_000_000, db: String? = nil, repeats: Int = 3, json: Bool = false, plot: String? = nil,
-                    skipEager: Bool = false, browserOnly: Bool = false, memoryOnly: Bool = false, shellOnly: Bool = false) {
+                    skipEager: Bool = false, browserOnly: Bool = false, memoryOnly: Bool = false, shellOnly: Bool = false, sheetsOnly: Bool = false) {
             self.rows = rows
             self.db = db
             self.repeats = repeats
@@ -35,6 +37,7 @@ extension Benchmark {
             self.browserOnly = browserOnly
             self.memoryOnly = memoryOnly
             self.shellOnly = shellOnly
+            self.sheetsOnly = sheetsOnly
         }
     }
 
@@ -88,6 +91,15 @@ struct BenchRun {
             return options.json ? try sortedJSON(shell) : shellLines(shell, rows: actualRows).joined(separator: "\n")
         }
 
+        if options.sheetsOnly {
+            let (comparisons, figures) = try sheetMeasurements()
+            if options.json {
+                struct Report: Encodable { var comparisons: [Benchmark.Comparison]; var sheets: Benchmark.SheetFigures }
+                return try sortedJSON(Report(comparisons: comparisons, sheets: figures))
+            }
+            return (comparisonLines(comparisons) + [""] + sheetLines(figures)).joined(separator: "\n")
+        }
+
         note("measuring the browser: scroll keys to finished frames…")
         let scroll = try BrowserBenchmark.scroll(path: path)
         if options.browserOnly {
@@ -103,6 +115,8 @@ struct BenchRun {
         try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
         try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
         try step("full sweep reading every value") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats, everyValue: true) }
+        let (sheetComparisons, sheets) = try sheetMeasurements()
+        comparisons += sheetComparisons
 
         note("measuring a merge (a batch update of up to 1M rows on a scratch copy first)…")
         let merge = try Benchmark.merge(path: path, repeats: repeats)
@@ -136,6 +150,7 @@ struct BenchRun {
                 var browserScroll: BrowserBenchmark.Figures
                 var stores: Benchmark.StoresFigures
                 var againstShell: [Benchmark.ShellComparison]
+                var sheets: Benchmark.SheetFigures
                 struct Batch: Encodable { var name: String; var rows: Int; var batchSeconds: Double; var rawSeconds: Double; var ratioToRaw: Double; var target: Double; var objectSeconds: Double?; var speedupOverObjects: Double?; var rowLoopSeconds: Double?; var speedupOverRowLoop: Double?; var baseline: String }
                 struct UpdateMemory: Encodable { var path: String; var startRSS: Int; var openedRSS: Int; var peakRSS: Int }
                 struct Merge: Encodable { var updatedIDs: Int; var objectsHeld: Int; var seconds: Double; var arraySeconds: Double; var refaulted: Int; var targetSeconds: Double }
@@ -150,18 +165,13 @@ struct BenchRun {
                                                     refaulted: merge.refaulted, targetSeconds: 0.05),
                batch: zip(batches, targets).map { b, t in .init(name: b.name, rows: b.rows, batchSeconds: b.batchSeconds, rawSeconds: b.rawSeconds, ratioToRaw: b.ratioToRaw, target: t, objectSeconds: b.objectSeconds, speedupOverObjects: b.speedupOverObjects, rowLoopSeconds: b.rowLoopSeconds, speedupOverRowLoop: b.speedupOverRowLoop, baseline: b.baseline) },
                updateMemory: updateMemory.enumerated().map { i, m in .init(path: i == 0 ? "batch" : "object by object", startRSS: m.start, openedRSS: m.opened, peakRSS: m.peak) },
-               browserScroll: scroll, stores: stores, againstShell: shell)
+               browserScroll: scroll, stores: stores, againstShell: shell, sheets: sheets)
             return try sortedJSON(report)
         }
         var out: [String] = []
         out.append("faultline bench: \(formatCount(actualRows)) rows, SQLite \(SQLiteInfo.version), median of \(repeats)")
         out.append("")
-        out.append(pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target")
-        for c in comparisons {
-            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
-            out.append(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
-                       + pad(String(format: "%.2fx", c.ratio), 8) + mark)
-        }
+        out += comparisonLines(comparisons)
         out.append(pad("merge \(formatCount(merge.updatedIDs)) updated IDs into \(merge.objectsHeld) held objects", 44)
                    + pad(String(format: "%.1f ms", merge.seconds * 1000), 20) + (merge.seconds < 0.05 ? "< 50 ms ok" : "< 50 ms MISSED")
                    + String(format: "   (stored keys, .changes; from an ID array: %.1f ms)", merge.arraySeconds * 1000))
@@ -190,9 +200,50 @@ struct BenchRun {
         out.append("")
         out += scrollLines(scroll)
         out.append("")
+        out += sheetLines(sheets)
+        out.append("")
         out.append("baselines: " + comparisons.map { "\($0.name): \($0.baseline)" }.joined(separator: "; "))
         out += plotWritten()
         return out.joined(separator: "\n")
+    }
+
+    /// The timed comparisons, one line each with its target.
+    func comparisonLines(_ comparisons: [Benchmark.Comparison]) -> [String] {
+        [pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target"] + comparisons.map { c in
+            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+            return pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
+                + pad(String(format: "%.2fx", c.ratio), 8) + mark
+        }
+    }
+
+    /// The frequency and summary sheets: their SQL beside SQLite's own (in this process), then the
+    /// browser's figures from a fresh process.
+    func sheetMeasurements() throws -> ([Benchmark.Comparison], Benchmark.SheetFigures) {
+        note("measuring the frequency and summary sheets against SQLite's own GROUP BY and aggregates…")
+        let comparisons = [
+            try Benchmark.frequency(path: path, filtered: false, repeats: options.repeats),
+            try Benchmark.frequency(path: path, filtered: true, repeats: options.repeats),
+            try Benchmark.summary(path: path, repeats: options.repeats),
+        ]
+        note("measuring the sheets in the browser: first figures, memory, scroll keys on a frequency sheet of id (separate process)…")
+        let figures = try JSONDecoder().decode(Benchmark.SheetFigures.self, from: try runWorkerProcess([path, "--mode", "sheets"]))
+        return (comparisons, figures)
+    }
+
+    /// The browser's sheet figures, with their targets.
+    func sheetLines(_ f: Benchmark.SheetFigures) -> [String] {
+        func mb(_ bytes: Int) -> String { "\(bytes / 1_048_576) MB" }
+        func first(_ s: Double) -> String { String(format: "%.3f s", s) + (s <= 0.3 ? " (≤ 0.3 s ok)" : " (≤ 0.3 s MISSED)") }
+        let s = f.scroll
+        return ["sheets in the browser, \(formatCount(f.rows)) rows on a 200x50 in-memory screen (separate process; key to frame)",
+                pad("  F on genre: first figures / complete", 44) + first(f.frequencyFirstSeconds) + String(format: " / %.3f s", f.frequencySeconds),
+                pad("  I (\(Benchmark.movieColumns.count) columns): first figures / complete", 44) + first(f.summaryFirstSeconds) + String(format: " / %.3f s", f.summarySeconds),
+                pad("  peak RSS during F and I", 44) + mb(f.sheetsPeakRSS) + (f.sheetsPeakRSS <= 40 << 20 ? " (≤ 40 MB ok)" : " (≤ 40 MB MISSED)")
+                    + " (the open table: \(mb(f.openRSS)))",
+                pad("  F on id: \(formatCount(f.distinctValues)) distinct values", 44) + String(format: "%.3f s", f.distinctSeconds)
+                    + ", peak RSS \(mb(f.distinctPeakRSS))" + (f.distinctPeakRSS <= 40 << 20 ? " (≤ 40 MB ok)" : " (≤ 40 MB MISSED)"),
+                pad("  its scroll keys p50 / p99 / max", 44) + String(format: "%.2f / %.2f / %.2f ms", s.p50Milliseconds, s.p99Milliseconds, s.maxMilliseconds)
+                    + (s.p99Milliseconds <= 5 ? "   (p99 ≤ 5 ms ok)" : "   (p99 ≤ 5 ms MISSED)") + " over \(s.keys) keys"]
     }
 
     /// Export and import against the sqlite3 shell (none when the shell is not installed).

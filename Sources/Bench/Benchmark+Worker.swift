@@ -9,8 +9,9 @@ extension Benchmark {
 
     /// One worker run in this fresh process; `output` prints each line of its result. `mode` is
     /// `sweep` (the memory of one full sweep, batched or `eager`, as JSON), `stores`,
-    /// `update-batch`, `update-objects` (JSON for the bench), or `insert-ratio`, `update-ratio`,
-    /// `merge`, `sweep-ratio` (lines for measuring by hand).
+    /// `update-batch`, `update-objects`, `sheets` (JSON for the bench), or `insert-ratio`, `update-ratio`,
+    /// `merge`, `sweep-ratio`, `sheets-ratio` (lines for measuring by hand), `sweep-ours`, `summary-ours`
+    /// (ours alone, for a profiler).
     public static func worker(database: String, mode: String, eager: Bool, batchSize: Int, output: (String) -> Void) throws {
         switch mode {
         case "stores":
@@ -52,6 +53,20 @@ extension Benchmark {
             }
             output(String(format: "scan %.3f s; in batches of %d: join %.3f s (%.2fx), rowid ranges %.3f s (%.2fx)", median(scan), batchSize,
                           median(batched), median(batched) / median(scan), median(ranges), median(ranges) / median(scan)))
+        case "sheets":
+            let f = try sheets(path: database)
+            output(String(decoding: try JSONEncoder().encode(f), as: UTF8.self))
+        case "sheets-ratio":
+            // The sheets' ratios alone, for measuring by hand.
+            for c in [try frequency(path: database, filtered: false, repeats: 3), try frequency(path: database, filtered: true, repeats: 3),
+                      try summary(path: database, repeats: 3)] {
+                output(String(format: "%@: ours %.3f s, raw %.3f s, ratio %.2fx", c.name, c.oursSeconds, c.rawSeconds, c.ratio))
+            }
+        case "summary-ours":
+            // Ours alone, for a profiler: the summary of every column, once.
+            let rows = try ManagedObjectContext(store: try PersistentStore(path: database, options: .init(readOnly: true)))
+                .fetchBatched(FetchRequest(entityName: "movie", fetchBatchSize: batchSize))
+            for column in movieColumns { output("\(try rows.summary(of: column, rows: .matchingNow))") }
         case "sweep-ours", "sweep-ours-every":
             // Ours alone, for a profiler (`perf record`, `valgrind --tool=callgrind`): the sweep
             // the ratio times, five times over, without the raw loop in the same profile.

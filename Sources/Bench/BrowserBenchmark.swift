@@ -12,6 +12,8 @@ enum BrowserBenchmark {
         var width: Int
         var height: Int
         var openSeconds: Double
+        /// Wall time of the whole key run (the keys, and the untimed `:N` typing).
+        var keysSeconds: Double
         var p50Milliseconds: Double
         var p99Milliseconds: Double
         var maxMilliseconds: Double
@@ -30,7 +32,17 @@ enum BrowserBenchmark {
         let browser = try Browser(store: store, options: BrowserOptions(table: table), backend: terminal)
         browser.start()
         let openSeconds = Date().timeIntervalSince(started)
+        var figures = scroll(browser, terminal: terminal, keys: count)
+        figures.openSeconds = openSeconds
+        return figures
+    }
+
+    /// Sends `count` scroll keys to `browser` (whatever sheet it shows) as ``scroll(path:table:keys:width:height:)``
+    /// does; `openSeconds` is 0.
+    static func scroll(_ browser: Browser, terminal: MemoryTerminal, keys count: Int) -> Figures {
         let rows = browser.state.count
+        let (width, height) = terminal.size
+        let keysStarted = Date()
         var rng = SplitMix64(seed: 7)
         var times: [Double] = []
         var stepCells: [Int] = []
@@ -60,7 +72,7 @@ enum BrowserBenchmark {
         }
         times.sort()
         func percentile(_ p: Double) -> Double { times[min(times.count - 1, Int(Double(times.count) * p))] * 1000 }
-        return Figures(rows: rows, keys: count, width: width, height: height, openSeconds: openSeconds,
+        return Figures(rows: rows, keys: count, width: width, height: height, openSeconds: 0, keysSeconds: Date().timeIntervalSince(keysStarted),
                        p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99), maxMilliseconds: (times.last ?? 0) * 1000,
                        cellsPerRowStep: stepCells.isEmpty ? 0 : Double(stepCells.reduce(0, +)) / Double(stepCells.count),
                        screenCells: width * height, peakRSS: ProcessMemory.peakResidentBytes())

@@ -110,7 +110,7 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy:
+        case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:

@@ -17,6 +17,8 @@ public enum Action: Sendable {
     case frequencyProgress(column: String, seconds: Double, rows: Int)
     /// A frequency sheet's GROUP BY was cancelled: the table sheet stays as it was.
     case frequencyCancelled(column: String)
+    /// The frequency sheet on screen was counted again in bins of `width` (nil: each value alone).
+    case frequencyBinned(width: Int64?, values: Int, total: Int, result: Int, seconds: Double)
     /// Column `index` of the summary of result `result` was computed.
     case summaryRow(index: Int, figures: ColumnSummary, result: Int)
     /// Progress of a summary: column `index` of `of` (named `column`) is being computed, `seconds` so far.
@@ -116,6 +118,9 @@ public enum Effect: Sendable, Equatable {
     case write(path: String, overwrite: Bool, result: Int)
     /// `y` / `Y`: rows or a cell copied to the clipboard (OSC 52, when enabled) or a file.
     case copy(CopyRequest)
+    /// Counts the frequency sheet's column again in the next bin width after `width` (from the
+    /// column's range; after the widest, none).
+    case binFrequency(column: String, after: Int64?)
     /// The sheet on screen (of this role) was closed: the data goes back to the one under it.
     case closeSheet(SheetRole)
     /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
@@ -247,6 +252,8 @@ extension BrowserState {
             pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
         case .frequencyProgress(let column, let seconds, let rows):
             say("counting the values of \(column): \(String(format1: seconds)) s, \(group(rows)) rows read (Esc cancels)")
+        case .frequencyBinned(let width, let values, let total, let result, let seconds):
+            binnedFrequencySheet(width: width, values: values, total: total, result: result, seconds: seconds)
         case .frequencyCancelled(let column):
             running = nil
             say("counting \(column) cancelled: still on \(table ?? "the table")")
@@ -479,6 +486,8 @@ extension BrowserState {
             return frequencyKey()
         case .char("I"):
             return summaryKey()
+        case .char("B"):
+            return binKey()
         case .char("Q"):
             return sqlKey()
         case .char("r"):

@@ -82,6 +82,8 @@ public struct FrequencySheet: Sendable, Equatable {
     public var sort: BatchStore.SortDescriptor?
     /// Rows counted (the parent result's rows).
     public var total: Int
+    /// The width of the bins its numbers are counted in (`B`); nil: each value alone.
+    public var binWidth: Int64?
 
     package init(column: String, table: String, filter: String, sort: BatchStore.SortDescriptor?, total: Int) {
         self.column = column
@@ -274,6 +276,29 @@ extension BrowserState {
         default:
             return nil
         }
+    }
+
+    /// `B` on a frequency sheet: its numbers counted again in the next bin width.
+    mutating func binKey() -> [Effect] {
+        guard let f = frequencySheet else { say("B bins the numbers of a frequency sheet: F opens one", error: true); return [] }
+        return [.binFrequency(column: f.column, after: f.binWidth)]
+    }
+
+    /// The frequency sheet on screen came back counted in bins of `width` (nil: unbinned).
+    mutating func binnedFrequencySheet(width: Int64?, values: Int, total: Int, result: Int, seconds: Double) {
+        running = nil
+        guard var f = frequencySheet else { return }
+        f.binWidth = width
+        f.total = total
+        sheet = .frequency(f)
+        count = values
+        cursorRow = 0; topRow = 0
+        resultID = result
+        windowValid = false
+        window = []
+        let what = width.map { "in bins of \(group(Int($0))): \(group(values)) \(values == 1 ? "row" : "rows")" }
+            ?? "without bins: \(group(values)) distinct \(values == 1 ? "value" : "values")"
+        say("\(f.column) \(what), counted by SQLite in \(milliseconds(seconds)); B for the next width, Enter opens a bin's rows")
     }
 
     /// Enter on a frequency sheet: the parent's table, filtered to the value at the cursor, as a

@@ -43,6 +43,46 @@ extension EffectRunner {
         }
     }
 
+    /// `B`: the frequency sheet's column counted again over the same result, in the bin width
+    /// after `after` among those of its numbers' range (after the widest, unbinned); a cancel
+    /// leaves the sheet as it was.
+    func bin(_ column: String, after: Int64?, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard let collection, frequencies != nil else { return [.failed("the frequency sheet is gone: F again")] }
+        let clock = environment.now
+        let started = clock()
+        var lastDraw = started
+        report(.started(.counting))
+        report(.frequencyProgress(column: column, seconds: 0, rows: 0))
+        let rows = rowsToRead()
+        guard let range = try collection.numericRange(of: column, rows: rows) else {
+            return [.failed("\(column) holds no numbers here: B bins numbers")]
+        }
+        // Bins are computed with 64-bit integers: past ±2^53 neither they nor their bounds are exact.
+        guard range.lowerBound > -9.0e15, range.upperBound < 9.0e15 else {
+            return [.failed("\(column) holds numbers beyond ±9e15: B bins only numbers it can bound exactly")]
+        }
+        let widths = ValueFrequencies.binWidths(for: range)
+        let width = after.map { w in widths.first { $0 > w } } ?? widths.first
+        do {
+            let counted = try withoutActuallyEscaping(report) { report in
+                try collection.frequencies(of: column, binWidth: width, rows: rows) { progress in
+                    if cancel.isSet { return .cancel }
+                    if clock() - lastDraw >= 0.1 {
+                        lastDraw = clock()
+                        report(.frequencyProgress(column: column, seconds: clock() - started, rows: progress.rowsScanned))
+                    }
+                    return .proceed
+                }
+            }
+            frequencies = counted
+            resultSerial += 1
+            log("frequencies of \(column) in bins of \(width.map(String.init) ?? "none"): \(counted.count) rows in \(counted.seconds)s")
+            return [.frequencyBinned(width: width, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.failed("binning \(column) cancelled: the sheet is as it was")]
+        }
+    }
+
     /// `I`: each column's summary over the result on screen, one after the other, each sent as it
     /// is done; a cancel stops at the column being computed.
     func summarize(_ columns: [String], result: Int, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
@@ -91,11 +131,31 @@ extension EffectRunner {
     func frequencyRows(_ range: Range<Int>) throws -> [RowSnapshot] {
         guard let frequencies else { return [] }
         let total = max(1, frequencies.total), top = max(1, frequencies.maxCount)
+        let width = frequencies.binWidth
         return try frequencies.values(in: range).map { entry in
+            let shown = width.flatMap { w in Self.binLabel(entry.value, width: w) }.map(DisplayValue.text) ?? DisplayValue(entry.value)
             let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(total))
             let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(Self.barWidth)).rounded())))
-            return RowSnapshot(id: nil, values: [DisplayValue(entry.value), .text(group(entry.count)), .text(percent), .text(bar)], exists: true)
+            return RowSnapshot(id: nil, values: [shown, .text(group(entry.count)), .text(percent), .text(bar)], exists: true)
         }
+    }
+
+    /// A bin's lower and upper bound (`lo ≤ v < hi`) for a binned number, nil for NULL, text and
+    /// blobs (counted as themselves).
+    static func bin(_ value: SQLValue, width: Int64) -> (low: SQLValue, high: SQLValue)? {
+        switch value {
+        case .integer(let low):
+            let (high, overflow) = low.addingReportingOverflow(width)
+            return (value, overflow ? .real(Double(low) + Double(width)) : .integer(high))
+        case .real(let low) where low.isFinite: return (value, .real(low + Double(width)))
+        default: return nil
+        }
+    }
+
+    /// How a bin shows in the value column: `1990 – 2000` (its rows are `>= 1990` and `< 2000`).
+    static func binLabel(_ value: SQLValue, width: Int64) -> String? {
+        guard let (low, high) = bin(value, width: width) else { return nil }
+        return "\(DisplayValue(low).shown) – \(DisplayValue(high).shown)"
     }
 
     /// Cells in the most frequent value's bar.
@@ -106,7 +166,12 @@ extension EffectRunner {
     /// predicate language, never spliced raw).
     func openValue(at row: Int, of sheet: FrequencySheet, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         guard let frequencies, let entry = try frequencies.values(in: row..<(row + 1)).first else { return [] }
-        guard let condition = FetchPredicate.equalityFormat(key: frequencies.attribute, value: entry.value) else {
+        let range = frequencies.binWidth.flatMap { w in Self.bin(entry.value, width: w) }.flatMap { bin -> String? in
+            guard let low = FetchPredicate.literal(bin.low), let high = FetchPredicate.literal(bin.high) else { return nil }
+            let key = FetchPredicate.formatKey(frequencies.attribute)
+            return "\(key) >= \(low) AND \(key) < \(high)"
+        }
+        guard let condition = range ?? FetchPredicate.equalityFormat(key: frequencies.attribute, value: entry.value) else {
             return [.failed("this value (\(DisplayValue(entry.value).shown)) cannot be written as a filter: blobs and infinite numbers have no literal")]
         }
         let filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"

@@ -96,6 +96,8 @@ final class EffectRunner {
             return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
         case .frequency(let column, let result):
             return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
+        case .binFrequency(let column, let after):
+            return try bin(column, after: after, cancel: cancel, report: report)
         case .openValue(let row, let sheet):
             return try openValue(at: row, of: sheet, state: state, cancel: cancel, report: report)
         case .openRelated(let reference, let toMany, let row, let result):

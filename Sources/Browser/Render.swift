@@ -18,7 +18,9 @@ let helpLines: [String] = [
     "  F              frequency sheet of the current column over this result: each value,",
     "                 its count, percent and a bar, most frequent first (SQLite counts;",
     "                 Esc cancels a long count); Enter opens the rows of a value, Esc or q",
-    "                 goes back to the table as it was",
+    "                 goes back to the table as it was; B counts its numbers in bins",
+    "                 (widths 1, 10, 100… from their range, then none again); Enter on a",
+    "                 bin opens col >= lo AND col < hi (text is never in a bin's rows)",
     "  I              summary sheet: per column its type, storage classes, NULLs, distinct",
     "                 values, min, max, mean, text lengths and most frequent value, filled",
     "                 in as SQLite computes them (Esc cancels); Enter goes to the column,",
@@ -190,6 +192,7 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
             parts.append(n == 0 ? "no lines" : "line \(group(t.scroll + 1))–\(group(last)) of \(group(n))")
         } else if let f = state.frequencySheet {
             parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
+            if let w = f.binWidth { parts.append("bins of \(group(Int(w)))") }
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }

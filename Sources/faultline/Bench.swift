@@ -7,7 +7,7 @@ import Foundation
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure BatchStore against raw SQLite in one run and report ratios.",
-        discussion: "Creates a demo database of --rows movies (or uses --db), then times opening, the first batch and a full sweep beside raw sqlite3 baselines, and measures peak memory of batched and eager sweeps in separate processes.")
+        discussion: "Creates a demo database of --rows movies (or uses --db), then times opening, the first batch, a full sweep and the frequency and summary sheets beside raw sqlite3 baselines, and measures peak memory of batched and eager sweeps in separate processes.")
 
     @Option(help: "Rows of demo data to create.")
     var rows: Int = 1_000_000
@@ -36,17 +36,20 @@ struct Bench: ParsableCommand {
     @Flag(help: "Measure only export and import against the sqlite3 shell (each a separate process on the same file).")
     var shellOnly = false
 
+    @Flag(help: "Measure only the frequency and summary sheets (their SQL against SQLite's own, and the browser's first figures, memory and scroll keys in a separate process).")
+    var sheetsOnly = false
+
     func validate() throws {
         guard rows > 0 else { throw ValidationError("--rows must be at least 1") }
         guard repeats > 0 else { throw ValidationError("--repeats must be at least 1") }
-        guard [browserOnly, memoryOnly, shellOnly].filter({ $0 }).count <= 1 else {
-            throw ValidationError("--browser-only, --memory-only and --shell-only do not go together")
+        guard [browserOnly, memoryOnly, shellOnly, sheetsOnly].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--browser-only, --memory-only, --shell-only and --sheets-only do not go together")
         }
     }
 
     func run() throws {
         let options = Benchmark.Options(rows: rows, db: db, repeats: repeats, json: json, plot: plot,
-                                        skipEager: skipEager, browserOnly: browserOnly, memoryOnly: memoryOnly, shellOnly: shellOnly)
+                                        skipEager: skipEager, browserOnly: browserOnly, memoryOnly: memoryOnly, shellOnly: shellOnly, sheetsOnly: sheetsOnly)
         print(try Benchmark.report(options, status: printError) { path, rows in
             try createDemoDatabase(at: path, rows: rows, label: "creating \(formatCount(rows)) rows") { _ in
                 "created \(formatCount(rows))-row demo database"

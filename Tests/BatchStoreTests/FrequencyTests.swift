@@ -241,6 +241,42 @@ struct SummaryTests {
         #expect(g.shortest == 0 && g.longest == 5, "characters, not bytes: 日本 is 2, a\"b'c is 5")
     }
 
+    @Test("distinct count and most frequent value from one GROUP BY: ties in value order, a NOCASE index, all NULLs, no rows; as the shell computes them")
+    func groupedFiguresMatchTheShell() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE w(id INTEGER PRIMARY KEY, c TEXT COLLATE NOCASE, k INTEGER, z, r REAL);
+            CREATE INDEX w_c ON w(c);
+            CREATE INDEX w_k ON w(k);
+            INSERT INTO w(c, k, z, r) VALUES ('b', 3, NULL, 0.1), ('B', 3, NULL, 0.2), ('a', 2, NULL, 0.1), ('A', 2, NULL, 0.7),
+              ('é', 1, NULL, NULL), ('c', 9, NULL, 0.30000000000000004), (NULL, NULL, NULL, 1e300), (NULL, 1, NULL, -1e300), ('Z', 1, NULL, 2.5);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for (predicate, condition) in [(nil, "1"), ("id > 2", "id > 2"), ("id > 100", "id > 100")] as [(String?, String)] {
+            let result = try context.fetchBatched(FetchRequest(entityName: "w", predicate: try predicate.map { try FetchPredicate(format: $0) }, fetchBatchSize: 4))
+            for column in ["c", "k", "z", "r"] {
+                for rows in [ResultRows.fetched, .matchingNow] {
+                    let s = try result.summary(of: column, rows: rows)
+                    let label: Comment = "\(column) where \(condition), \(rows)"
+                    let figures = try sqlite3(path, "SELECT count(*), count(DISTINCT \(column)), (SELECT CASE WHEN a IS NULL THEN 'none' ELSE ieee754(a) END FROM (SELECT avg(CASE WHEN typeof(\(column)) IN ('integer', 'real') THEN \(column) END) AS a FROM w WHERE \(condition))) FROM w WHERE \(condition)")
+                        .split(separator: "|").map(String.init)
+                    #expect(figures.count == 3 && "\(s.rows)" == figures[0] && "\(s.distinct)" == figures[1], "\(label): \(s) vs \(figures)")
+                    #expect(s.mean.map(ieee754) ?? "none" == figures.last, "\(label): the mean bit for bit")
+                    let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM w WHERE \(condition) GROUP BY \(column) ORDER BY count(*) DESC, \(column) LIMIT 1")
+                    #expect(s.mostFrequent.map { "\(frequencies.quoted($0.value))|\($0.count)" } ?? "" == top, label)
+                }
+            }
+        }
+    }
+
+    /// The sqlite3 shell's `ieee754(X)` of a finite double: `ieee754(M,E)` with X = M × 2^E, M odd.
+    func ieee754(_ x: Double) -> String {
+        guard x != 0 else { return "ieee754(0,-1075)" }
+        var m = Int64(x.significandBitPattern | (x.isNormal ? 1 << 52 : 0)), e = Int(x.isNormal ? x.exponent : -1022) - 52
+        while m & 1 == 0 { m >>= 1; e += 1 }
+        return "ieee754(\(x < 0 ? -m : m),\(e))"
+    }
+
     @Test("a cancel stops the summary; an unknown column is refused")
     func cancelAndErrors() throws {
         let dir = TempDir()
@@ -260,5 +296,54 @@ struct SummaryTests {
         let v = try result.summary(of: "v")
         #expect(v.distinct == 300_000 && v.min == .integer(1) && v.max == .integer(300_000) && v.mean == 150_000.5)
         #expect(v.mostFrequent == ValueCount(value: .integer(1), count: 1))
+    }
+}
+
+/// Binned frequencies (`B` on a frequency sheet): each bin and count compared with the sqlite3
+/// shell's own GROUP BY of `floor(v / w) * w`, and each bin's range predicate selecting exactly
+/// its count of rows.
+@Suite("Frequencies in bins")
+struct BinnedFrequencyTests {
+    @Test("bins of 1, 10 and 100 as the shell's GROUP BY of floor(v / w) * w: negatives, reals, NULL, text and a blob kept as themselves; a filter")
+    func binsMatchTheShell() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE b(id INTEGER PRIMARY KEY, v);
+            INSERT INTO b(v) VALUES (0), (9), (10), (-1), (-10), (-11), (2.5), (-2.5), (99.99), (100), (1e3), (NULL), ('12'), ('x'), (x'00'),
+              (-0.5), (19.999999999999996), (20), (5), (5.0);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for (predicate, condition) in [(nil, "1"), ("id > 4", "id > 4")] as [(String?, String)] {
+            let result = try context.fetchBatched(BatchStore.FetchRequest(entityName: "b", predicate: try predicate.map { try FetchPredicate(format: $0) }, fetchBatchSize: 4))
+            #expect(try result.numericRange(of: "v") == (condition == "1" ? -11...1000 : -11...1000))
+            for width in [1, 10, 100] as [Int64] {
+                for rows in [ResultRows.fetched, .matchingNow] {
+                    let f = try result.frequencies(of: "v", binWidth: width, rows: rows)
+                    #expect(f.binWidth == width)
+                    let ours = try f.values(in: 0..<f.count).map { "\(FrequencyTests().quoted($0.value))|\($0.count)" }
+                    let shell = try sqlite3(path, """
+                        SELECT quote(bin), count(*) FROM (SELECT CASE WHEN typeof(v) IN ('integer', 'real') THEN CAST(floor(v * 1.0 / \(width)) * \(width) AS INTEGER) ELSE v END AS bin FROM b WHERE \(condition))
+                        GROUP BY bin ORDER BY bin
+                        """).split(separator: "\n").map(String.init)
+                    #expect(ours == shell, "width \(width) where \(condition), \(rows)")
+                    // Each bin's rows, as Enter filters them: exactly its count (text never in a bin).
+                    for entry in try f.values(in: 0..<f.count) {
+                        guard case .integer(let low) = entry.value else { continue }
+                        let format = "v >= \(low) AND v < \(low + width)" + (predicate.map { " AND (\($0))" } ?? "")
+                        let n = try context.count(for: BatchStore.FetchRequest(entityName: "b", predicate: try FetchPredicate(format: format)))
+                        #expect(n == entry.count, "\(format)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("bin widths: powers of ten from 1 giving 1 to 1,000 bins over the range, narrowest first, at most four")
+    func widths() {
+        #expect(ValueFrequencies.binWidths(for: 1920...2025) == [1, 10, 100])
+        #expect(ValueFrequencies.binWidths(for: 1...10) == [1])
+        #expect(ValueFrequencies.binWidths(for: 0...1_997_001) == [10_000, 100_000, 1_000_000])
+        #expect(ValueFrequencies.binWidths(for: 0.1...0.2) == [1])
+        #expect(ValueFrequencies.binWidths(for: 0...1e15) == [1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000, 1_000_000_000_000_000])
     }
 }

@@ -209,7 +209,27 @@ import TestSupport
                 #expect(try ids("2 \(flipped) \(column)") == expected, "2 \(flipped) \(column)")
             }
         }
-        let plan = try direct(path) { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM v AS t WHERE (t.u >= 2 AND t.u < '')").map { $0["detail"] as String } }
-        #expect(plan.joined().contains("v_u (u>? AND u<?)"), "\(plan)")
+        let (_, recording) = try recordSQL(on: context) { try ids("u >= 2") }
+        let fetch = try #require(recording.statements.first { $0.sql.contains("u\" >= ") })
+        #expect(fetch.sql.contains("+t.\"u\" < ''"), "\(fetch.sql)")
+        let plan = try direct(path) { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM v AS t WHERE (t.u >= 2 AND +t.u < '')").map { $0["detail"] as String } }
+        #expect(plan.joined().contains("v_u (u>?)"), "the index serves the lower end: \(plan)")
+    }
+
+    @Test("the guard leaves SQLite's plan as the plain WHERE's: genre counts where year >= 2000 read the covering (genre, year) index")
+    func guardKeepsThePlan() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE movie(id INTEGER PRIMARY KEY, year INTEGER, genre TEXT);
+            CREATE INDEX movie_year ON movie(year);
+            CREATE INDEX movie_genre_year ON movie(genre, year);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 2000")))
+        let sql = try result.frequencies(of: "genre", rows: .matchingNow).statements(readingAt: 0, pageSize: 1).idFetch
+        let select = try #require(sql.range(of: "SELECT value").map { String(sql[$0.lowerBound...]) })
+        let plan = try direct(path) { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + select, arguments: [2000]).map { $0["detail"] as String } }
+        let plain = try direct(path) { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT genre, count(*) FROM movie WHERE year >= 2000 GROUP BY genre").map { $0["detail"] as String } }
+        #expect(plan.joined().contains("COVERING INDEX movie_genre_year") && plain.joined().contains("COVERING INDEX movie_genre_year"), "\(plan) vs \(plain)")
     }
 }

@@ -102,6 +102,33 @@ struct FrequencySheetTests {
         }
     }
 
+    @Test("B: a numeric column's frequency sheet in bins of 1 (its range is 1 to 3), then unbinned again; Enter on a bin opens its range, text never in it")
+    func bins() throws {
+        let dir = TempDir()
+        let path = try movies(dir)
+        let (b, term) = try browser(path, width: 100)
+        b.send(keys("llF"))
+        b.send(.char("B"))
+        #expect(b.state.frequencySheet?.binWidth == 1)
+        // NULL, the bins 1, 2, 3 in order, then the text '1' as itself.
+        let shown = (0..<b.state.count).compactMap { b.state.snapshot($0).map { Array($0.values.prefix(2)) } }
+        #expect(shown == [[.null, .text("1")], [.text("1 – 2"), .text("4")], [.text("2 – 3"), .text("3")], [.text("3 – 4"), .text("2")], [.text("1"), .text("2")]], "\(shown)")
+        #expect(term.text[10].contains("bins of 1"), "\(term.text[10])")
+        b.send(.char("j"))
+        b.send(.enter)
+        #expect(b.state.filter == "n >= 1 AND n < 2" && b.state.count == 4, "\(b.state.filter): \(b.state.count)")
+        b.send(.char("q"))
+        #expect(b.state.frequencySheet?.binWidth == 1 && b.state.cursorRow == 1)
+        b.send(.char("B"))
+        #expect(b.state.frequencySheet?.binWidth == nil && b.state.count == 5, "after the widest width, none again")
+        b.send(.escape)
+        b.send(.char("B"))
+        #expect(term.text[11].contains("B bins the numbers of a frequency sheet"), "\(term.text[11])")
+        b.send(keys("hF"))
+        b.send(.char("B"))
+        #expect(b.state.frequencySheet?.binWidth == nil && term.text[11].contains("holds no numbers"), "\(term.text[11])")
+    }
+
     @Test("over a filter: the sheet counts the filtered rows; Enter adds the value to the filter")
     func overAFilter() throws {
         let dir = TempDir()

@@ -124,7 +124,12 @@ func tsv(_ value: DatabaseValue) -> String {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(json["rows"] as? Int == 20000)
         let comparisons = try #require(json["comparisons"] as? [[String: Any]])
-        #expect(comparisons.count == 5, "open ×2, first batch, sweep, sweep reading every value")
+        #expect(comparisons.count == 8, "open ×2, first batch, sweep, sweep reading every value, frequency ×2, summary")
+        #expect(comparisons.suffix(3).compactMap { $0["target"] as? Double } == [1.2, 1.2, 1.5])
+        let sheets = try #require(json["sheets"] as? [String: Any])
+        #expect(sheets["rows"] as? Int == 20000 && sheets["distinctValues"] as? Int == 20000, "F on id: every value distinct")
+        #expect((sheets["summaryFirstSeconds"] as? Double ?? 0) > 0 && (sheets["summaryFirstSeconds"] as? Double ?? 0) <= (sheets["summarySeconds"] as? Double ?? 0))
+        #expect((sheets["sheetsPeakRSS"] as? Int ?? 0) > 1_000_000 && ((sheets["scroll"] as? [String: Any])?["keys"] as? Int) == 3000)
         for c in comparisons {
             #expect((c["oursSeconds"] as? Double ?? 0) > 0 && (c["rawSeconds"] as? Double ?? 0) > 0)
         }

@@ -32,6 +32,11 @@ public final class ValueFrequencies {
     public let maxCount: Int
     /// How long the grouping took, in seconds.
     public let seconds: Double
+    /// The width of the bins the numbers were counted in (nil: each value on its own). Binned, a
+    /// number `v` counts as its bin's lower bound `floor(v / w) * w`, text and blobs as
+    /// themselves, NULL as NULL, and the values come in bin order (NULL, the bins, text, blobs),
+    /// not by count.
+    public let binWidth: Int64?
 
     private let connection: Connection
     private let name: String
@@ -48,15 +53,29 @@ public final class ValueFrequencies {
     /// failure or a cancel from `progress` no table is left.
     /// - Complexity: SQLite's GROUP BY over the result's rows (a sort of the values); nothing but
     ///   the two sums enters Swift memory.
-    init(_ values: ColumnValues, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+    ///
+    /// With `binWidth`, the values are `SELECT CASE WHEN value < '' THEN (CAST(value / w AS INTEGER)
+    /// - (CAST(value / w AS INTEGER) * w > value)) * w ELSE value END AS value FROM (<values>)` (`value
+    /// < ''` holds for numbers alone: every number sorts before any text, blobs after text; the
+    /// correction makes the truncating CAST a floor for negative numbers) and the groups are
+    /// ordered by value.
+    init(_ values: ColumnValues, binWidth: Int64? = nil, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         let connection = values.connection
         self.attribute = values.attribute
         self.connection = connection
+        self.binWidth = binWidth
         let name = connection.makeTempTableName("bs_freq")
         self.name = name
         let started = DispatchTime.now().uptimeNanoseconds
         let table = "temp.\(quoteIdentifier(name))"
-        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(values.select)) GROUP BY value ORDER BY count(*) DESC, value"
+        var select = values.select, order = "count(*) DESC, value"
+        if let w = binWidth {
+            precondition(w > 0, "a bin width is positive")
+            let q = "CAST(value / \(w) AS INTEGER)"
+            select = "SELECT CASE WHEN value < '' THEN (\(q) - (\(q) * \(w) > value)) * \(w) ELSE value END AS value FROM (\(values.select))"
+            order = "value"
+        }
+        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value ORDER BY \(order)"
         groupSQL = sql
         groupArguments = values.arguments
         let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int) in
@@ -128,8 +147,41 @@ extension BatchFaultingCollection {
     /// SELECT is `SELECT t."genre" AS value FROM main."movie" AS t WHERE <the fetch's predicate>`.
     /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
     /// - Complexity: a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
-    public func frequencies(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
-        try ValueFrequencies(try storage.source.columnValues(of: attribute, rows: rows, request: storage.request), estimate: storage.count, progress: progress)
+    /// With `binWidth`, numbers are counted in bins of that width (see ``ValueFrequencies/binWidth``).
+    public func frequencies(of attribute: String, binWidth: Int64? = nil, rows: ResultRows = .fetched,
+                            progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
+        try ValueFrequencies(try storage.source.columnValues(of: attribute, rows: rows, request: storage.request), binWidth: binWidth,
+                             estimate: storage.count, progress: progress)
+    }
+
+    /// The smallest and largest number (integer or real) `attribute` holds over this result's
+    /// rows, nil when it holds none: `SELECT min(value), max(value) FROM (<values>) WHERE value < ''`.
+    /// - Complexity: a scan of ``count`` rows in SQLite.
+    public func numericRange(of attribute: String, rows: ResultRows = .fetched) throws -> ClosedRange<Double>? {
+        let values = try storage.source.columnValues(of: attribute, rows: rows, request: storage.request)
+        let sql = "SELECT min(value), max(value) FROM (\(values.select)) WHERE value < ''"
+        return try values.connection.withDatabase { db in
+            guard let row = try Row.fetchOne(db, sql: sql, arguments: values.arguments.statementArguments),
+                  let low = row[0] as Double?, let high = row[1] as Double? else { return nil }
+            return low...high
+        }
+    }
+}
+
+extension ValueFrequencies {
+    /// Bin widths for numbers spanning `range`: the powers of ten from 1 whose bins number from
+    /// 2 to 1,000 over it (at most four, narrowest first), or `[1]` when none does (a span under 1).
+    public static func binWidths(for range: ClosedRange<Double>) -> [Int64] {
+        let span = range.upperBound - range.lowerBound
+        var widths: [Int64] = []
+        var w: Int64 = 1
+        while widths.count < 4, w <= Int64.max / 10 {
+            let bins = span / Double(w)
+            if bins < 1 { break }
+            if bins <= 1_000 { widths.append(w) }
+            w *= 10
+        }
+        return widths.isEmpty ? [1] : widths
     }
 }
 

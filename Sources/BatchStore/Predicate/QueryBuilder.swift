@@ -383,11 +383,16 @@ final class QueryBuilder {
             if !converts(column, constant), Operand.kind(of: constant.constant ?? .null) == .number {
                 // SQLite orders NULL < numbers < text < blobs. Below a number, only numbers
                 // (NULL never compares); above it, text and blobs too, which `column < ''` (''
-                // is the least text) leaves out. A range, not a typeof() per row: an index serves
-                // both ends, and a 2.5M-row delete of 10M ran 1.23x slower with the typeof() form.
+                // is the least text) leaves out. A comparison, not a typeof() per row (a 2.5M-row
+                // delete of 10M ran 1.23x slower with the typeof() form). The bound is written
+                // `+column < ''` so that SQLite's planner does not take it for a second end of an
+                // index range: with both ends it guesses a narrow range and chose the `year` index
+                // and a table lookup per row for `genre` counts where `year >= 2000` (0.24 s at 1M)
+                // over the covering (genre, year) index the plain WHERE uses (0.04 s). Unary + keeps
+                // the column's collation; the index still serves the lower end.
                 let columnIsLeft = column.sql == lo.sql
                 let upward = (op == .greater || op == .greaterOrEqual) == columnIsLeft
-                return upward ? "(\(comparison) AND \(column.sql) < '')" : "(\(comparison))"
+                return upward ? "(\(comparison) AND +\(column.sql) < '')" : "(\(comparison))"
             }
             // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
             // column), compare without affinity, as text with text.
