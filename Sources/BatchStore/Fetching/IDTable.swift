@@ -17,6 +17,8 @@ final class IDTable: IDStore {
     private(set) var name: String
     /// Rows in the table.
     private(set) var count = 0
+    /// Counts fills and refills, so what is derived from the table's rows can tell it is stale.
+    private(set) var generation = 0
     /// How long the last fill took, in seconds.
     private(set) var fillSeconds = 0.0
     /// True when the columns identify a row (a key); false when they are a view's values, which
@@ -47,6 +49,7 @@ final class IDTable: IDStore {
     /// - Complexity: the query's, in SQLite; no row enters Swift memory.
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         count = try build(name, query, progress: progress)
+        generation += 1
     }
 
     /// `INSERT INTO temp."<name>" (<columns>) <query's SELECT>`.
@@ -98,6 +101,7 @@ final class IDTable: IDStore {
             try db.execute(sql: "ALTER TABLE temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(old))")
         }
         count = newCount
+        generation += 1
         for key in keys {
             if let position = try position(of: key) { return position }
         }

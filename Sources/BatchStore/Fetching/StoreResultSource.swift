@@ -22,6 +22,11 @@ final class StoreResultSource: ResultSource {
     let isAddressable: Bool
     /// True when the ID table's keys ascend with `pos` (see above).
     let keysAscend: Bool
+    /// For a result in rowid order whose keys have no gap at all (the whole table fetched, no
+    /// row deleted before the fetch), the key at position 0, so every batch's end keys follow
+    /// from its positions with no lookup; checked once per fill of the ID table (its first and
+    /// last key), kept with the fill's generation.
+    private var unbrokenFrom: (generation: Int, firstKey: Int64?) = (-1, nil)
     private(set) lazy var faultSQL = makeFaultSQL()
     /// The end keys of a batch: `SELECT (SELECT key FROM ids WHERE pos = ?1), (SELECT key … = ?2)`.
     private lazy var endKeysSQL = "SELECT (SELECT key FROM \(table.qualifiedName) WHERE pos = ?1), (SELECT key FROM \(table.qualifiedName) WHERE pos = ?2)"
@@ -79,6 +84,23 @@ final class StoreResultSource: ResultSource {
     /// type's notes), else nil.
     private func keyRange(_ db: Database, _ positions: Range<Int>) throws -> ClosedRange<Int64>? {
         guard keysAscend, positions.count > 1 else { return nil }
+        if unbrokenFrom.generation != table.generation {
+            // The first and last key: as far apart as the first and last position, or not.
+            let stmt = try db.cachedStatement(sql: endKeysSQL).sqliteStatement
+            sqlite3_reset(stmt)
+            defer { sqlite3_reset(stmt) }
+            sqlite3_bind_int64(stmt, 1, 1)
+            sqlite3_bind_int64(stmt, 2, Int64(table.count))
+            var first: Int64?
+            if try db.stepRow(stmt, sql: endKeysSQL), sqlite3_column_type(stmt, 0) == SQLITE_INTEGER, sqlite3_column_type(stmt, 1) == SQLITE_INTEGER,
+               sqlite3_column_int64(stmt, 1) &- sqlite3_column_int64(stmt, 0) == Int64(table.count - 1) {
+                first = sqlite3_column_int64(stmt, 0)
+            }
+            unbrokenFrom = (table.generation, first)
+        }
+        if let first = unbrokenFrom.firstKey {
+            return (first + Int64(positions.lowerBound))...(first + Int64(positions.upperBound - 1))
+        }
         let stmt = try db.cachedStatement(sql: endKeysSQL).sqliteStatement
         sqlite3_reset(stmt)
         defer { sqlite3_reset(stmt) }
