@@ -19,21 +19,11 @@ extension EffectRunner {
         }
         let clock = environment.now
         let started = clock()
-        var lastDraw = started
         report(.started(.counting))
         report(.frequencyProgress(column: column, seconds: 0, rows: 0))
         do {
             let rows = rowsToRead()
-            let counted = try withoutActuallyEscaping(report) { report in
-                try collection.frequencies(of: column, rows: rows) { progress in
-                    if cancel.isSet { return .cancel }
-                    if clock() - lastDraw >= 0.1 {
-                        lastDraw = clock()
-                        report(.frequencyProgress(column: column, seconds: clock() - started, rows: progress.rowsScanned))
-                    }
-                    return .proceed
-                }
-            }
+            let counted = try count(column, in: collection, binWidth: nil, rows: rows, started: started, cancel: cancel, report: report)
             frequencies = counted
             resultSerial += 1
             log("frequencies of \(column) (\(rows)): \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
@@ -50,7 +40,6 @@ extension EffectRunner {
         guard let collection, frequencies != nil else { return [.failed("the frequency sheet is gone: F again")] }
         let clock = environment.now
         let started = clock()
-        var lastDraw = started
         report(.started(.counting))
         report(.frequencyProgress(column: column, seconds: 0, rows: 0))
         let rows = rowsToRead()
@@ -64,22 +53,31 @@ extension EffectRunner {
         let widths = ValueFrequencies.binWidths(for: range)
         let width = after.map { w in widths.first { $0 > w } } ?? widths.first
         do {
-            let counted = try withoutActuallyEscaping(report) { report in
-                try collection.frequencies(of: column, binWidth: width, rows: rows) { progress in
-                    if cancel.isSet { return .cancel }
-                    if clock() - lastDraw >= 0.1 {
-                        lastDraw = clock()
-                        report(.frequencyProgress(column: column, seconds: clock() - started, rows: progress.rowsScanned))
-                    }
-                    return .proceed
-                }
-            }
+            let counted = try count(column, in: collection, binWidth: width, rows: rows, started: started, cancel: cancel, report: report)
             frequencies = counted
             resultSerial += 1
             log("frequencies of \(column) in bins of \(width.map(String.init) ?? "none"): \(counted.count) rows in \(counted.seconds)s")
             return [.frequencyBinned(width: width, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.failed("binning \(column) cancelled: the sheet is as it was")]
+        }
+    }
+
+    /// The GROUP BY of `F` and `B` (``BatchFaultingCollection/frequencies(of:binWidth:rows:progress:)``),
+    /// reporting its progress at most every 0.1 s and stopping at a cancel.
+    private func count(_ column: String, in collection: BrowserResult, binWidth: Int64?, rows: ResultRows, started: Double,
+                       cancel: CancelFlag, report: (Action) -> Void) throws -> ValueFrequencies {
+        let clock = environment.now
+        var lastDraw = started
+        return try withoutActuallyEscaping(report) { report in
+            try collection.frequencies(of: column, binWidth: binWidth, rows: rows) { progress in
+                if cancel.isSet { return .cancel }
+                if clock() - lastDraw >= 0.1 {
+                    lastDraw = clock()
+                    report(.frequencyProgress(column: column, seconds: clock() - started, rows: progress.rowsScanned))
+                }
+                return .proceed
+            }
         }
     }
 

@@ -10,14 +10,6 @@ import TerminalCore
 /// through OSC 52 when enabled.
 @Suite("Copying: y and Y")
 struct CopyTests {
-    func movies(_ dir: TempDir) throws -> String {
-        try makeDatabase(dir, sql: """
-            CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, year INTEGER, rating REAL, poster BLOB);
-            INSERT INTO movie VALUES (1, 'Ran', 1985, 8.2, NULL), (2, 'tab' || char(9) || 'and' || char(10) || 'line', 1962, 7.5, X'00FF41'),
-              (3, 'say "hi", ''you''', 2001, NULL, NULL), (4, '', 1999, 1.0, X''), (5, NULL, 1985, 9.0, NULL),
-              (6, '東京' || char(27) || '[2J', 1953, 8.1, NULL), (7, '\\x41', 2010, -0.5, NULL);
-            """)
-    }
 
     func browser(_ path: String, copyDirectory: String, osc52: Bool = false) throws -> (Browser, MemoryTerminal) {
         let term = MemoryTerminal(width: 100, height: 12)
@@ -58,7 +50,7 @@ struct CopyTests {
     @Test("y on marked rows writes, byte for byte, what faultline export writes for the same rows; the message names the file and counts the rows", arguments: ["tsv", "csv"])
     func markedToFile(format: String) throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let copies = dir.path("state")
         let (b, _) = try browser(path, copyDirectory: copies)
         // Mark ids 6, 3 and 4 (v moves down), out of order.
@@ -75,7 +67,7 @@ struct CopyTests {
     @Test("V then y j streams every row: the same bytes as export's NDJSON; Y copies one cell as a one-column table")
     func allAndCell() throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let copies = dir.path("state")
         let (b, _) = try browser(path, copyDirectory: copies)
         b.send(keys("Vyj"))
@@ -90,7 +82,7 @@ struct CopyTests {
     @Test("with OSC 52 enabled, the row goes through the terminal as base64 only; decoded, it is the file's bytes; no file is written")
     func osc52() throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let copies = dir.path("state")
         let (b, term) = try browser(path, copyDirectory: copies, osc52: true)
         b.send(keys("jjjjjys"))

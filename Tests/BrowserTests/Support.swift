@@ -31,3 +31,14 @@ func makeMillionRows(_ dir: TempDir) throws -> String {
         INSERT INTO n SELECT x, x * 10, 'row ' || x FROM c;
         """)
 }
+
+/// Movies with awkward values (for `y` and `:w`, compared with `export`): tabs, newlines, quotes, NUL-free control characters, NULL,
+/// empty text, a blob, reals and non-ASCII text.
+func awkwardMovies(_ dir: TempDir) throws -> String {
+    try makeDatabase(dir, sql: """
+        CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, year INTEGER, rating REAL, poster BLOB);
+        INSERT INTO movie VALUES (1, 'Ran', 1985, 8.2, NULL), (2, 'tab' || char(9) || 'and' || char(10) || 'line', 1962, 7.5, X'00FF41'),
+          (3, 'say "hi", ''you''', 2001, NULL, NULL), (4, '', 1999, 1.0, X''), (5, NULL, 1985, 9.0, NULL),
+          (6, '東京' || char(27) || '[2J', 1953, 8.1, NULL), (7, '\\x41', 2010, -0.5, NULL);
+        """)
+}

@@ -9,16 +9,6 @@ import TerminalCore
 /// `faultline export`, with progress; Esc leaves no file; an existing file needs `:w!`.
 @Suite("Writing the result: :w FILE")
 struct WriteTests {
-    /// Movies with awkward values: tabs, newlines, quotes, NUL-free control characters, NULL,
-    /// empty text, a blob, reals and non-ASCII text.
-    func movies(_ dir: TempDir) throws -> String {
-        try makeDatabase(dir, sql: """
-            CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, year INTEGER, rating REAL, poster BLOB);
-            INSERT INTO movie VALUES (1, 'Ran', 1985, 8.2, NULL), (2, 'tab' || char(9) || 'and' || char(10) || 'line', 1962, 7.5, X'00FF41'),
-              (3, 'say "hi", ''you''', 2001, NULL, NULL), (4, '', 1999, 1.0, X''), (5, NULL, 1985, 9.0, NULL),
-              (6, '東京' || char(27) || '[2J', 1953, 8.1, NULL), (7, '\\x41', 2010, -0.5, NULL);
-            """)
-    }
 
     func browser(_ path: String, filter: String = "", sort: String? = nil) throws -> (Browser, MemoryTerminal) {
         let term = MemoryTerminal(width: 100, height: 12)
@@ -61,7 +51,7 @@ struct WriteTests {
     @Test("each format is byte for byte what faultline export writes for the same filter and sort", arguments: ["tsv", "csv", "ndjson"])
     func sameAsExport(format: String) throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let (b, term) = try browser(path, filter: "year >= 1960", sort: "year desc")
         let out = dir.path("out.\(format)")
         command(b, "w \(out)")
@@ -76,7 +66,7 @@ struct WriteTests {
     @Test(".json writes NDJSON; .sql writes INSERTs that SQLite reads back to the same rows, blobs and NULLs included")
     func jsonAndSQL() throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let (b, _) = try browser(path)
         command(b, "w \(dir.path("m.json"))")
         let exported = try CLI.run(["export", path, "--table", "movie", "--format", "ndjson"])
@@ -93,7 +83,7 @@ struct WriteTests {
     @Test("an existing file is refused and kept; :w! replaces it; an unknown extension is refused")
     func existing() throws {
         let dir = TempDir()
-        let path = try movies(dir)
+        let path = try awkwardMovies(dir)
         let (b, term) = try browser(path)
         let out = dir.path("keep.csv")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: out))
