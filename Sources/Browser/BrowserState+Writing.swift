@@ -21,10 +21,20 @@ extension BrowserState {
         } else {
             return nil
         }
-        let path = (String(rest).trimmingCharacters(in: " ") as NSString).expandingTildeInPath
+        let path = Self.expandingTilde(String(rest).trimmingCharacters(in: " "), home: ProcessInfo.processInfo.environment["HOME"])
         guard sheet == .table else { say(":w writes a table's result: Esc goes back to it", error: true); return [] }
         guard let resultID else { say("no result to write yet: r loads it", error: true); return [] }
         say("writing \(TerminalText.escapingControlCharacters(path))…")
         return [.write(path: path, overwrite: overwrite, result: resultID)]
+    }
+
+    /// `~` and `~/…` from `home` (the `HOME` the user runs with, as the shell reads it; Foundation's
+    /// `expandingTildeInPath` takes the account's home from the user database instead, so a
+    /// `:w ~/x.csv` under another `HOME` wrote elsewhere); `~user/…` as Foundation expands it.
+    package static func expandingTilde(_ path: String, home: String?) -> String {
+        if let home, !home.isEmpty, path == "~" || path.hasPrefix("~/") {
+            return home + path.dropFirst()
+        }
+        return (path as NSString).expandingTildeInPath
     }
 }

@@ -117,4 +117,14 @@ struct WriteTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["test.sqlite"])
         #expect(b.state.running == nil && b.state.count == 1_500_000)
     }
+
+    /// `~` is the `HOME` the browser runs with (found by a new-user trial: it was the account's
+    /// home from the user database, so `:w ~/p.csv` under another HOME wrote to /root).
+    @Test func tildeIsTheHomeTheUserRunsWith() {
+        #expect(BrowserState.expandingTilde("~/p.csv", home: "/tmp/h") == "/tmp/h/p.csv")
+        #expect(BrowserState.expandingTilde("~", home: "/tmp/h") == "/tmp/h")
+        #expect(BrowserState.expandingTilde("a/~/p.csv", home: "/tmp/h") == "a/~/p.csv")
+        #expect(BrowserState.expandingTilde("/abs/p.csv", home: "/tmp/h") == "/abs/p.csv")
+        #expect(BrowserState.expandingTilde("~/p.csv", home: nil) == ("~/p.csv" as NSString).expandingTildeInPath)
+    }
 }
