@@ -85,31 +85,26 @@ final class StoreResultSource: ResultSource {
     private func keyRange(_ db: Database, _ positions: Range<Int>) throws -> ClosedRange<Int64>? {
         guard keysAscend, positions.count > 1 else { return nil }
         if unbrokenFrom.generation != table.generation {
-            // The first and last key: as far apart as the first and last position, or not.
-            let stmt = try db.cachedStatement(sql: endKeysSQL).sqliteStatement
-            sqlite3_reset(stmt)
-            defer { sqlite3_reset(stmt) }
-            sqlite3_bind_int64(stmt, 1, 1)
-            sqlite3_bind_int64(stmt, 2, Int64(table.count))
-            var first: Int64?
-            if try db.stepRow(stmt, sql: endKeysSQL), sqlite3_column_type(stmt, 0) == SQLITE_INTEGER, sqlite3_column_type(stmt, 1) == SQLITE_INTEGER,
-               sqlite3_column_int64(stmt, 1) &- sqlite3_column_int64(stmt, 0) == Int64(table.count - 1) {
-                first = sqlite3_column_int64(stmt, 0)
-            }
-            unbrokenFrom = (table.generation, first)
+            unbrokenFrom = (table.generation, try unbrokenKeys(db, from: 1, to: table.count)?.lowerBound)
         }
         if let first = unbrokenFrom.firstKey {
             return (first + Int64(positions.lowerBound))...(first + Int64(positions.upperBound - 1))
         }
+        return try unbrokenKeys(db, from: positions.lowerBound + 1, to: positions.upperBound)
+    }
+
+    /// The keys at 1-based positions `from` and `to` of the ID table, when they are as far apart
+    /// as the positions (keys ascend, so every key between is there); else nil.
+    private func unbrokenKeys(_ db: Database, from: Int, to: Int) throws -> ClosedRange<Int64>? {
         let stmt = try db.cachedStatement(sql: endKeysSQL).sqliteStatement
         sqlite3_reset(stmt)
         defer { sqlite3_reset(stmt) }
-        sqlite3_bind_int64(stmt, 1, Int64(positions.lowerBound + 1))
-        sqlite3_bind_int64(stmt, 2, Int64(positions.upperBound))
+        sqlite3_bind_int64(stmt, 1, Int64(from))
+        sqlite3_bind_int64(stmt, 2, Int64(to))
         guard try db.stepRow(stmt, sql: endKeysSQL),
               sqlite3_column_type(stmt, 0) == SQLITE_INTEGER, sqlite3_column_type(stmt, 1) == SQLITE_INTEGER else { return nil }
         let first = sqlite3_column_int64(stmt, 0), last = sqlite3_column_int64(stmt, 1)
-        guard last >= first, last - first == Int64(positions.count - 1) else { return nil }
+        guard last >= first, last &- first == Int64(to - from) else { return nil }
         return first...last
     }
 

@@ -100,8 +100,6 @@ final class IdentityMap {
     /// A reused object is unregistered here and gets its new ID and values in ``adopt``, so no path
     /// reaches it in between.
     func recycle(_ objects: inout [ManagedObject?], link: ContextLink) {
-        // The batch's objects share an entity: its rowid table is looked up once.
-        var rowids: (entity: Entity, table: RowidRegistry)?
         for i in objects.indices {
             guard spare.count < Self.spareLimit else { return }
             // Another context's object (a batch across stores) is left for its own context.
@@ -113,13 +111,7 @@ final class IdentityMap {
                 objects[i] = object
                 continue
             }
-            if case .rowid(let r) = object.objectID.key {
-                let entity = object.objectID.entity
-                if rowids == nil || rowids?.entity !== entity { rowids = (entity, rowidTable(for: entity)) }
-                rowids?.table.remove(r, ifValue: Unmanaged.passUnretained(object).toOpaque())
-            } else {
-                unregister(object)
-            }
+            unregister(object)
             object.storage = .fault
             spare.append(object)
         }
