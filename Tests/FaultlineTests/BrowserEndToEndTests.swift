@@ -322,6 +322,9 @@ struct BrowserEndToEndTests {
         try t.type("v > 100")
         try t.send("Enter")
         try t.waitFor("filter: v > 100")
+        // The filtered result loaded (its count shown) before the next key: a column move typed
+        // while it loads is undone when it lands (seen once in CI: S then sorted by name).
+        try t.waitFor("row 1 of 4,356")
         try t.type("hS")
         try t.waitFor("sort: v desc")
         try t.type("Gvmr")
