@@ -238,6 +238,7 @@ struct BenchRun {
         return ["sheets in the browser, \(formatCount(f.rows)) rows on a 200x50 in-memory screen (separate process; key to frame)",
                 pad("  F on genre: first figures / complete", 44) + first(f.frequencyFirstSeconds) + String(format: " / %.3f s", f.frequencySeconds),
                 pad("  I (\(Benchmark.movieColumns.count) columns): first figures / complete", 44) + first(f.summaryFirstSeconds) + String(format: " / %.3f s", f.summarySeconds),
+                pad("    its first exact row (first figures above: a sample, ≈)", 44) + String(format: "%.3f s", f.summaryFirstExactSeconds),
                 pad("  peak RSS during F and I", 44) + mb(f.sheetsPeakRSS) + (f.sheetsPeakRSS <= 40 << 20 ? " (≤ 40 MB ok)" : " (≤ 40 MB MISSED)")
                     + " (the open table: \(mb(f.openRSS)))",
                 pad("  F on id: \(formatCount(f.distinctValues)) distinct values", 44) + String(format: "%.3f s", f.distinctSeconds)

@@ -260,7 +260,9 @@ extension BrowserState {
         case .summaryRow(let index, let figures, let result):
             fillSummary(index: index, with: figures, result: result)
         case .summaryProgress(let index, let n, let column, let seconds):
-            say("summarising \(column), column \(index + 1) of \(n): \(String(format1: seconds)) s (Esc cancels)")
+            let sampled = summarySheet?.rows.contains { $0?.sampledFrom != nil } ?? false
+            let note = sampled ? "; ≈ figures are of an even sample of \(group(summarySheet?.rows.lazy.compactMap { $0?.sampledFrom == nil ? nil : $0?.rows }.first ?? 0)) rows until then" : ""
+            say("summarising \(column), column \(index + 1) of \(n): \(String(format1: seconds)) s\(note) (Esc cancels)")
         case .summaryEnded(let done, let n, let seconds, let cancelled):
             running = nil
             if cancelled {

@@ -58,15 +58,28 @@ public struct SummarySheet: Sendable, Equatable {
         guard let s = rows[index] else {
             return RowSnapshot(id: nil, values: [name] + Array(repeating: .text("…"), count: Self.headers.count - 1), exists: true)
         }
-        let mean = s.mean.map { DisplayValue.text(String(format: "%.6g", $0)) } ?? .text("")
-        let lengths = s.shortest.map { short in DisplayValue.text(short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)") } ?? .text("")
+        // Figures of a sample say so: `≈` before each (counts scaled to the result's rows), `≥`
+        // before the distinct count (a sample can only have fewer values than the result).
+        let sampled = s.sampledFrom.map { total in (mark: "≈ ", scale: Double(total) / Double(max(1, s.rows))) }
+        func count(_ n: Int) -> String {
+            guard let sampled else { return group(n) }
+            return sampled.mark + group(Int((Double(n) * sampled.scale).rounded()))
+        }
+        func text(_ shown: String) -> DisplayValue { .text(shown.isEmpty || sampled == nil ? shown : "≈ " + shown) }
+        func value(_ v: SQLValue?) -> DisplayValue {
+            guard sampled != nil else { return DisplayValue(v ?? .null) }
+            return v.map { text(DisplayValue($0).shown) } ?? DisplayValue.null
+        }
+        let mean = text(s.mean.map { String(format: "%.6g", $0) } ?? "")
+        let lengths = text(s.shortest.map { short in short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)" } ?? "")
         let frequent: DisplayValue = s.mostFrequent.map { top in
             let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown
-            return .text("\(shown) (\(group(top.count)))")
+            return sampled == nil ? .text("\(shown) (\(group(top.count)))") : .text("≈ \(shown) (\(count(top.count)))")
         } ?? .text("")
+        let distinct = sampled == nil ? group(s.distinct) : "≥ " + group(s.distinct)
         return RowSnapshot(id: nil, values: [
-            name, .text(s.declaredType), .text(s.storageClasses.joined(separator: ",")), .text(group(s.nulls)), .text(group(s.distinct)),
-            DisplayValue(s.min ?? .null), DisplayValue(s.max ?? .null), mean, lengths, frequent,
+            name, .text(s.declaredType), text(s.storageClasses.joined(separator: ",")), .text(count(s.nulls)), .text(distinct),
+            value(s.min), value(s.max), mean, lengths, frequent,
         ], exists: true)
     }
 }
@@ -247,6 +260,8 @@ extension BrowserState {
     /// A column's figures came back: they fill in their row, if the sheet is still on screen.
     mutating func fillSummary(index: Int, with figures: ColumnSummary, result: Int) {
         guard var summary = summarySheet, summary.result == result, index < summary.rows.count else { return }
+        // A sample never replaces exact figures.
+        if figures.sampledFrom != nil, let shown = summary.rows[index], shown.sampledFrom == nil { return }
         summary.rows[index] = figures
         sheet = .summary(summary)
         showSummaryRows(summary)

@@ -92,6 +92,16 @@ extension EffectRunner {
         var done = 0
         do {
             try withoutActuallyEscaping(report) { report in
+                // First figures at once: over a large result, every column's figures of an even
+                // sample of its rows (milliseconds at any size, shown marked as a sample), which
+                // the exact figures then replace one column at a time.
+                if collection.count > Self.summarySampleAbove {
+                    for (index, column) in columns.enumerated() {
+                        if cancel.isSet { throw BatchStoreError(.cancelled, "the summary was cancelled") }
+                        let figures = try collection.summary(of: column, rows: .sample(Self.summarySample)) { _ in cancel.isSet ? .cancel : .proceed }
+                        report(.summaryRow(index: index, figures: figures, result: result))
+                    }
+                }
                 for (index, column) in columns.enumerated() {
                     if cancel.isSet { throw BatchStoreError(.cancelled, "the summary was cancelled") }
                     var lastDraw = clock()
@@ -114,6 +124,11 @@ extension EffectRunner {
         log("summary of \(columns.count) columns in \(clock() - started)s")
         return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: false)]
     }
+
+    /// Rows in a summary's first, sampled figures, and the result size above which they are shown
+    /// (below it, the exact figures come about as fast).
+    static let summarySample = 10_000
+    static let summarySampleAbove = 100_000
 
     /// Which rows of ``collection`` a frequency or a summary reads: those its fetch's WHERE matches
     /// now (the table's indexes serve them) while the file is as it was when the result was

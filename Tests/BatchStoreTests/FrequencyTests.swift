@@ -277,6 +277,64 @@ struct SummaryTests {
         return "ieee754(\(x < 0 ? -m : m),\(e))"
     }
 
+    @Test("a sample: the figures of exactly the rows at its positions (one in each of n stretches) of the result (its filter and order), each looked up by key; all the rows, and no sample, when the result is smaller; over several stores too")
+    func sample() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE s(id INTEGER PRIMARY KEY, v, w TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000)
+            INSERT INTO s SELECT x, CASE x % 7 WHEN 0 THEN NULL WHEN 1 THEN 'é' || x WHEN 2 THEN x * 0.5 ELSE (x * 37) % 101 END, char(65 + x % 26) FROM c;
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(FetchRequest(entityName: "s", predicate: try FetchPredicate(format: "id % 3 != 0"),
+                                                           sortDescriptors: [SortDescriptor(key: "w"), SortDescriptor(key: "id", ascending: false)], fetchBatchSize: 50))
+        let n = 97
+        let positions = ResultRows.samplePositions(n, of: result.count)
+        #expect(positions.count == n && positions == positions.sorted() && Set(positions).count == n)
+        #expect(positions.enumerated().allSatisfy { i, p in p >= i * result.count / n && p < (i + 1) * result.count / n }, "one in each stretch")
+        #expect(positions != (0..<n).map { $0 * result.count / n }, "not evenly spaced: blind to a period in the rows")
+        #expect(positions == ResultRows.samplePositions(n, of: result.count), "the same sample every time")
+        // The model: the result's own rows at those positions, by their object IDs.
+        func rowid(_ position: Int) -> Int64 { if case .rowid(let r) = result[position]?.objectID.key { return r } else { return -1 } }
+        let ids = positions.map(rowid).map(String.init).joined(separator: ",")
+        for column in ["v", "w"] {
+            let s = try result.summary(of: column, rows: .sample(n))
+            let figures = try sqlite3(path, """
+                SELECT count(*), count(*) - count(\(column)), count(DISTINCT \(column)), quote(min(\(column))), quote(max(\(column))),
+                  coalesce(min(CASE WHEN typeof(\(column)) = 'text' THEN length(\(column)) END), 'none')
+                FROM s WHERE id IN (\(ids))
+                """).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            #expect(s.sampledFrom == result.count && s.rows == n, "\(column): \(s.rows) of \(String(describing: s.sampledFrom))")
+            let minimum: String = s.min.map(frequencies.quoted) ?? "NULL", maximum: String = s.max.map(frequencies.quoted) ?? "NULL"
+            let shortest: String = s.shortest.map { String($0) } ?? "none"
+            let got: [String] = [String(s.rows), String(s.nulls), String(s.distinct), minimum, maximum, shortest]
+            #expect(got == figures, "\(column): \(s) vs \(figures)")
+            let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM s WHERE id IN (\(ids)) GROUP BY \(column) ORDER BY count(*) DESC, \(column) LIMIT 1")
+            #expect(s.mostFrequent.map { "\(frequencies.quoted($0.value))|\($0.count)" } == top, "\(column)")
+            // A sample as large as the result is the result: exact figures, not marked.
+            var whole = try result.summary(of: column, rows: .sample(result.count))
+            #expect(whole.sampledFrom == nil)
+            whole.sampledFrom = nil
+            #expect(whole == (try result.summary(of: column)))
+        }
+        // A row deleted since the fetch drops out of the sample as it does out of the result.
+        let first = rowid(positions[0])
+        try direct(path) { try $0.execute(sql: "DELETE FROM s WHERE id = \(first)") }
+        let left: Int = n - 1
+        #expect(try result.summary(of: "w", rows: .sample(n)).rows == left)
+
+        let other = try makeDatabase(dir, "other.sqlite", sql: """
+            CREATE TABLE s(id INTEGER PRIMARY KEY, v, w TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500) INSERT INTO s SELECT x, x, 'b' FROM c;
+            """)
+        let coordinator = try PersistentStoreCoordinator(stores: [try PersistentStore(path: path), try PersistentStore(path: other)])
+        let several = try CoordinatedContext(coordinator: coordinator).fetchBatched(FetchRequest(entityName: "s", fetchBatchSize: 50))
+        let sampled = try several.summary(of: "w", rows: .sample(50))
+        let expectedRows = 50
+        #expect(sampled.sampledFrom == several.count && sampled.rows == expectedRows)
+        #expect(sampled.storageClasses == ["text"] && sampled.max == .text("b"), "the second store's rows are in the sample")
+    }
+
     @Test("a cancel stops the summary; an unknown column is refused")
     func cancelAndErrors() throws {
         let dir = TempDir()

@@ -139,8 +139,25 @@ struct SheetReducerTests {
         _ = s.reduce(.summaryRow(index: 1, figures: figures, result: 1))
         #expect(s.snapshot(1)?.values == [.text("b"), .text("TEXT"), .text("integer,text"), .text("3"), .text("1,234"), .text("1"), .text("zz"),
                                           .text("2.5"), .text("1–9"), .text("∅ (3)")])
+        // A sample's figures (first, over a large result): marked, counts scaled to the result's
+        // rows, the distinct count a lower bound; exact figures replace them, never the reverse.
+        var sampled = figures
+        sampled.rows = 10
+        sampled.sampledFrom = 1_000
+        _ = s.reduce(.summaryRow(index: 0, figures: sampled, result: 1))
+        #expect(s.snapshot(0)?.values == [.text("a"), .text("TEXT"), .text("≈ integer,text"), .text("≈ 300"), .text("≥ 1,234"), .text("≈ 1"), .text("≈ zz"),
+                                          .text("≈ 2.5"), .text("≈ 1–9"), .text("≈ ∅ (≈ 300)")])
+        _ = s.reduce(.summaryProgress(index: 0, of: 2, column: "a", seconds: 1.25))
+        #expect(s.message == "summarising a, column 1 of 2: 1.3 s; ≈ figures are of an even sample of 10 rows until then (Esc cancels)")
+        _ = s.reduce(.summaryRow(index: 1, figures: sampled, result: 1))
+        #expect(s.summarySheet?.rows[1] == figures, "a sample never replaces exact figures")
         _ = s.reduce(.summaryRow(index: 0, figures: figures, result: 99))
-        #expect(s.snapshot(0)?.values[1] == .text("…"), "figures of another result are not shown")
+        #expect(s.snapshot(0)?.values[3] == .text("≈ 300"), "figures of another result are not shown")
+        _ = s.reduce(.summaryRow(index: 0, figures: figures, result: 1))
+        #expect(s.snapshot(0)?.values[3] == .text("3"), "exact figures replace the sample's")
+        _ = s.reduce(.summaryRow(index: 0, figures: sampled, result: 1))
+        _ = s.reduce(.summaryRow(index: 0, figures: sampled, result: 99))
+        #expect(s.snapshot(0)?.values[3] == .text("3"))
         _ = s.reduce(.summaryEnded(done: 1, of: 2, seconds: 0.5, cancelled: true))
         #expect(s.running == nil && s.message == "summary cancelled after 1 of 2 columns: Esc goes back")
         #expect(statusLine(s).hasPrefix(" db.sqlite › t › summary │ column 1 of 2 │ filter: a > 1"), "\(statusLine(s))")

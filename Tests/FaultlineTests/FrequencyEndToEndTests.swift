@@ -84,11 +84,19 @@ struct FrequencyEndToEndTests {
         try t.type("q")
         try t.waitFor(" n │ row 2 of 2,000,000")
         // I: a summary whose figures take a while; Esc stops them, Esc again goes back.
+        // Over 2,000,000 rows, every column's first figures are of an even sample, marked ≈ (the
+        // distinct count a lower bound), while the exact ones are computed.
         try t.type("I")
-        try t.waitFor("summarising id, column 1 of 3")
+        screen = try t.waitFor("summarising id, column 1 of 3: ")
+        #expect(screen.contains { $0.contains("≈ figures are of an even sample of 10,000 rows until then") }, "\(screen)")
+        let sampledV = try #require(screen.first { $0.contains(" v ") && $0.contains("INTEGER") }, "\(screen)")
+        #expect(sampledV.contains("≥ 10 ") && sampledV.contains("≈ 0 ") && sampledV.contains("≈ 9 "), "every value of x % 10 is in the sample: \(sampledV)")
+        let sampledName = try #require(screen.first { $0.contains(" name ") && $0.contains("TEXT") }, "\(screen)")
+        #expect(sampledName.contains("≥ 10,000"), "\(sampledName)")
         try t.send("Escape")
         screen = try t.waitFor("summary cancelled after")
         #expect(screen.contains { $0.contains("n › summary │ column 1 of 3") })
+        #expect(screen.contains { $0.contains(" name ") && $0.contains("≥ 10,000") }, "a cancelled summary keeps its sampled figures, marked as such")
         try t.send("Escape")
         try t.waitFor(" n │ row 2 of 2,000,000")
         try t.type("q")

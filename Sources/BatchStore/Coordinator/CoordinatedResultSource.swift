@@ -146,7 +146,7 @@ final class CoordinatedResultSource: ResultEditing {
             guard let entity = entities[i] else { return nil }
             let column = entity.attributes[try entity.requireAttributeIndex(name)].name
             let builder = QueryBuilder(entity: entity, schema: owner.coordinator.stores[i].schema, databaseName: CoordinatedContext.databaseName(i))
-            return "SELECT t.\(quoteIdentifier(column)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN \(builder.fromClause) ON ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key"
+            return "SELECT t.\(quoteIdentifier(column)) AS value FROM \(rows.idsSource(table.qualifiedName, count: table.count)) CROSS JOIN \(builder.fromClause) ON ids.store = \(i) AND \(builder.keyColumnsSQL[0]) = ids.key"
         }
         return ColumnValues(attribute: name, declaredType: first.declaredType, select: selects.joined(separator: " UNION ALL "), connection: table.connection)
     }

@@ -27,9 +27,12 @@ public struct ColumnSummary: Sendable, Equatable {
     public var longest: Int?
     /// The most frequent value (ties by value, as the frequency sheet orders them); nil without rows.
     public var mostFrequent: ValueCount?
+    /// For figures of a sample (``ResultRows/sample(_:)``), the rows of the result it was drawn
+    /// from: every figure is then of the ``rows`` sampled, not of the result. Nil: of every row.
+    public var sampledFrom: Int?
 
     public init(attribute: String, declaredType: String, rows: Int, storageClasses: [String], nulls: Int, distinct: Int,
-                min: SQLValue?, max: SQLValue?, mean: Double?, shortest: Int?, longest: Int?, mostFrequent: ValueCount?) {
+                min: SQLValue?, max: SQLValue?, mean: Double?, shortest: Int?, longest: Int?, mostFrequent: ValueCount?, sampledFrom: Int? = nil) {
         self.attribute = attribute
         self.declaredType = declaredType
         self.rows = rows
@@ -42,12 +45,15 @@ public struct ColumnSummary: Sendable, Equatable {
         self.shortest = shortest
         self.longest = longest
         self.mostFrequent = mostFrequent
+        self.sampledFrom = sampledFrom
     }
 }
 
 extension BatchFaultingCollection {
     /// The summary of `attribute` over this result's rows (its filter; its order does not matter).
-    /// `rows` says which rows are read, as for ``frequencies(of:rows:progress:)``. `progress` is
+    /// `rows` says which rows are read, as for ``frequencies(of:rows:progress:)``; with
+    /// ``ResultRows/sample(_:)``, the figures are of the sample, and ``ColumnSummary/sampledFrom``
+    /// says so. `progress` is
     /// called about every 50 ms while SQLite reads, and may cancel (a `.cancelled` error).
     ///
     /// Two statements over the values (see ``frequencies(of:rows:progress:)`` for the inner SELECT),
@@ -65,7 +71,9 @@ extension BatchFaultingCollection {
     /// - Complexity: a scan and a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
     public func summary(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ColumnSummary {
         let values = try storage.source.columnValues(of: attribute, rows: rows, request: storage.request)
-        let estimate = storage.count
+        var estimate = storage.count
+        var sampledFrom: Int?
+        if case .sample(let size) = rows, size > 0, storage.count > size { estimate = size; sampledFrom = storage.count }
         let figures = """
             SELECT count(*), count(*) - count(value), min(value), max(value),
               avg(CASE WHEN typeof(value) IN ('integer', 'real') THEN value END),
@@ -99,7 +107,7 @@ extension BatchFaultingCollection {
             if g.count == 3, case .integer(let n) = g[2] { distinct = Int(n) }
             return ColumnSummary(attribute: values.attribute, declaredType: values.declaredType, rows: int(0) ?? 0, storageClasses: classes,
                                  nulls: int(1) ?? 0, distinct: distinct, min: value(2), max: value(3), mean: mean,
-                                 shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
+                                 shortest: int(5), longest: int(6), mostFrequent: mostFrequent, sampledFrom: sampledFrom)
         }
     }
 }

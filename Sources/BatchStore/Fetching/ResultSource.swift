@@ -52,6 +52,32 @@ public enum ResultRows: Sendable, Equatable {
     /// as ``fetched`` as long as nothing has changed the file since the fetch (compare
     /// `dataVersion()` before the fetch and now).
     case matchingNow
+    /// `size` rows of the result's ID table, one from each of `size` equal stretches of it, at a
+    /// pseudo-random place in its stretch (a stratified sample: spread evenly over the result,
+    /// yet blind to any period in the rows, which evenly spaced rows are not: every 200th row of
+    /// `x % 10` is always the same value), each looked up by its key: figures in milliseconds at
+    /// any size, for a first look before the whole result is read. The same positions for the same
+    /// count every time. All the rows when the result has no more than `size`.
+    case sample(Int)
+
+    /// The ID table as the FROM clause's `ids` for these rows: the whole table, or for a sample,
+    /// the rows at its positions (`pos IN (…)`, the positions written out as integers, one
+    /// primary-key lookup each).
+    func idsSource(_ qualifiedName: String, count: Int) -> String {
+        guard case .sample(let size) = self, size > 0, count > size else { return "\(qualifiedName) AS ids" }
+        return "(SELECT * FROM \(qualifiedName) WHERE pos IN (\(Self.samplePositions(size, of: count).map { String($0 + 1) }.joined(separator: ",")))) AS ids"
+    }
+
+    /// The 0-based positions of a sample of `size` of `count` rows, ascending: for each i in
+    /// 0..<size, one position in `i·count/size ..< (i+1)·count/size`.
+    package static func samplePositions(_ size: Int, of count: Int) -> [Int] {
+        guard size > 0, count > size else { return Array(0..<max(0, count)) }
+        var random = SplitMix64(seed: UInt64(count))
+        return (0..<size).map { i in
+            let low = Int(Int64(i) * Int64(count) / Int64(size)), high = Int(Int64(i + 1) * Int64(count) / Int64(size))
+            return low + random.below(high - low)
+        }
+    }
 }
 
 /// The values of one attribute over a result's rows: `select` has one column, `value`, one row

@@ -207,11 +207,12 @@ final class StoreResultSource: ResultSource {
                                 arguments: query.arguments, connection: table.connection)
         }
         let values: String
+        let ids = rows.idsSource(table.qualifiedName, count: table.count)
         if isAddressable {
             let on = zip(entity.keyColumns, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
-            values = "SELECT t.\(quoteIdentifier(name)) AS value FROM \(table.qualifiedName) AS ids CROSS JOIN main.\(quoteIdentifier(entity.name)) AS t ON \(on)"
+            values = "SELECT t.\(quoteIdentifier(name)) AS value FROM \(ids) CROSS JOIN main.\(quoteIdentifier(entity.name)) AS t ON \(on)"
         } else {
-            values = "SELECT ids.\(idColumns[index]) AS value FROM \(table.qualifiedName) AS ids"
+            values = "SELECT ids.\(idColumns[index]) AS value FROM \(ids)"
         }
         return ColumnValues(attribute: name, declaredType: entity.attributes[index].declaredType, select: values, connection: table.connection)
     }
