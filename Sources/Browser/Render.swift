@@ -12,7 +12,7 @@ let helpLines: [String] = [
     "Finding",
     "  /text          search the current column (SQLite does it; Esc cancels a long one)",
     "  n N            next / previous match",
-    "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"war\"",
+    "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"forest\"",
     "                 (an empty filter shows every row)",
     "  s S            sort by the current column, ascending / descending",
     "  F              frequency sheet of the current column over this result: each value,",
