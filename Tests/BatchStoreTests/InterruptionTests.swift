@@ -1,0 +1,190 @@
+import BatchStore
+import Foundation
+import GRDB
+import Testing
+
+/// Cancelling a batch delete, update or undo part way (``ManagedObjectContext/interruptible(_:_:)``):
+/// on a real file of 300,000 rows, stopped from the progress handler at its first report inside
+/// the write transaction (deterministic: no sleep), the file, the undo stack and the connection's
+/// temp tables must be exactly as before, and the store still usable.
+@Suite("Interrupting batch edits", .serialized)
+struct InterruptionTests {
+    static let rows = 300_000
+
+    /// `n(id, v, name)` with an index on `v` (so every change also rewrites index pages).
+    func makeFile(_ dir: TempDir) throws -> String {
+        try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < \(Self.rows))
+            INSERT INTO n SELECT x, x % 1000, 'row ' || x FROM c;
+            CREATE INDEX n_v ON n(v);
+            """)
+    }
+
+    /// Every row of `n`, folded into one checksum (FNV-1a over each row's values in rowid order),
+    /// with the row count: the model the file is compared against.
+    func checksum(_ path: String) throws -> (rows: Int, hash: UInt64) {
+        try direct(path) { db in
+            var hash: UInt64 = 0xcbf29ce484222325
+            var count = 0
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, v, name FROM n ORDER BY id")
+            while let row = try cursor.next() {
+                count += 1
+                let line = "\(row[0] as Int64)|\(String(describing: row[1] as Int64?))|\(String(describing: row[2] as String?))\n"
+                for byte in line.utf8 {
+                    hash = (hash ^ UInt64(byte)) &* 0x100000001b3
+                }
+            }
+            return (count, hash)
+        }
+    }
+
+    /// A handler that cancels at its first report inside the write transaction, and records the
+    /// phases it saw.
+    final class CancelWhileWriting: @unchecked Sendable {
+        var phases: [EditProgress.Phase] = []
+        func handle(_ p: EditProgress) -> IDFetchDecision {
+            phases.append(p.phase)
+            return p.phase == .writing ? .cancel : .proceed
+        }
+    }
+
+    @Test("a delete of 150,000 rows cancelled in its transaction changes nothing, and the same delete then runs")
+    func deleteCancelled() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 500")))
+        let before = try checksum(path)
+        let temps = try context.temporaryTableNames()
+        let request = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 500")), resultType: .changes)
+        let handler = CancelWhileWriting()
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible(handler.handle) { try result.execute(request, undoable: true) }
+        }
+        #expect(handler.phases.last == .writing, "stopped inside the transaction: \(handler.phases)")
+        #expect(try checksum(path) == before)
+        #expect(!context.canUndo, "no undo entry for an edit that did not happen")
+        #expect(try context.temporaryTableNames() == temps, "no journal, change or ID table left behind")
+
+        // The store is still usable: the same delete runs to the end, and undo brings the rows back.
+        let done = try context.interruptible({ _ in .proceed }) { try result.execute(request, undoable: true) }
+        #expect(done.count == Self.rows / 2)
+        #expect(try checksum(path).rows == Self.rows / 2)
+        try context.undo()
+        #expect(try checksum(path) == before)
+    }
+
+    @Test("an update cancelled in its transaction changes nothing and leaves the earlier undo entry as it was")
+    func updateCancelled() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let original = try checksum(path)
+        // An earlier edit, so the undo stack has an entry the cancelled update must not disturb.
+        _ = try context.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate("id <= 10"),
+                                               propertiesToUpdate: try UpdateExpression.parseAssignments("name = 'first'")), undoable: true)
+        let before = try checksum(path)
+        let result = try context.fetchBatched(FetchRequest(entityName: "n"))
+        let temporaryWithResult = try context.temporaryTableNames()
+        let update = BatchUpdateRequest(entityName: "n", propertiesToUpdate: try UpdateExpression.parseAssignments("v = v + 1, name = name || '!'"), resultType: .changes)
+        let handler = CancelWhileWriting()
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible(handler.handle) { try result.execute(update, undoable: true) }
+        }
+        #expect(handler.phases.last == .writing, "\(handler.phases)")
+        #expect(try checksum(path) == before)
+        #expect(try context.temporaryTableNames() == temporaryWithResult)
+        // One undo: the earlier update's, exactly.
+        try context.undo()
+        #expect(try checksum(path) == original)
+        #expect(!context.canUndo)
+    }
+
+    @Test("an undo cancelled in its transaction changes nothing: the edit stays, and undo works later")
+    func undoCancelled() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let original = try checksum(path)
+        _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v >= 400"))), undoable: true)
+        let deleted = try checksum(path)
+        #expect(deleted.rows == Self.rows * 2 / 5)
+        let temps = try context.temporaryTableNames()
+        let handler = CancelWhileWriting()
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible(handler.handle) { try context.undo() }
+        }
+        #expect(handler.phases.last == .writing, "\(handler.phases)")
+        #expect(try checksum(path) == deleted)
+        #expect(context.canUndo, "the entry stays")
+        #expect(try context.temporaryTableNames() == temps, "the journal is still there, nothing else is")
+        try context.undo()
+        #expect(try checksum(path) == original)
+    }
+
+    @Test("a cancel during the count before the transaction (reading) changes nothing either")
+    func cancelWhileCounting() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let before = try checksum(path)
+        var phases: [EditProgress.Phase] = []
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible({ p in phases.append(p.phase); return .cancel }) {
+                try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("name CONTAINS '7'"))), undoable: true)
+            }
+        }
+        #expect(phases == [.reading], "the undo count is read before the transaction")
+        #expect(try checksum(path) == before && !context.canUndo)
+    }
+
+    @Test("a cancel that comes after the commit does not stop the call: the edit stands and the call returns")
+    func cancelAfterCommit() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        var sawWriting = false, askedAfter = 0
+        let counted = try context.interruptible({ p in
+            if p.phase == .writing { sawWriting = true; return .proceed }
+            if sawWriting { askedAfter += 1; return .cancel }
+            return .proceed
+        }) { () -> Int in
+            let deleted = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 100")), resultType: .count), undoable: true)
+            // Work after the commit, long enough to be asked again: the cancel does not stop it.
+            _ = try context.count(for: FetchRequest(entityName: "n", predicate: try FetchPredicate("name CONTAINS 'x'")))
+            return deleted.count ?? -1
+        }
+        #expect(sawWriting)
+        #expect(counted == Self.rows / 10)
+        #expect(try checksum(path).rows == Self.rows * 9 / 10)
+        #expect(context.canUndo)
+        #expect(askedAfter >= 1, "the handler was asked after the commit, and its cancel did nothing")
+    }
+
+    @Test("several stores: a delete cancelled in the first store's transaction changes no store")
+    func severalStores() throws {
+        let dir = TempDir()
+        let paths = try ["a", "b"].map { name -> String in
+            let sub = TempDir()
+            let path = try makeFile(sub)
+            let target = dir.path("\(name).sqlite")
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+            return target
+        }
+        let stores = try paths.map { try PersistentStore(path: $0) }
+        let context = try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: stores))
+        let before = try paths.map(checksum)
+        let result = try context.fetchBatched(FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 300")), residentBatches: 8, firstBatch: nil, progress: nil)
+        let handler = CancelWhileWriting()
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible(handler.handle) {
+                try result.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 300")), resultType: .changes), undoable: true)
+            }
+        }
+        #expect(try paths.map(checksum).map { "\($0)" } == before.map { "\($0)" })
+        #expect(!context.canUndo)
+        let done = try result.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 300")), resultType: .count), undoable: true)
+        #expect(done.count == Self.rows * 3 / 10 * 2)
+    }
+}
