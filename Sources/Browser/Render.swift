@@ -175,7 +175,7 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
     var parts: [String] = []
     if state.mode == .picker {
         parts.append(state.databaseName)
-        parts.append("\(state.tables.count) tables and views")
+        parts.append(counted(state.tables.count, "table or view", "tables and views"))
     } else {
         // What matters most comes first, so a narrow screen cuts the filter, not the position.
         // Stacked sheets show their path: demo.db › movie › genre freq.
@@ -337,6 +337,12 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
 }
 
 func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }
+
+/// `1 row`, `2,500 rows`: a count with separators and the noun in the number it takes
+/// (`plural` when adding an s does not make it).
+package func counted(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+    "\(group(n)) \(n == 1 ? singular : plural ?? singular + "s")"
+}
 
 /// `1234567` as `1,234,567`.
 package func group(_ n: Int) -> String {
