@@ -249,15 +249,15 @@ extension BrowserState {
             } else {
                 say("not found: \(text)", error: true)
             }
-        case .searchProgress(let text, let rows):
-            say("searching for \(text): \(group(rows)) rows looked at (Esc cancels the search)")
+        case .searchProgress(let text, let n):
+            say("searching for \(text): \(rows(n)) looked at (Esc cancels the search)")
         case .searchCancelled:
             running = nil
             say("search cancelled: still on row \(group(cursorRow + 1))")
         case .frequencyOpened(let column, let values, let total, let result, let seconds):
             pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
-        case .frequencyProgress(let column, let seconds, let rows):
-            say("counting the values of \(column): \(String(format1: seconds)) s, \(group(rows)) rows read (Esc cancels)")
+        case .frequencyProgress(let column, let seconds, let n):
+            say("counting the values of \(column): \(String(format1: seconds)) s, \(rows(n)) read (Esc cancels)")
         case .frequencyBinned(let width, let values, let total, let result, let seconds):
             binnedFrequencySheet(width: width, values: values, total: total, result: result, seconds: seconds)
         case .frequencyCancelled(let column):
