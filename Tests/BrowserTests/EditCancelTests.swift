@@ -147,28 +147,9 @@ struct EditCancelTests {
 
     static let rows = 300_000
 
-    func makeFile(_ dir: TempDir) throws -> String {
-        try makeDatabase(dir, sql: """
-            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
-            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < \(Self.rows))
-            INSERT INTO n SELECT x, x % 1000, 'row ' || x FROM c;
-            CREATE INDEX n_v ON n(v);
-            """)
-    }
+    func makeFile(_ dir: TempDir) throws -> String { try makeIndexedNumbers(dir, count: Self.rows) }
 
-    /// Every row of `n` as one checksum (FNV-1a in rowid order) with the count.
-    func checksum(_ path: String) throws -> String {
-        try direct(path) { db in
-            var hash: UInt64 = 0xcbf29ce484222325
-            var count = 0
-            let cursor = try Row.fetchCursor(db, sql: "SELECT id || '|' || ifnull(v, 'NULL') || '|' || ifnull(name, 'NULL') FROM n ORDER BY id")
-            while let row = try cursor.next() {
-                count += 1
-                for byte in (row[0] as String).utf8 { hash = (hash ^ UInt64(byte)) &* 0x100000001b3 }
-            }
-            return "\(count) rows, \(hash)"
-        }
-    }
+    func checksum(_ path: String) throws -> String { try rowChecksum(path) }
 
     @Test("BrowserData: a delete, an update of marked rows and an undo, each cancelled in its transaction, change nothing")
     func browserDataCancels() throws {
