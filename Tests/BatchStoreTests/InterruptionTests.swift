@@ -163,4 +163,57 @@ struct InterruptionTests {
         let done = try result.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 300")), resultType: .count), undoable: true)
         #expect(done.count == Self.rows * 3 / 10 * 2)
     }
+
+    /// Two stores, each a copy of the 300,000-row file, behind one coordinated context.
+    func twoStores(_ dir: TempDir) throws -> ([String], CoordinatedContext) {
+        let made = TempDir()
+        let path = try makeFile(made)
+        let paths = try ["a", "b"].map { name -> String in
+            let target = dir.path("\(name).sqlite")
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+            return target
+        }
+        let stores = try paths.map { try PersistentStore(path: $0) }
+        return (paths, try CoordinatedContext(coordinator: try PersistentStoreCoordinator(stores: stores)))
+    }
+
+    @Test("several stores: a cancel once the first store committed changes nothing: both stores are deleted from, and undo restores both")
+    func severalStoresTooLate() throws {
+        let dir = TempDir()
+        let (paths, context) = try twoStores(dir)
+        let before = try paths.map(checksum)
+        // Cancel at the first report inside the second store's transaction.
+        var transactions = 0, last = EditProgress.Phase.reading, cancelsAsked = 0
+        let done = try context.interruptible({ p in
+            if p.phase == .writing && last == .reading { transactions += 1 }
+            last = p.phase
+            guard transactions >= 2 else { return .proceed }
+            cancelsAsked += 1
+            return .cancel
+        }) {
+            try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v < 300")), resultType: .count), undoable: true)
+        }
+        #expect(transactions == 2 && cancelsAsked >= 1, "asked to cancel in the second store's transaction")
+        #expect(done.count == Self.rows * 3 / 10 * 2, "all or nothing: both stores ran")
+        #expect(try paths.map { try checksum($0).hasPrefix("\(Self.rows * 7 / 10) rows,") } == [true, true])
+        try context.undo()
+        #expect(try paths.map(checksum) == before)
+    }
+
+    @Test("several stores: an undo cancelled in the first store it undoes changes nothing; then it undoes both")
+    func severalStoresUndoCancelled() throws {
+        let dir = TempDir()
+        let (paths, context) = try twoStores(dir)
+        let before = try paths.map(checksum)
+        _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate("v >= 500"))), undoable: true)
+        let deleted = try paths.map(checksum)
+        let handler = CancelWhileWriting()
+        #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
+            try context.interruptible(handler.handle) { try context.undo() }
+        }
+        #expect(handler.phases.last == .writing)
+        #expect(try paths.map(checksum) == deleted && context.canUndo)
+        try context.undo()
+        #expect(try paths.map(checksum) == before && !context.canUndo)
+    }
 }

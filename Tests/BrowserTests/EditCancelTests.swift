@@ -269,4 +269,30 @@ struct EditCancelTests {
         #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 0)
         #expect(runner.data.canUndo)
     }
+
+    @Test("a session: Esc read while D runs on 300,000 rows; cancelled or too late, the screen agrees with the file")
+    func sessionRace() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let (b, term) = try makeBrowser(path, width: 100, height: 12)
+        #expect(b.state.count == Self.rows)
+        b.send(.char("D"))
+        #expect(term.text[11] == "Delete 300,000 rows from n? y/n")
+        // Read by the session as soon as the delete has started (keys are read while work runs).
+        term.keys.append(.escape)
+        b.send(.char("y"))
+        let inFile = try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") }
+        let message = b.state.message ?? ""
+        #expect(b.state.running == nil && b.state.editing == nil)
+        #expect(b.state.count == inFile, "the result on screen is the file's: \(message)")
+        if inFile == Self.rows {
+            #expect(message == "delete cancelled: nothing was changed")
+            b.send(.char("u"))
+            #expect(b.state.message == "nothing to undo")
+        } else {
+            #expect(inFile == 0)
+            // Too late (the commit came first), or the Esc came after the delete ended: the delete stands.
+            #expect(message.hasPrefix(term.keys.isEmpty ? "too late to cancel: deleted 300,000 rows from n; u undoes (" : "deleted 300,000 rows from n; u undoes ("), "\(message)")
+        }
+    }
 }
