@@ -107,3 +107,14 @@ extension BatchStoreError {
         return BatchStoreError(.sqlite(-1), "\(prefix)\(error)")
     }
 }
+
+/// `1234567` as `1,234,567`, for counts in messages.
+func grouped(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
+}

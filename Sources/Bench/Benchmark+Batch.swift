@@ -128,8 +128,11 @@ extension Benchmark {
                             rawSQL: "UPDATE movie SET votes = votes + 1 WHERE \(batchPredicate)",
                             perRowSQL: "UPDATE movie SET votes = ? WHERE rowid = ?",
                             batch: { context in
-                                _ = try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
+                                // As the browser runs it: cancellable, its progress handler asked every 50 ms.
+                                _ = try context.interruptible({ _ in .proceed }) {
+                                    try context.execute(BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate),
                                                                            propertiesToUpdate: try UpdateExpression.parseAssignments("votes = votes + 1"), resultType: .count))
+                                }
                             }, objects: objectUpdate)
     }
 
@@ -154,7 +157,10 @@ extension Benchmark {
                             rawSQL: "DELETE FROM movie WHERE \(batchPredicate)",
                             perRowSQL: "DELETE FROM movie WHERE rowid = ?",
                             batch: { context in
-                                _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count))
+                                // As the browser runs it: cancellable, its progress handler asked every 50 ms.
+                                _ = try context.interruptible({ _ in .proceed }) {
+                                    try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "movie", predicate: try FetchPredicate(batchPredicate)), resultType: .count))
+                                }
                             }, objects: objectDelete)
     }
 

@@ -110,7 +110,8 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency:
+        case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency,
+             .countDelete, .runDelete, .countUpdate, .runUpdate, .undo, .reload:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:
@@ -128,7 +129,7 @@ extension Browser {
             for action in actions {
                 apply(action)
                 switch action {
-                case .openingFirstRows, .loadProgress, .searchProgress, .frequencyProgress, .summaryProgress, .summaryRow, .writeProgress: redraw = true
+                case .openingFirstRows, .loadProgress, .searchProgress, .frequencyProgress, .summaryProgress, .summaryRow, .writeProgress, .editProgress: redraw = true
                 default: break
                 }
             }

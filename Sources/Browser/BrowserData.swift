@@ -68,6 +68,10 @@ final class BrowserData {
     }
 
     func undo() throws -> ChangeSet { try context.undo() }
+    /// Runs `body` so that `progress` can cancel it part way (see ``FetchingContext/interruptible(_:_:)``).
+    func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T {
+        try context.interruptible(progress, body)
+    }
     func merge(_ changes: ChangeSet) { context.merge(changes) }
     func refreshAllObjects() { context.refreshAllObjects() }
     func dataVersion() -> Int? { try? context.dataVersion() }

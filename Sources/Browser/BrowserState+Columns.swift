@@ -112,13 +112,13 @@ extension BrowserState {
             guard columnView.shown.count > 1 else { say("\(shownName) is the only column shown: + shows the hidden ones", error: true); return [] }
             columnView.hide(index)
             let n = columnView.hidden.count
-            say("hid \(shownName): \(n) \(n == 1 ? "column" : "columns") hidden, + shows them again")
+            say("hid \(shownName): \(counted(n, "column")) hidden, + shows \(n == 1 ? "it" : "them") again")
         case "+":
             let n = columnView.hidden.count
             guard n > 0 else { say("no column is hidden (- hides the current one)"); return [] }
             columnView.showAll()
             cursorColumn = columnView.shown.firstIndex(of: index) ?? 0
-            say("showing every column again (\(n) were hidden)")
+            say("showing every column again (\(counted(n, "was", "were")) hidden)")
         case "<", ">":
             let now = GridLayout(self).columns.first { $0.index == index }?.width ?? TerminalText.width(of: name)
             let width = max(1, min(now + (c == ">" ? Self.widthStep : -Self.widthStep), GridLayout.widest(self)))
@@ -144,11 +144,11 @@ extension BrowserState {
                 frozen.columnView.freeze(count)
                 if count < columnView.shown.count { frozen.cursorColumn = count; frozen.leftColumn = count }
                 guard GridLayout(frozen).frozenShown == count else {
-                    say("the first \(count) columns are too wide to stay: they would leave the others too little room (< narrows, - hides)", error: true)
+                    say("\(count == 1 ? "the first column is too wide to stay: it" : "the first \(group(count)) columns are too wide to stay: they") would leave the others too little room (< narrows, - hides)", error: true)
                     return []
                 }
                 columnView.freeze(count)
-                say("\(count == 1 ? "the first column stays" : "the first \(count) columns stay") when scrolling sideways (! on the last of them unfreezes)")
+                say("\(count == 1 ? "the first column stays" : "the first \(group(count)) columns stay") when scrolling sideways (! on the last of them unfreezes)")
             }
         default:
             let offset = c == "H" ? -1 : 1
@@ -201,7 +201,7 @@ extension BrowserState {
         guard let name = matches.first, let index = columns.firstIndex(of: name) else { say("no column matches \(shownText)", error: true); return }
         guard matches.count == 1 else {
             let listed = matches.prefix(6).map { TerminalText.escapingControlCharacters($0) }.joined(separator: ", ")
-            say("\(shownText) matches \(matches.count) columns: \(listed)\(matches.count > 6 ? ", …" : ""); Tab completes", error: true)
+            say("\(shownText) matches \(counted(matches.count, "column")): \(listed)\(matches.count > 6 ? ", …" : ""); Tab completes", error: true)
             return
         }
         let wasHidden = columnView.hidden.contains(index)

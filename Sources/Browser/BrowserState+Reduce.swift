@@ -41,6 +41,11 @@ public enum Action: Sendable {
     case searchProgress(text: String, rows: Int)
     /// A search was cancelled: the cursor stays where it was.
     case searchCancelled
+    /// The working line of an edit key (``BrowserState/editing``): seconds so far.
+    case editProgress(seconds: Double)
+    /// The edit key's work (a count, an edit, an undo, a reload) was cancelled before it
+    /// committed: nothing was changed.
+    case editCancelled
     case countedForDelete(Int, target: EditTarget)
     case countedForUpdate(rows: Int, assignments: String, target: EditTarget)
     /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
@@ -135,6 +140,7 @@ extension BrowserState {
             // While an open or a search runs, keys only cancel it, as the loading line says.
             guard key == .escape || key == .ctrl("c") || key == .char("q") else { return [] }
             if running == .opening, key != .escape { quitWhenCancelled = true }
+            if running == .editing { editCancelRequested = true }
             return [.cancel]
         }
         switch action {
@@ -243,15 +249,15 @@ extension BrowserState {
             } else {
                 say("not found: \(text)", error: true)
             }
-        case .searchProgress(let text, let rows):
-            say("searching for \(text): \(group(rows)) rows looked at (Esc cancels the search)")
+        case .searchProgress(let text, let n):
+            say("searching for \(text): \(rows(n)) looked at (Esc cancels the search)")
         case .searchCancelled:
             running = nil
             say("search cancelled: still on row \(group(cursorRow + 1))")
         case .frequencyOpened(let column, let values, let total, let result, let seconds):
             pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
-        case .frequencyProgress(let column, let seconds, let rows):
-            say("counting the values of \(column): \(String(format1: seconds)) s, \(group(rows)) rows read (Esc cancels)")
+        case .frequencyProgress(let column, let seconds, let n):
+            say("counting the values of \(column): \(String(format1: seconds)) s, \(rows(n)) read (Esc cancels)")
         case .frequencyBinned(let width, let values, let total, let result, let seconds):
             binnedFrequencySheet(width: width, values: values, total: total, result: result, seconds: seconds)
         case .frequencyCancelled(let column):
@@ -262,22 +268,39 @@ extension BrowserState {
         case .summaryProgress(let index, let n, let column, let seconds):
             let sampled = summarySheet?.rows.contains { $0?.sampledFrom != nil } ?? false
             let note = sampled ? "; ≈ figures are of an even sample of \(group(summarySheet?.rows.lazy.compactMap { $0?.sampledFrom == nil ? nil : $0?.rows }.first ?? 0)) rows until then" : ""
-            say("summarising \(column), column \(index + 1) of \(n): \(String(format1: seconds)) s\(note) (Esc cancels)")
+            say("summarising \(column), column \(group(index + 1)) of \(group(n)): \(String(format1: seconds)) s\(note) (Esc cancels)")
         case .summaryEnded(let done, let n, let seconds, let cancelled):
             running = nil
             if cancelled {
-                say("summary cancelled after \(done) of \(n) columns: Esc goes back")
+                say("summary cancelled after \(group(done)) of \(counted(n, "column")): Esc goes back")
             } else {
-                say("\(n) \(n == 1 ? "column" : "columns") summarised by SQLite in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
+                say("\(counted(n, "column")) summarised by SQLite in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
+            }
+        case .editProgress(let seconds):
+            if let editing { say(editing.line(seconds: seconds)) }
+        case .editCancelled:
+            let step = endEdit()
+            if case .reloading = step {
+                say("reload cancelled: still showing the result as it was")
+            } else {
+                say("\(step?.noun ?? "edit") cancelled: nothing was changed")
             }
         case .countedForDelete(let n, let target):
+            // Esc came once the count was done: ask nothing.
+            if endEdit(cancelled: "delete") { break }
             // A count for anything but what D would act on now is stale: ask nothing.
-            guard target == editTarget else { break }
+            guard target == editTarget else { message = nil; break }
+            message = nil
             mode = .confirm(.delete(rows: n, target: target))
         case .countedForUpdate(let n, let text, let target):
-            guard target == editTarget else { break }
+            if endEdit(cancelled: "update") { break }
+            guard target == editTarget else { message = nil; break }
+            message = nil
             mode = .confirm(.update(rows: n, assignments: text, target: target))
         case .edited(let n, let cursor, let msg, let kept):
+            // Esc came after the edit committed: it stands, and the message says so.
+            let tooLate = editCancelRequested && editing != nil
+            endEdit()
             count = n
             cursorRow = min(max(0, cursor), max(0, n - 1))
             // An edit clears the marks (its rows are done with); a reload keeps those still in the result.
@@ -285,9 +308,10 @@ extension BrowserState {
             if kept == nil { marks = nil } else if let resultID { note = rebaseMarks(to: kept, result: resultID) }
             windowValid = false
             mode = .grid
-            say(msg + (note.map { "; " + $0 } ?? ""))
+            say((tooLate ? "too late to cancel: " : "") + msg + (note.map { "; " + $0 } ?? ""))
             scrollToCursor()
         case .failed(let msg):
+            endEdit()
             // An open that fails while its IDs load leaves the previous result on screen.
             shownBefore?.restore(into: &self)
             shownBefore = nil
@@ -297,6 +321,7 @@ extension BrowserState {
             if case .confirm = mode { mode = .grid }
             say(msg, error: true)
         case .info(let msg):
+            if editing != nil { endEdit() }
             say(msg)
         case .memorySampled(let m):
             memory = m
@@ -305,7 +330,7 @@ extension BrowserState {
         case .eagerProgress(let n, let done):
             eagerLoaded = n
             eagerActive = !done
-            if done { say("all \(n) rows are in a Swift array now: see RSS; M goes back to batches") }
+            if done { say("\(n == 1 ? "the 1 row is" : "all \(rows(n)) are") in a Swift array now: see RSS; M goes back to batches") }
         case .eagerStopped(let msg):
             eagerLoaded = nil
             eagerActive = false
@@ -341,14 +366,41 @@ extension BrowserState {
         if before.all, marks?.all != true { return "V's marks were for the previous result: cleared" }
         let lost = before.ids.count - (marks?.ids.count ?? 0)
         guard lost > 0 else { return nil }
-        if marks == nil { return "\(group(lost)) \(lost == 1 ? "mark" : "marks") cleared: the rows are not in this result" }
-        return "kept \(group(marks?.ids.count ?? 0)) of \(group(before.ids.count)) marks: the others are not in this result"
+        if marks == nil { return "\(counted(lost, "mark")) cleared: \(lost == 1 ? "its row is" : "the rows are") not in this result" }
+        return "kept \(group(marks?.ids.count ?? 0)) of \(counted(before.ids.count, "mark")): \(lost == 1 ? "the other is" : "the others are") not in this result"
     }
 
     /// Keeps the open table's filter, sort and cursor row for the table list.
     private mutating func remember() {
         guard let table else { return }
         remembered[table] = TableView(filter: filter, sort: sort, cursorRow: cursorRow, columnView: columnView)
+    }
+
+    /// Starts the working line of an edit key's `step` (the effect that runs it goes out with it).
+    mutating func beginEdit(_ step: EditStep) {
+        editing = step
+        editCancelRequested = false
+        say(step.line(seconds: 0))
+    }
+
+    /// Ends the edit key's work: no working line, keys act as usual again. Returns its step.
+    @discardableResult
+    private mutating func endEdit() -> EditStep? {
+        defer {
+            editing = nil
+            editCancelRequested = false
+            if running == .editing { running = nil }
+        }
+        return editing
+    }
+
+    /// Ends a count whose edit was cancelled after the count finished (Esc came too late to stop
+    /// the count, but before the question): says so, and returns true.
+    private mutating func endEdit(cancelled noun: String) -> Bool {
+        let cancelled = editCancelRequested && editing != nil
+        endEdit()
+        if cancelled { say("\(noun) cancelled: nothing was changed") }
+        return cancelled
     }
 
     mutating func say(_ text: String, error: Bool = false) {
@@ -412,8 +464,12 @@ extension BrowserState {
             mode = .grid
             // The target the count was for; the session refuses it if the result has changed.
             switch what {
-            case .delete(_, let target): say("deleting…"); return [.runDelete(target)]
-            case .update(_, let text, let target): say("updating…"); return [.runUpdate(assignments: text, target: target)]
+            case .delete(let n, let target):
+                beginEdit(.deleting(rows: n, table: target.table))
+                return [.runDelete(target)]
+            case .update(let n, let text, let target):
+                beginEdit(.updating(rows: n, table: target.table))
+                return [.runUpdate(assignments: text, target: target)]
             }
         }
     }
@@ -494,7 +550,10 @@ extension BrowserState {
             return sqlKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
-            guard resultID == nil else { return [.reload] }
+            guard resultID == nil else {
+                beginEdit(.reloading(table: table ?? ""))
+                return [.reload]
+            }
             return table.map { [.open(table: $0, filter: filter, sort: sort)] } ?? []
         case .char("q") where !sheets.isEmpty, .escape where !sheets.isEmpty:
             return popSheet()
@@ -524,10 +583,11 @@ extension BrowserState {
             guard let resultID else { return [] }
             let all = !allMarked
             marks = all ? Marks(result: resultID, all: true) : nil
-            say(all ? "marked all \(group(count)) \(count == 1 ? "row" : "rows") of this result" : "unmarked every row")
+            say(all ? "marked all \(rows(count)) of this result" : "unmarked every row")
         case .char("D"):
             if let why = readOnlyReason { say("D does nothing: \(why)", error: true); return [] }
             guard count > 0, let target = editTarget else { say("nothing to delete"); return [] }
+            beginEdit(.countingDelete(table: target.table))
             return [.countDelete(target)]
         case .char("U"):
             if let why = readOnlyReason { say("U does nothing: \(why)", error: true); return [] }
@@ -535,6 +595,7 @@ extension BrowserState {
             mode = .prompt(.assignments, text: "")
         case .char("u"):
             if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
+            beginEdit(.undoing)
             return [.undo]
         default: break
         }
@@ -578,6 +639,7 @@ extension BrowserState {
                 return [.open(table: table, filter: text, sort: sort)]
             case .assignments:
                 guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
+                beginEdit(.countingUpdate(table: target.table))
                 return [.countUpdate(assignments: text, target: target)]
             case .column:
                 jumpToColumn(text)

@@ -246,7 +246,7 @@ extension BrowserState {
         marks = nil
         mode = .grid
         showSummaryRows(summary)
-        say("summarising \(names.count) \(names.count == 1 ? "column" : "columns") of \(table)… (Esc cancels)")
+        say("summarising \(counted(names.count, "column")) of \(table)… (Esc cancels)")
         return [.summarize(columns: names, result: resultID)]
     }
 

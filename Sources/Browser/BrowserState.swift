@@ -171,6 +171,58 @@ public enum Work: Sendable, Equatable {
     case summarizing
     /// `:w` or `y` writing rows to a file: any of the three cancels it and leaves no file.
     case writing
+    /// `D`, `U`, `u` or `r` (``BrowserState/editing`` says which step): any of the three cancels
+    /// it; an edit stopped before it commits changes nothing.
+    case editing
+}
+
+/// A step of an edit key that can take a while, as its working line names it.
+public enum EditStep: Sendable, Equatable {
+    /// `D`'s count of the rows it would delete, before the y/n question.
+    case countingDelete(table: String)
+    /// `U`'s count of the rows it would update, before the y/n question.
+    case countingUpdate(table: String)
+    /// `D` confirmed: the count the user said yes to.
+    case deleting(rows: Int, table: String)
+    /// `U` confirmed: the count the user said yes to.
+    case updating(rows: Int, table: String)
+    /// `u`.
+    case undoing
+    /// `r`: the result's fetch run again.
+    case reloading(table: String)
+
+    /// What the working line says is under way.
+    var doing: String {
+        switch self {
+        case .countingDelete(let table): return "counting the rows to delete from \(table)"
+        case .countingUpdate(let table): return "counting the rows to update in \(table)"
+        case .deleting(let n, let table): return "deleting \(rows(n)) from \(table)"
+        case .updating(let n, let table): return "updating \(rows(n)) of \(table)"
+        case .undoing: return "undoing the last edit"
+        case .reloading(let table): return "reloading \(table)"
+        }
+    }
+
+    /// The key's work, as a cancel message names it: `delete cancelled: …`.
+    var noun: String {
+        switch self {
+        case .countingDelete, .deleting: return "delete"
+        case .countingUpdate, .updating: return "update"
+        case .undoing: return "undo"
+        case .reloading: return "reload"
+        }
+    }
+
+    /// What a cancel leaves, as the working line promises it.
+    var onCancel: String {
+        if case .reloading = self { return "keeps the result as it was" }
+        return "changes nothing"
+    }
+
+    /// The working line after `seconds`.
+    func line(seconds: Double) -> String {
+        "\(doing): \(String(format1: seconds)) s (Esc cancels and \(onCancel))"
+    }
 }
 
 /// The part of the state an open replaces while its IDs load: what comes back when it is
@@ -267,6 +319,11 @@ public struct BrowserState: Sendable {
     public internal(set) var running: Work?
     /// Ctrl-C or q cancelled an open: quit once it has stopped.
     var quitWhenCancelled = false
+    /// The step of an edit key under way (with ``running`` `.editing`), for its working line.
+    public internal(set) var editing: EditStep?
+    /// A cancel key came while ``editing``: if the edit committed all the same, its message says
+    /// it was too late to cancel.
+    var editCancelRequested = false
     /// What an open that is loading replaced (nil when no open is loading).
     var shownBefore: ShownResult?
 

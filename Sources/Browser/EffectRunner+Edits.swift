@@ -10,46 +10,103 @@ extension EffectRunner {
         return collection
     }
 
+    /// Runs `body`, an edit key's SQLite work, so that a cancel stops it (``FetchingContext/interruptible(_:_:)``):
+    /// reports `.started(.editing)`, then the seconds so far about every 0.1 s for the working line.
+    /// - Throws: `.cancelled` when the cancel stopped it before it committed: nothing was changed.
+    func interruptibly<T>(cancel: CancelFlag, report: (Action) -> Void, _ body: () throws -> T) throws -> T {
+        report(.started(.editing))
+        let clock = environment.now
+        let started = clock()
+        var reported = started
+        return try withoutActuallyEscaping(report) { report in
+            try data.interruptible({ _ in
+                if cancel.isSet { return .cancel }
+                let now = clock()
+                if now - reported >= 0.1 {
+                    reported = now
+                    report(.editProgress(seconds: now - started))
+                }
+                return .proceed
+            }, body)
+        }
+    }
+
+    /// ``interruptibly(cancel:report:_:)`` for work whose actions come from `body` alone (a count):
+    /// a cancel gives `.editCancelled`.
+    func cancellable(cancel: CancelFlag, report: (Action) -> Void, _ body: () throws -> [Action]) throws -> [Action] {
+        do {
+            return try interruptibly(cancel: cancel, report: report, body)
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.editCancelled]
+        }
+    }
+
     /// Runs `text` on the target's rows of the result on screen; the message gives SQLite's count.
-    func runUpdate(_ text: String, target: EditTarget, state: BrowserState) throws -> Action {
+    /// A cancel before the commit changes nothing (`.editCancelled`); after it, the update stands.
+    func runUpdate(_ text: String, target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
         let assignments = try UpdateExpression.parseAssignments(text)
         let started = environment.now()
-        // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
-        let (changed, undoNote) = try data.update(assignments, in: result, marked: target.marked)
+        let changed: BatchResult, undoNote: String
+        do {
+            // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
+            (changed, undoNote) = try interruptibly(cancel: cancel, report: report) { try data.update(assignments, in: result, marked: target.marked) }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.editCancelled]
+        }
         merge(changed)
-        return try afterEdit("updated \(rows(changed.count ?? 0)) of \(target.table)\(undoNote)", started: started, state: state)
+        return [try afterEdit("updated \(rows(changed.count ?? 0)) of \(target.table)\(undoNote)", started: started, state: state)]
     }
 
     /// Deletes the target's rows of the result on screen; the message gives SQLite's count.
-    func runDelete(_ target: EditTarget, state: BrowserState) throws -> Action {
+    /// A cancel before the commit changes nothing (`.editCancelled`); after it, the delete stands.
+    func runDelete(_ target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
         let started = environment.now()
-        let (deleted, undoNote) = try data.delete(in: result, marked: target.marked)
+        let deleted: BatchResult, undoNote: String
+        do {
+            (deleted, undoNote) = try interruptibly(cancel: cancel, report: report) { try data.delete(in: result, marked: target.marked) }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.editCancelled]
+        }
         merge(deleted)
-        return try afterEdit("deleted \(rows(deleted.count ?? 0)) from \(target.table)\(undoNote)", started: started, state: state)
+        return [try afterEdit("deleted \(rows(deleted.count ?? 0)) from \(target.table)\(undoNote)", started: started, state: state)]
     }
 
-    /// Undoes the last edit, which may be of another table: the message says which.
-    func undo(state: BrowserState) throws -> Action {
-        guard data.canUndo else { return .failed("nothing to undo") }
+    /// Undoes the last edit, which may be of another table: the message says which. A cancel
+    /// before the undo commits changes nothing: the edit stays, and `u` can undo it later.
+    func undo(state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard data.canUndo else { return [.failed("nothing to undo")] }
         let started = environment.now()
-        let changes = try data.undo()
+        let changes: ChangeSet
+        do {
+            changes = try interruptibly(cancel: cancel, report: report) { try data.undo() }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.editCancelled]
+        }
         let tables = Set((changes.inserted + changes.updated + changes.deleted).map(\.entity.name) + changes.stored.map(\.entity.name)).sorted().joined(separator: ", ")
         let of = tables.isEmpty ? "" : " of \(tables)"
         let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)"
             : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
             : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
-        return try afterEdit("undo: \(what)", started: started, state: state)
+        return [try afterEdit("undo: \(what)", started: started, state: state)]
     }
 
-    /// Re-runs the result's fetch (`r`), keeping the cursor's row and the marks still in it.
-    func reload(state: BrowserState) throws -> [Action] {
-        guard collection != nil else { return [] }
+    /// Re-runs the result's fetch (`r`), keeping the cursor's row and the marks still in it. A
+    /// cancel during the fetch keeps the result as it was (its ID table is swapped only once the
+    /// new one is complete).
+    func reload(state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard collection != nil else { return [.info("nothing to reload")] }
         data.refreshAllObjects()
         let started = environment.now()
-        let action = try afterEdit("reloaded", started: started, state: state, keepingMarks: true)
-        return [action, .fileReloaded]
+        do {
+            let action = try afterEdit("reloaded", started: started, state: state, keepingMarks: true) { refresh in
+                try interruptibly(cancel: cancel, report: report, refresh)
+            }
+            return [action, .fileReloaded]
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            return [.editCancelled]
+        }
     }
 
     func merge(_ result: BatchResult) {
@@ -62,17 +119,23 @@ extension EffectRunner {
 
     /// Re-runs the result's ID fetch keeping the cursor on its row (or the nearest survivor).
     /// With `keepingMarks` (a reload), marks whose rows are still in the new ID table stay.
-    func afterEdit(_ what: String, started: Double, state: BrowserState, keepingMarks: Bool = false) throws -> Action {
+    /// `refreshing` runs the fetch (a reload's makes it cancellable); when it throws, the runner
+    /// keeps the result and what it knows of it as they were.
+    func afterEdit(_ what: String, started: Double, state: BrowserState, keepingMarks: Bool = false,
+                   refreshing: (() throws -> Int?) throws -> Int? = { try $0() }) throws -> Action {
         guard let collection, let collectionID else { return .info(what) }
         let c = state.cursorRow
         var anchors = [c]
         for d in 1...50 { anchors += [c + d, c - d] }
         anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
         // An edit may have changed rows the results below this one hold: they read their own rows
-        // from now on. This one is fetched again, as the file is now.
+        // from now on. This one is fetched again, as the file is now (its version is kept only
+        // once the fetch is complete: a cancelled one leaves the old ID table, and its version).
         for i in parked.indices { parked[i].collectionVersion = nil }
-        collectionVersion = data.dataVersion()
-        let newCursor = try collection.refresh(keeping: anchors) ?? min(c, max(0, collection.count - 1))
+        let version = data.dataVersion()
+        let refreshed = try refreshing { try collection.refresh(keeping: anchors) }
+        let newCursor = refreshed ?? min(c, max(0, collection.count - 1))
+        collectionVersion = version
         dataVersion = data.dataVersion()
         var kept: Marks?
         if keepingMarks, let marks = state.currentMarks {

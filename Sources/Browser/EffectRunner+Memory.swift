@@ -26,7 +26,7 @@ extension EffectRunner {
         guard let collection else { return [] }
         eagerArray = []
         eagerArray.reserveCapacity(collection.count)
-        return [.info("copying all \(group(collection.count)) rows into a Swift array, as `Array(results)` would: watch RSS climb (Esc stops)"),
+        return [.info("copying \(collection.count == 1 ? "the 1 row" : "all \(rows(collection.count))") into a Swift array, as `Array(results)` would: watch RSS climb (Esc stops)"),
                 .eagerProgress(loaded: 0, done: collection.count == 0)]
     }
 
@@ -35,7 +35,7 @@ extension EffectRunner {
         let n = eagerArray.count
         eagerArray = []
         environment.returnFreeMemory()
-        return [sampleMemory(), .eagerStopped("back to batches: the array of \(group(n)) objects is gone, and so is its memory")]
+        return [sampleMemory(), .eagerStopped("back to batches: the array of \(counted(n, "object")) is gone, and so is its memory")]
     }
 
     /// Copies the next slice of the result into the eager array.

@@ -281,7 +281,7 @@ extension EffectRunner {
             if let size, size <= Self.clipboardLimit, let bytes = FileManager.default.contents(atPath: file.temporary) {
                 file.discard()
                 return [.clipboard(base64: bytes.base64EncodedString()),
-                        .writeEnded("copied \(what) as \(name) to the clipboard (OSC 52, \(group(size)) bytes)", error: false)]
+                        .writeEnded("copied \(what) as \(name) to the clipboard (OSC 52, \(counted(size, "byte")))", error: false)]
             }
             try file.commit(overwrite: true)
             return [.writeEnded("copied \(what) as \(name) to \(TerminalText.escapingControlCharacters(path)): over the clipboard's \(group(Self.clipboardLimit / 1024)) KiB (OSC 52)", error: false)]

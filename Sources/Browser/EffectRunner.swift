@@ -119,19 +119,23 @@ final class EffectRunner {
             return try search(column: column, text: text, from: from, backwards: backwards, cancel: cancel, report: report)
         case .countDelete(let target):
             let result = try result(for: target)
-            return [.countedForDelete(try data.countDelete(in: result, marked: target.marked), target: target)]
+            return try cancellable(cancel: cancel, report: report) {
+                [.countedForDelete(try data.countDelete(in: result, marked: target.marked), target: target)]
+            }
         case .runDelete(let target):
-            return [try runDelete(target, state: state)]
+            return try runDelete(target, state: state, cancel: cancel, report: report)
         case .countUpdate(let text, let target):
             let result = try result(for: target)
             let assignments = try UpdateExpression.parseAssignments(text)
-            return [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked), assignments: text, target: target)]
+            return try cancellable(cancel: cancel, report: report) {
+                [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked), assignments: text, target: target)]
+            }
         case .runUpdate(let text, let target):
-            return [try runUpdate(text, target: target, state: state)]
+            return try runUpdate(text, target: target, state: state, cancel: cancel, report: report)
         case .undo:
-            return [try undo(state: state)]
+            return try undo(state: state, cancel: cancel, report: report)
         case .reload:
-            return try reload(state: state)
+            return try reload(state: state, cancel: cancel, report: report)
         case .startEager:
             return startEager()
         case .stopEager:
@@ -143,8 +147,9 @@ final class EffectRunner {
 }
 
 /// `1 row`, `2 rows`, `1,000 deleted rows`.
-func rows(_ n: Int, _ kind: String = "") -> String { "\(group(n)) \(kind.isEmpty ? "" : kind + " ")\(n == 1 ? "row" : "rows")" }
+func rows(_ n: Int, _ kind: String = "") -> String { counted(n, kind.isEmpty ? "row" : kind + " row") }
 
+/// `4,667 ms`, or `12.5 s` from ten seconds on.
 func milliseconds(_ seconds: Double) -> String {
-    seconds < 10 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
+    seconds < 10 ? "\(group(Int((seconds * 1000).rounded()))) ms" : "\(String(format1: seconds)) s"
 }

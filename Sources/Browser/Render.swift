@@ -32,7 +32,7 @@ let helpLines: [String] = [
     "                 movies), as a sheet; with several such keys, pick one by number",
     "  Q              the SQL this sheet runs (ID fetch and batch fault, or a frequency",
     "                 sheet's GROUP BY and page read) with its bound values",
-    "  r              reload (re-runs the fetch, keeps your row)",
+    "  r              reload (re-runs the fetch, keeps your row; Esc cancels a long one)",
     "Out of the browser",
     "  :w FILE        write this result (its filter and sort) to FILE as its extension",
     "                 says: .tsv .csv .json/.ndjson (as export writes them) or .sql",
@@ -59,6 +59,8 @@ let helpLines: [String] = [
     "  D              batch-delete the marked rows, or the whole result",
     "  U              batch-update: votes = votes + 1, rating = round(rating * 1.1, 1)",
     "  u              undo the last batch operation",
+    "                 D, U, u and r show the time so far; Esc or Ctrl-C cancels them:",
+    "                 stopped before it commits, an edit changes nothing",
     "Memory",
     "  m              the live memory panel",
     "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
@@ -175,14 +177,14 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
     var parts: [String] = []
     if state.mode == .picker {
         parts.append(state.databaseName)
-        parts.append("\(state.tables.count) tables and views")
+        parts.append(counted(state.tables.count, "table or view", "tables and views"))
     } else {
         // What matters most comes first, so a narrow screen cuts the filter, not the position.
         // Stacked sheets show their path: demo.db › movie › genre freq.
         parts.append(state.sheets.isEmpty ? state.table ?? "" : state.sheetPath.joined(separator: " › "))
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
-            parts.append("loading IDs\(percent), \(group(state.loadingRows)) rows so far (Esc cancels)")
+            parts.append("loading IDs\(percent), \(rows(state.loadingRows)) so far (Esc cancels)")
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
             if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }
@@ -200,7 +202,7 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
         if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
-        if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(group(n)) rows") }
+        if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(rows(n))") }
         if state.readOnlyReason != nil { parts.append("read-only") }
         if state.fileChanged { parts.append("file changed: r reloads") }
     }
@@ -303,14 +305,14 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
     lines.append(("RSS      \(megabytes(m.rss))", .plain))
     lines.append(("peak     \(megabytes(m.peakRSS))", .plain))
     lines.append(("objects  \(group(m.objectsAlive)) alive", .plain))
-    lines.append(("batches  \(m.batchesResident)/\(m.residentLimit) resident", .plain))
+    lines.append(("batches  \(group(m.batchesResident))/\(group(m.residentLimit)) resident", .plain))
     if let bytes = m.valueBytesResident { lines.append(("values   \(group(max(bytes, 0) / 1024)) KB packed", .plain)) }
-    lines.append(("faulted  \(group(m.batchesFaulted)) batches", .plain))
+    lines.append(("faulted  \(counted(m.batchesFaulted, "batch", "batches"))", .plain))
     lines.append(("row IDs  \(group(m.idsHeld))", .plain))
     lines.append(("  in SQLite \(group(m.idsHeld - m.idsInSwiftMemory))", .plain))
     lines.append(("  in Swift  \(group(m.idsInSwiftMemory))", .plain))
     lines.append(("last fault \(m.lastFaultSeconds.map { String(format2: $0 * 1000) + " ms" } ?? "–")", .plain))
-    if let n = state.eagerLoaded { lines.append(("eager array \(group(n)) rows", p.error)) }
+    if let n = state.eagerLoaded { lines.append(("eager array \(rows(n))", p.error)) }
     var y = rect.y
     for (text, style) in lines where y < rect.maxY {
         screen.put(text, x: x, y: y, style: style, maxWidth: w)
@@ -337,6 +339,12 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
 }
 
 func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }
+
+/// `1 row`, `2,500 rows`: a count with separators and the noun in the number it takes
+/// (`plural` when adding an s does not make it).
+package func counted(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+    "\(group(n)) \(n == 1 ? singular : plural ?? singular + "s")"
+}
 
 /// `1234567` as `1,234,567`.
 package func group(_ n: Int) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import Browser
 import Foundation
 
 /// The file, table and filter that `export`, `update` and `delete` all take.
@@ -84,7 +85,7 @@ struct EditOptions: ParsableArguments {
         if dryRun {
             let n = try dryRunCount(context, entity)
             print(n)
-            printError("would \(verb) \(n) row\(n == 1 ? "" : "s")\(source.databases.count > 1 ? " in \(stores) stores" : "") (dry run: nothing was written)")
+            printError("would \(verb) \(counted(n, "row"))\(source.databases.count > 1 ? " in \(counted(stores, "store"))" : "") (dry run: nothing was written)")
             return
         }
         let start = Date()
@@ -102,7 +103,7 @@ struct EditOptions: ParsableArguments {
             for stored in result.changes?.stored ?? [] { try stored.forEachObjectID { print($0.uriRepresentation) } }
         }
         if let count = result.count {
-            printError(String(format: "%@ %d row%@ in %.2f s", verb, count, count == 1 ? "" : "s", seconds))
+            printError("\(verb) \(counted(count, "row")) in \(String(format: "%.2f", seconds)) s")
         } else {
             printError(String(format: "%@ in %.2f s (--result status does not count rows)", verb, seconds))
         }
@@ -130,7 +131,7 @@ struct Update: ParsableCommand {
                             dryRunCount: { context, entity in
                                 let report = try context.validate(request(entity))
                                 if let example = report.example {
-                                    printError("\(report.rowsFailing) of \(report.rowsMatched) rows would fail, e.g. \(example.id): \(example.reason)")
+                                    printError("\(group(report.rowsFailing)) of \(counted(report.rowsMatched, "row")) would fail, e.g. \(example.id): \(example.reason)")
                                 }
                                 return report.rowsMatched
                             },

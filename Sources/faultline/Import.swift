@@ -1,6 +1,7 @@
 import ArgumentParser
 import BatchStore
 import FaultlineCodecs
+import Browser
 import Foundation
 
 struct Import: ParsableCommand {
@@ -76,13 +77,13 @@ struct Import: ParsableCommand {
             print(total)
             let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
             if let changes = result.changes, onConflict == .upsert {
-                printError("upserted \(total) row\(total == 1 ? "" : "s") from \(file): \(changes.insertedCount) inserted, \(changes.updatedCount) updated, in \(seconds) s")
+                printError("upserted \(counted(total, "row")) from \(file): \(group(changes.insertedCount)) inserted, \(group(changes.updatedCount)) updated, in \(seconds) s")
             } else {
-                printError("inserted \(total) row\(total == 1 ? "" : "s") from \(file) in \(seconds) s")
+                printError("inserted \(counted(total, "row")) from \(file) in \(seconds) s")
             }
         } catch is DryRunDone {
             print(reader.rowsRead)
-            printError("would insert \(reader.rowsRead) row\(reader.rowsRead == 1 ? "" : "s") (dry run: rolled back, nothing was written)")
+            printError("would insert \(counted(reader.rowsRead, "row")) (dry run: rolled back, nothing was written)")
         }
     }
 }

@@ -1,6 +1,7 @@
+import Browser
 import Foundation
 
-/// Progress on stderr for work that takes over a second: `label… 3.2 s (1.2M rows)`, redrawn four
+/// Progress on stderr for work that takes over a second: `label… 3.2 s (1,200,000 rows)`, redrawn four
 /// times a second from a timer queue while the work runs on the caller's thread. Only on a terminal.
 final class Ticker: @unchecked Sendable {
     private let label: String
@@ -31,7 +32,7 @@ final class Ticker: @unchecked Sendable {
         drew = true
         lock.unlock()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let rows = n > 0 ? " (\(n) rows)" : ""
+        let rows = n > 0 ? " (\(counted(n, "row")))" : ""
         FileHandle.standardError.write(Data("\r\u{1B}[2K\(label)… \(String(format: "%.1f", seconds)) s\(rows)".utf8))
     }
 

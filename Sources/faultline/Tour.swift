@@ -1,6 +1,7 @@
 import ArgumentParser
 import BatchStore
 import FaultlineDemo
+import Browser
 import Foundation
 import TerminalCore
 
@@ -47,7 +48,7 @@ struct Tour: ParsableCommand {
             print(String(format: "\njumped to the end: one batch fault, %.1f ms", Date().timeIntervalSince(t1) * 1000))
         }
         let after = rows.statistics
-        print("batches faulted \(after.batchesFaulted), resident \(after.batchesResident), objects alive \(after.objectsAlive)")
+        print("batches faulted \(group(after.batchesFaulted)), resident \(group(after.batchesResident)), objects alive \(group(after.objectsAlive))")
         print("memory: \(ProcessMemory.residentBytes() / 1_048_576) MB resident (\(startRSS / 1_048_576) MB at start)")
         print("\nnext: faultline export \(path) --table movie --where 'year >= 2000' --sort 'votes desc' --limit 10")
         print("      faultline bench --rows 1000000")

@@ -39,7 +39,7 @@ struct ColumnTests {
         press(&s, "l-")
         #expect(s.shownColumnNames == ["id", "year", "genre", "rating", "votes"])
         #expect(s.currentColumnName == "year" && s.cursorColumn == 1)
-        #expect(s.message == "hid title: 1 column hidden, + shows them again")
+        #expect(s.message == "hid title: 1 column hidden, + shows it again")
         press(&s, "l-")
         #expect(s.shownColumnNames == ["id", "year", "rating", "votes"] && s.currentColumnName == "rating")
         #expect(s.columnView.hidden == [1, 3])

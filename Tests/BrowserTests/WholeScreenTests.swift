@@ -97,7 +97,7 @@ struct WholeScreenTests {
             " 35  37 370 row 37                                      │ ▄▅▅▅▆▆▆▇▇▇▇██████",
             " 36  38 380 row 38                                      │ █████████████████",
             " n │ row 34 of 38                                                                  ? help",
-            "deleted 2 rows from n; u undoes (5 ms)",
+            "deleted 2 rows from n; u undoes (10 ms)",
         ])
     }
 }

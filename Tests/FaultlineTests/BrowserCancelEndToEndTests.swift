@@ -45,4 +45,30 @@ struct BrowserCancelEndToEndTests {
         let exit = try t2.waitForExit()
         #expect(exit.status == 0 && exit.alternate == "0")
     }
+
+    @Test("D on 2,000,000 rows: the working line ticks, Esc cancels the delete and nothing is changed; the browser goes on")
+    func cancelDelete() throws {
+        let scratch = TempDir()
+        let db = try bigTable(scratch)
+        // Two indexes: every deleted row rewrites them too, so the delete takes seconds.
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE INDEX n_name ON n(name); CREATE INDEX n_v ON n(v)") }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) browse \(shellQuote(db)) --table n")
+        try t.waitFor("row 1 of 2,000,000", timeout: 60)
+        try t.type("D")
+        try t.waitFor("Delete 2,000,000 rows from n? y/n", timeout: 60)
+        try t.type("y")
+        try t.waitFor("deleting 2,000,000 rows from n: ")
+        try t.send("Escape")
+        let screen = try t.waitFor("delete cancelled: nothing was changed", timeout: 60)
+        #expect(screen.contains { $0.contains("row 1 of 2,000,000") }, "\(screen)")
+        #expect(try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 2_000_000)
+        // Nothing to undo: the cancelled delete left no undo entry.
+        try t.type("u")
+        try t.waitFor("nothing to undo")
+        try t.type("j")
+        try t.waitFor("row 2 of 2,000,000")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+        #expect(try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 2_000_000)
+    }
 }

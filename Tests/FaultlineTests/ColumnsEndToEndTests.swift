@@ -36,7 +36,7 @@ struct ColumnsEndToEndTests {
         screen = try t.waitFor("filter: year > 1990")
         #expect(header(screen) == ["#", "id", "year", "rating", "votes", "genre", "director_id"], "a new filter keeps it hidden")
         try t.type("+")
-        screen = try t.waitFor("showing every column again (1 were hidden)")
+        screen = try t.waitFor("showing every column again (1 was hidden)")
         #expect(header(screen) == ["#", "id", "title", "year", "rating", "votes", "genre", "director_id"])
         try t.type("q")
         #expect(try t.waitForExit().status == 0)

@@ -29,7 +29,7 @@ struct StoresCLITests {
         let both = try CLI.run(["export"] + paths + ["--table", "sale", "--stores", "y2024,y2023", "--format", "csv", "--limit", "2"])
         #expect(both.stdout == "store,id,item,amount\r\ny2023,1,item 1,10\r\ny2023,2,item 2,20\r\n", "\(both.stderr)")
         let dry = try CLI.run(["update"] + paths + ["--table", "sale", "--all", "--set", "amount = 0", "--stores", "y2024", "--dry-run"])
-        #expect(dry.stderr.contains("would update 4 rows in 1 stores (dry run"), "the stores chosen that have the table: \(dry.stderr)")
+        #expect(dry.stderr.contains("would update 4 rows in 1 store (dry run"), "the stores chosen that have the table: \(dry.stderr)")
     }
 
     @Test("update and delete take --stores; without it they change every store; a schema difference is one line")

@@ -79,3 +79,32 @@ extension RandomNumberGenerator {
 /// Texts for random runs: empty, NUL inside and alone, CJK, emoji, quotes, separators and line
 /// ends. No two are canonically equivalent, so Swift's `==` and SQLite's byte comparison agree.
 public let trickyTexts: [String] = ["", "a", "b", "x\0y", "\0", "日本語", "😀 emoji", "naïve", "a,b", "\"q\"", "line\nbreak", "tab\there", "cr\r", "\\N", "\\x41", "null"]
+
+/// Table `n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT)` of `count` rows (v = id % 1000, name
+/// 'row id') with an index on `v`, made by SQLite itself (fast at hundreds of thousands of rows):
+/// every row an edit changes rewrites the index too.
+public func makeIndexedNumbers(_ dir: TempDir, count: Int) throws -> String {
+    try makeDatabase(dir, sql: """
+        CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT);
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < \(count))
+        INSERT INTO n SELECT x, x % 1000, 'row ' || x FROM c;
+        CREATE INDEX n_v ON n(v);
+        """)
+}
+
+/// Every row of `table`'s `columns`, in rowid order, folded into one checksum (FNV-1a), with the
+/// row count: `"300000 rows, 1234…"`. The model a file is compared against before and after.
+public func rowChecksum(_ path: String, table: String = "n", columns: [String] = ["id", "v", "name"]) throws -> String {
+    try direct(path) { db in
+        var hash: UInt64 = 0xcbf29ce484222325
+        var count = 0
+        let line = columns.map { "quote(\($0))" }.joined(separator: " || '|' || ")
+        let cursor = try String.fetchCursor(db, sql: "SELECT \(line) FROM \(table) ORDER BY rowid")
+        while let row = try cursor.next() {
+            count += 1
+            for byte in row.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100000001b3 }
+            hash = (hash ^ 10) &* 0x100000001b3
+        }
+        return "\(count) rows, \(hash)"
+    }
+}

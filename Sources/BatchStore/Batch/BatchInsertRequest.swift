@@ -159,7 +159,7 @@ extension ManagedObjectContext {
                             upsert = writer
                             count += 1
                             if undoable && writer.journaled > undoLimit {
-                                throw BatchStoreError(.tooBigToUndo, "this upsert passes the undo limit of \(undoLimit) rows; run it without undo, or raise undoLimit")
+                                throw BatchStoreError(.tooBigToUndo, "this upsert passes the undo limit of \(grouped(undoLimit)) rows; run it without undo, or raise undoLimit")
                             }
                             switch outcome {
                             case .inserted(let key?):
@@ -201,7 +201,7 @@ extension ManagedObjectContext {
                                 if let journalInsert {
                                     try journalInsert.execute(arguments: id.keyValues.statementArguments)
                                     if count >= undoLimit {
-                                        throw BatchStoreError(.tooBigToUndo, "this insert passes the undo limit of \(undoLimit) rows; run it without undo, or raise undoLimit")
+                                        throw BatchStoreError(.tooBigToUndo, "this insert passes the undo limit of \(grouped(undoLimit)) rows; run it without undo, or raise undoLimit")
                                     }
                                 }
                                 count += 1

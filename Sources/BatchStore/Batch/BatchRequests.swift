@@ -136,7 +136,7 @@ extension ManagedObjectContext {
     /// (one rolled-back validation run; only on this error path).
     func explainedConstraintFailure(_ error: BatchStoreError, _ request: BatchUpdateRequest) -> BatchStoreError {
         guard let report = try? validate(request), let example = report.example else { return error }
-        return BatchStoreError(.constraint, "\(error.message); nothing was written. \(report.rowsFailing) of \(report.rowsMatched) rows would fail, e.g. \(example.id): \(example.reason)")
+        return BatchStoreError(.constraint, "\(error.message); nothing was written. \(grouped(report.rowsFailing)) of \(grouped(report.rowsMatched)) \(report.rowsMatched == 1 ? "row" : "rows") would fail, e.g. \(example.id): \(example.reason)")
     }
 
     /// A compiled batch update, in parts, so variants (OR IGNORE, one row, RETURNING) are built

@@ -43,6 +43,10 @@ public protocol FetchingContext: AnyObject {
     /// Undoes the last undoable edit (in every store it changed) and returns what it changed.
     @discardableResult
     func undo() throws -> ChangeSet
+    /// Runs `body` (edits, counts and undo through this context) so that `progress` can cancel it
+    /// part way: an edit stopped before it commits changes nothing and the call throws
+    /// `.cancelled` (see ``ManagedObjectContext/interruptible(_:_:)``).
+    func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T
     /// Merges `changes` (from an edit) into the context(s) and drops stale batches of open results.
     func merge(_ changes: ChangeSet)
     /// Turns every registered object back into a fault (another writer changed the files).

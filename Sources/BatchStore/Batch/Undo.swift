@@ -43,7 +43,7 @@ extension ManagedObjectContext {
     /// foreign-key actions would change rows the journal does not record.
     func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
         if rows > undoLimit {
-            throw BatchStoreError(.tooBigToUndo, "this change touches \(rows) rows, more than the undo limit of \(undoLimit); run it without undo, or raise undoLimit")
+            throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
         }
         if deleting {
             // Rows removed by ON DELETE CASCADE / SET NULL in other tables would not come back.

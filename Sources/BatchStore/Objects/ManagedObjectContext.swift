@@ -101,7 +101,15 @@ public final class ManagedObjectContext {
     /// ``batchInsertCacheKiB`` for its length and put back afterwards, whatever happens.
     func inBatchWriteTransaction(_ db: Database, largerCache: Bool = false, _ body: () throws -> Database.TransactionCompletion) throws {
         switchToWALBeforeWriting(db)
-        guard largerCache else { return try db.inTransaction(.immediate, body) }
+        // An interruptible call (see Interruption) is now in the part a cancel rolls back; once
+        // it commits, nothing stops the call.
+        connection.interruption?.phase = .writing
+        defer { connection.interruption?.phase = .reading }
+        guard largerCache else {
+            try db.inTransaction(.immediate, body)
+            connection.interruption?.didCommit()
+            return
+        }
         let previous = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
         let previousKiB = previous < 0 ? -previous : previous * pageSize / 1024
@@ -109,6 +117,7 @@ public final class ManagedObjectContext {
         if raise { try db.execute(sql: "PRAGMA cache_size = -\(Self.batchInsertCacheKiB)") }
         defer { if raise { try? db.execute(sql: "PRAGMA cache_size = \(previous)") } }
         try db.inTransaction(.immediate, body)
+        connection.interruption?.didCommit()
     }
 
     /// The context's instance of `type`, made by `make` on first use: per-context state of a

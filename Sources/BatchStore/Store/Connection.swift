@@ -17,6 +17,9 @@ final class Connection {
     private var accessDepth = 0
     private var tempTablesToDrop: [String] = []
     private var tempTableCounter = 0
+    /// The interruptible call running on this connection, if any: batch writes tell it when they
+    /// enter their transaction.
+    var interruption: Interruption?
 
     nonisolated(unsafe) private static var serialCounter = 0
     private static let serialLock = NSLock()
