@@ -196,6 +196,8 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }
+        // A sheet an edit left out of date says so before anything else it adds.
+        if state.stale { parts.append("out of date: r counts again") }
         if let values = state.valueMarksSummary { parts.append(values) } else if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
         if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
         if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
@@ -203,7 +205,6 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(group(n)) rows") }
         if state.readOnlyReason != nil { parts.append("read-only") }
         if state.fileChanged { parts.append("file changed: r reloads") }
-        if state.stale { parts.append("out of date: r counts again") }
     }
     let right = " ? help "
     let left = " " + parts.joined(separator: " │ ")
