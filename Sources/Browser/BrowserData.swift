@@ -45,26 +45,29 @@ final class BrowserData {
     }
 
     // Edits act on the rows of `result` only: the `marked` ones that are still in it, or (nil)
-    // every row of it. Each count is what the matching edit would change now.
+    // every row of it; given `values` (an edit from a frequency sheet), only the rows whose
+    // column holds one of them. Each count is what the matching edit would change now.
 
-    func countDelete(in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
-        try result.count(forDelete: deleteRequest(of: result, marked: marked))
+    func countDelete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> Int {
+        try result.count(forDelete: deleteRequest(of: result, marked: marked), values: values)
     }
 
     /// Deletes with undo when it can, and says when it cannot.
-    func delete(in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+    func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
         let request = deleteRequest(of: result, marked: marked)
-        return try undoable { try result.execute(request, undoable: $0) }
+        return try undoable { try result.execute(request, values: values, undoable: $0) }
     }
 
-    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> Int {
-        try result.count(forUpdate: updateRequest(assignments, of: result), objectIDs: marked)
+    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
+                     values: ValueSelection? = nil) throws -> Int {
+        try result.count(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values)
     }
 
     /// Updates with undo when it can, and says when it cannot.
-    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?) throws -> (BatchResult, undoNote: String) {
+    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
+                values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
         let request = updateRequest(assignments, of: result)
-        return try undoable { try result.execute(request, objectIDs: marked, undoable: $0) }
+        return try undoable { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
     }
 
     func undo() throws -> ChangeSet { try context.undo() }

@@ -49,8 +49,19 @@ public enum Action: Sendable {
     case countedForDelete(Int, target: EditTarget)
     case countedForUpdate(rows: Int, assignments: String, target: EditTarget)
     /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
-    /// say, and the marks still in the result (nil: none, as after an edit).
-    case edited(count: Int, cursor: Int, message: String, marks: Marks? = nil)
+    /// say, and the marks still in the result (nil: none, as after an edit); `fileEdited` for an
+    /// edit or undo (the sheets below may be out of date), not for a reload.
+    case edited(count: Int, cursor: Int, message: String, marks: Marks? = nil, fileEdited: Bool = true)
+    /// The result under the frequency or summary sheet on screen was fetched again: its count,
+    /// cursor and marks; `edited` when an edit from this sheet came first.
+    case parentRefreshed(count: Int, cursor: Int, marks: Marks?, edited: Bool)
+    /// The frequency sheet on screen was counted again: `values` values over `total` rows, its
+    /// cursor on the value it was on (if still there).
+    case frequencyRecounted(values: Int, total: Int, result: Int, cursor: Int, message: String)
+    /// Counting a sheet again was cancelled: its figures are out of date (`r` counts again);
+    /// `parentStale` when the result under it could not be read again either (every sheet below
+    /// is read again on return).
+    case recountCancelled(String, parentStale: Bool = false)
     case failed(String)
     case info(String)
     case memorySampled(MemorySnapshot)
@@ -130,6 +141,9 @@ public enum Effect: Sendable, Equatable {
     case closeSheet(SheetRole)
     /// Summarises each of `columns` over result `result` in turn, for the summary sheet.
     case summarize(columns: [String], result: Int)
+    /// The frequency or summary sheet on screen counted again as the file is now: the result it
+    /// counts is fetched again first (`r`, or coming back to it after an edit).
+    case recount(SheetRole)
 }
 
 extension BrowserState {
@@ -297,10 +311,27 @@ extension BrowserState {
             guard target == editTarget else { message = nil; break }
             message = nil
             mode = .confirm(.update(rows: n, assignments: text, target: target))
-        case .edited(let n, let cursor, let msg, let kept):
+        case .parentRefreshed(let n, let cursor, let kept, let edited):
+            // An edit from this sheet committed (a cancel now is too late: the runner says so).
+            if editing != nil { endEdit() }
+            parentRefreshed(count: n, cursor: cursor, marks: kept, edited: edited)
+        case .frequencyRecounted(let values, let total, let result, let cursor, let msg):
+            if editing != nil { endEdit() }
+            frequencyRecounted(values: values, total: total, result: result, cursor: cursor, message: msg)
+        case .recountCancelled(let msg, let parentStale):
+            if editing != nil { endEdit() }
+            running = nil
+            stale = true
+            if parentStale { for i in sheets.indices { sheets[i].stale = true } }
+            mode = .grid
+            say(msg)
+        case .edited(let n, let cursor, let msg, let kept, let fileEdited):
             // Esc came after the edit committed: it stands, and the message says so.
             let tooLate = editCancelRequested && editing != nil
             endEdit()
+            // An edit may have changed the rows of every sheet below: each is read again on return.
+            if fileEdited { for i in sheets.indices { sheets[i].stale = true } }
+            stale = false
             count = n
             cursorRow = min(max(0, cursor), max(0, n - 1))
             // An edit clears the marks (its rows are done with); a reload keeps those still in the result.
@@ -548,6 +579,8 @@ extension BrowserState {
             return binKey()
         case .char("Q"):
             return sqlKey()
+        case .char("r") where sheet != .table:
+            return recountKey()
         case .char("r"):
             // With no result (its open was cancelled), r asks for it again.
             guard resultID == nil else {
@@ -569,6 +602,10 @@ extension BrowserState {
         case .char("M"):
             if eagerLoaded != nil { return [.stopEager] }
             return [.startEager]
+        case .char("v") where frequencySheet != nil:
+            markValueKey()
+        case .char("V") where frequencySheet != nil:
+            markAllValuesKey()
         case .char("v"):
             guard let resultID, let id = snapshot(cursorRow)?.id else { return [] }
             if allMarked {

@@ -127,11 +127,13 @@ struct SavedSheet: Sendable {
     var resultID: Int?
     var marks: Marks?
     var readOnlyReason: String?
+    /// An edit since it was left may have changed its rows or figures: coming back reads them again.
+    var stale: Bool
 
     init(_ s: BrowserState) {
         kind = s.sheet; table = s.table; columns = s.columns; filter = s.filter; sort = s.sort; count = s.count
         cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        columnView = s.columnView; resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason
+        columnView = s.columnView; resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason; stale = s.stale
     }
 
     /// The sheet's name in the status line's path: `movie`, `genre freq`.
@@ -147,7 +149,7 @@ struct SavedSheet: Sendable {
     func restore(into s: inout BrowserState) {
         s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
         s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.columnView = columnView; s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason
+        s.columnView = columnView; s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason; s.stale = stale
         // The rows come back from the data (the window was the other sheet's); a summary's are its own.
         s.windowValid = false
         s.window = []
@@ -204,6 +206,7 @@ extension BrowserState {
         resetColumnView()
         resultID = result
         marks = nil
+        stale = false
         windowValid = false
         window = []
         mode = .grid
@@ -224,7 +227,105 @@ extension BrowserState {
         mode = .grid
         scrollToCursor()
         say("back from \(left) to \(parent.title)")
-        return [.closeSheet(role)]
+        // An edit made since it was left: it comes back as the file is now.
+        guard stale else { return [.closeSheet(role)] }
+        switch sheet {
+        case .table: say("back from \(left) to \(parent.title): reading it again after the edit…"); return [.closeSheet(role), .reload]
+        case .frequency, .summary: return [.closeSheet(role)] + recountKey(after: "back from \(left) to \(parent.title)")
+        case .text: return [.closeSheet(role)]
+        }
+    }
+
+    /// The table sheet the data's result belongs to: on a frequency or summary sheet, the nearest
+    /// table sheet under it (nil on a table sheet).
+    var parentTableIndex: Int? { sheet == .table ? nil : sheets.lastIndex { $0.kind == .table } }
+
+    /// `r` on a frequency or summary sheet (and coming back to one left stale by an edit): the
+    /// result it counts is fetched again as the file is now, then counted again (Esc cancels).
+    mutating func recountKey(after note: String? = nil) -> [Effect] {
+        let what = note.map { $0 + ": " } ?? ""
+        if let f = frequencySheet {
+            say("\(what)counting the values of \(f.column) again as the file is now… (Esc cancels)")
+            return [.recount(.frequency)]
+        }
+        guard var summary = summarySheet else { return [] }
+        summary.rows = Array(repeating: nil, count: summary.columns.count)
+        sheet = .summary(summary)
+        showSummaryRows(summary)
+        say("\(what)summarising \(summary.table) again as the file is now… (Esc cancels)")
+        return [.recount(.summary)]
+    }
+
+    /// The result under a frequency or summary sheet was fetched again (after an edit, or for a
+    /// recount): its count, cursor and marks, which come back with it. After an edit (`edited`),
+    /// every other sheet below may be out of date.
+    mutating func parentRefreshed(count n: Int, cursor: Int, marks kept: Marks?, edited: Bool) {
+        if edited { for i in sheets.indices { sheets[i].stale = true } }
+        guard let i = parentTableIndex else { return }
+        sheets[i].count = n
+        sheets[i].cursorRow = min(max(0, cursor), max(0, n - 1))
+        sheets[i].marks = kept
+        sheets[i].stale = false
+    }
+
+    /// The frequency sheet on screen was counted again (after an edit, `r`, or coming back to it):
+    /// its figures are the file's now; the cursor stays on its value, if it is still there.
+    mutating func frequencyRecounted(values: Int, total: Int, result: Int, cursor: Int, message: String) {
+        running = nil
+        guard var f = frequencySheet else { return }
+        f.total = total
+        sheet = .frequency(f)
+        count = values
+        resultID = result
+        marks = nil
+        stale = false
+        windowValid = false
+        window = []
+        mode = .grid
+        cursorRow = cursor
+        scrollToCursor()
+        say(message)
+    }
+
+    /// `v` on a frequency sheet: marks or unmarks the value at the cursor (with the rows it
+    /// stands for), and moves down.
+    mutating func markValueKey() {
+        guard let resultID, count > 0 else { return }
+        if allMarked { say("every value is marked; V unmarks them"); return }
+        // The count comes with the row: nothing to mark until it is on screen.
+        guard let n = snapshot(cursorRow)?.count else { return }
+        var m = currentMarks ?? Marks(result: resultID)
+        m.values[cursorRow] = m.values[cursorRow] == nil ? n : nil
+        marks = m.isEmpty ? nil : m
+        cursorRow += 1
+        scrollToCursor()
+    }
+
+    /// `V` on a frequency sheet: marks every value (every row of the result counted), or unmarks all.
+    mutating func markAllValuesKey() {
+        guard let resultID, let f = frequencySheet else { return }
+        let all = !allMarked
+        marks = all ? Marks(result: resultID, all: true) : nil
+        say(all ? "marked all \(group(count)) \(count == 1 ? "value" : "values") of \(f.column): \(rows(f.total))" : "unmarked every value")
+    }
+
+    /// The marks on a frequency sheet as the status line says them: `3 values marked, 12,345 rows`.
+    var valueMarksSummary: String? {
+        guard let f = frequencySheet, let m = currentMarks else { return nil }
+        if m.all { return "all \(group(count)) \(count == 1 ? "value" : "values") marked, \(rows(f.total))" }
+        guard !m.values.isEmpty else { return nil }
+        let n = m.values.count
+        return "\(group(n)) \(n == 1 ? "value" : "values") marked, \(rows(m.values.values.reduce(0, +)))"
+    }
+
+    /// What D and U act on from a frequency sheet: all the rows of the result it counts whose
+    /// value is a marked one (all of them after `V`), else the cursor's value.
+    func valuesTarget(_ f: FrequencySheet) -> EditTarget? {
+        guard let resultID, count > 0, let i = parentTableIndex, let parent = sheets[i].resultID else { return nil }
+        let m = currentMarks
+        let positions: [Int]? = m?.all == true ? nil : (m.map { $0.values.keys.sorted() }.flatMap { $0.isEmpty ? nil : $0 } ?? [cursorRow])
+        let values = ValueTarget(sheet: resultID, column: f.column, positions: positions, valueCount: positions?.count ?? count, binWidth: f.binWidth)
+        return EditTarget(result: parent, table: f.table, marked: nil, values: values)
     }
 
     /// `I`: a summary sheet of every column of the result on screen, shown at once and filled in
@@ -282,12 +383,14 @@ extension BrowserState {
     /// Keys a frequency or summary sheet does not take (they act on a table's rows), with what to
     /// do instead; nil for keys it takes.
     func refusal(onDerivedSheet key: Key) -> String? {
+        // A frequency sheet marks values, and D / U / u act on their rows.
+        if frequencySheet != nil, [.char("v"), .char("V"), .char("D"), .char("U"), .char("u")].contains(key) { return nil }
         switch key {
-        case .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .char("r"), .char("M"),
+        case .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .char("M"),
              .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("I"):
             guard case .char(let c) = key else { return nil }
             if summarySheet != nil { return "\(c) acts on a table's rows, not on a summary: Enter goes to the column, F counts its values, Esc goes back" }
-            return "\(c) acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, Esc goes back"
+            return "\(c) acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, v marks values, D and U act on their rows, Esc goes back"
         default:
             return nil
         }

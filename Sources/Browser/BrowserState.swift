@@ -41,11 +41,14 @@ public struct RowSnapshot: Sendable, Equatable {
     public var values: [DisplayValue]
     /// False when the row was deleted after the result was fetched.
     public var exists: Bool
+    /// On a frequency sheet, the rows its value stands for (nil on other sheets).
+    public var count: Int?
 
-    package init(id: ObjectID?, values: [DisplayValue], exists: Bool) {
+    package init(id: ObjectID?, values: [DisplayValue], exists: Bool, count: Int? = nil) {
         self.id = id
         self.values = values
         self.exists = exists
+        self.count = count
     }
 }
 
@@ -102,7 +105,8 @@ public enum PromptKind: Sendable, Equatable {
 }
 
 /// Rows marked with `v` or `V`, and the result they were marked in: marks belong to that result
-/// (one table, filter, sort and set of stores, fetched once) and mean nothing for any other.
+/// (one table, filter, sort and set of stores, fetched once) and mean nothing for any other. On a
+/// frequency sheet, `v` marks values (by position) and `V` all of them.
 public struct Marks: Sendable, Equatable {
     /// The result the rows were marked in (``BrowserState/resultID``).
     public var result: Int
@@ -110,11 +114,46 @@ public struct Marks: Sendable, Equatable {
     public var ids: Set<ObjectID>
     /// Every row of the result (`V`).
     public var all: Bool
+    /// On a frequency sheet: the marked values' positions, each with the rows it stands for.
+    public var values: [Int: Int]
 
-    package init(result: Int, ids: Set<ObjectID> = [], all: Bool = false) {
+    package init(result: Int, ids: Set<ObjectID> = [], all: Bool = false, values: [Int: Int] = [:]) {
         self.result = result
         self.ids = ids
         self.all = all
+        self.values = values
+    }
+
+    /// True when nothing is marked.
+    var isEmpty: Bool { !all && ids.isEmpty && values.isEmpty }
+}
+
+/// The values of a frequency sheet an edit acts on: all the rows of the parent result whose
+/// column holds one of them (a bin's range, when binned), as the sheet counted them.
+public struct ValueTarget: Sendable, Equatable {
+    /// The frequency sheet (its ``BrowserState/resultID``): the positions are its.
+    public var sheet: Int
+    /// The column counted.
+    public var column: String
+    /// The values' positions on the sheet, in order; nil for every value (`V`).
+    public var positions: [Int]?
+    /// How many values that is (the sheet's count for every value).
+    public var valueCount: Int
+    /// The sheet's bin width (nil: unbinned).
+    public var binWidth: Int64?
+
+    package init(sheet: Int, column: String, positions: [Int]?, valueCount: Int, binWidth: Int64?) {
+        self.sheet = sheet
+        self.column = column
+        self.positions = positions
+        self.valueCount = valueCount
+        self.binWidth = binWidth
+    }
+
+    /// `3 values of genre`, `1 bin of year`, `all 12 values of genre`.
+    public var described: String {
+        let noun = binWidth == nil ? (valueCount == 1 ? "value" : "values") : (valueCount == 1 ? "bin" : "bins")
+        return "\(positions == nil ? "all " : "")\(group(valueCount)) \(noun) of \(column)"
     }
 }
 
@@ -127,11 +166,21 @@ public struct EditTarget: Sendable, Equatable {
     public var table: String
     /// The marked rows, in a stable order; nil for every row of the result.
     public var marked: [ObjectID]?
+    /// From a frequency sheet: the values whose rows the edit acts on (`result` is the sheet's
+    /// parent result then).
+    public var values: ValueTarget?
 
-    package init(result: Int, table: String, marked: [ObjectID]?) {
+    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil) {
         self.result = result
         self.table = table
         self.marked = marked
+        self.values = values
+    }
+
+    /// What the confirmation adds after the row count: ` (marked)`, ` (3 values of genre)`.
+    var qualifier: String {
+        if let values { return " (\(values.described))" }
+        return marked != nil ? " (marked)" : ""
     }
 }
 
@@ -307,6 +356,9 @@ public struct BrowserState: Sendable {
     public internal(set) var lastSearch: String?
     /// Each opened table's foreign keys both ways, by table name.
     public internal(set) var links: [String: TableLinks] = [:]
+    /// True when an edit or undo since this sheet's rows or figures were read may have changed
+    /// them (and the recount that would show the file as it is now was cancelled): `r` recounts.
+    public internal(set) var stale = false
 
     // Messages and progress
     public internal(set) var message: String?
@@ -369,6 +421,7 @@ public struct BrowserState: Sendable {
 
     public func isMarked(_ row: Int) -> Bool {
         if allMarked { return true }
+        if frequencySheet != nil { return currentMarks?.values[row] != nil }
         guard !marked.isEmpty, let id = snapshot(row)?.id else { return false }
         return marked.contains(id)
     }
@@ -376,6 +429,7 @@ public struct BrowserState: Sendable {
     /// What an edit key acts on now: the marked rows of the result on screen, or all of it; nil
     /// without a result.
     public var editTarget: EditTarget? {
+        if let f = frequencySheet { return valuesTarget(f) }
         guard let resultID, let table, sheet == .table else { return nil }
         let ids = marked
         return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description })

@@ -41,36 +41,81 @@ extension EffectRunner {
         }
     }
 
+    /// The values a target from a frequency sheet stands for, read from the sheet's counts (nil:
+    /// every row of the result, or a target from a table sheet).
+    /// - Throws: `.invalidArgument` when the frequency sheet is no longer the one on screen.
+    func valueSelection(for target: EditTarget) throws -> ValueSelection? {
+        guard let aim = target.values else { return nil }
+        guard let frequencies, frequenciesID == aim.sheet else {
+            throw BatchStoreError(.invalidArgument, "that edit was for a frequency sheet no longer on screen; nothing was changed")
+        }
+        guard let positions = aim.positions else { return nil }
+        let values = try positions.map { position -> SQLValue in
+            guard let entry = try frequencies.values(in: position..<(position + 1)).first else {
+                throw BatchStoreError(.invalidArgument, "value \(position + 1) is not on the frequency sheet; nothing was changed")
+            }
+            return entry.value
+        }
+        return ValueSelection(attribute: frequencies.attribute, values: values, binWidth: frequencies.binWidth)
+    }
+
+    /// How many rows the delete of `target` would remove now (Esc cancels the count).
+    func countDelete(_ target: EditTarget, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        let result = try result(for: target)
+        let values = try valueSelection(for: target)
+        return try cancellable(cancel: cancel, report: report) {
+            [.countedForDelete(try data.countDelete(in: result, marked: target.marked, values: values), target: target)]
+        }
+    }
+
+    /// How many rows the update of `target` would change now (Esc cancels the count).
+    func countUpdate(_ text: String, target: EditTarget, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        let result = try result(for: target)
+        let assignments = try UpdateExpression.parseAssignments(text)
+        let values = try valueSelection(for: target)
+        return try cancellable(cancel: cancel, report: report) {
+            [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked, values: values), assignments: text, target: target)]
+        }
+    }
+
     /// Runs `text` on the target's rows of the result on screen; the message gives SQLite's count.
     /// A cancel before the commit changes nothing (`.editCancelled`); after it, the update stands.
     func runUpdate(_ text: String, target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
         let assignments = try UpdateExpression.parseAssignments(text)
+        let values = try valueSelection(for: target)
         let started = environment.now()
         let changed: BatchResult, undoNote: String
         do {
             // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
-            (changed, undoNote) = try interruptibly(cancel: cancel, report: report) { try data.update(assignments, in: result, marked: target.marked) }
+            (changed, undoNote) = try interruptibly(cancel: cancel, report: report) {
+                try data.update(assignments, in: result, marked: target.marked, values: values)
+            }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]
         }
         merge(changed)
-        return [try afterEdit("updated \(rows(changed.count ?? 0)) of \(target.table)\(undoNote)", started: started, state: state)]
+        let what = "updated \(rows(changed.count ?? 0)) of \(target.table)\(target.values.map { " (\($0.described))" } ?? "")\(undoNote)"
+        return try afterEdit(what, started: started, state: state, cancel: cancel, report: report)
     }
 
     /// Deletes the target's rows of the result on screen; the message gives SQLite's count.
     /// A cancel before the commit changes nothing (`.editCancelled`); after it, the delete stands.
     func runDelete(_ target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
+        let values = try valueSelection(for: target)
         let started = environment.now()
         let deleted: BatchResult, undoNote: String
         do {
-            (deleted, undoNote) = try interruptibly(cancel: cancel, report: report) { try data.delete(in: result, marked: target.marked) }
+            (deleted, undoNote) = try interruptibly(cancel: cancel, report: report) {
+                try data.delete(in: result, marked: target.marked, values: values)
+            }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]
         }
         merge(deleted)
-        return [try afterEdit("deleted \(rows(deleted.count ?? 0)) from \(target.table)\(undoNote)", started: started, state: state)]
+        let what = "deleted \(rows(deleted.count ?? 0)) from \(target.table)\(target.values.map { " (\($0.described))" } ?? "")\(undoNote)"
+        return try afterEdit(what, started: started, state: state, cancel: cancel, report: report)
     }
 
     /// Undoes the last edit, which may be of another table: the message says which. A cancel
@@ -89,7 +134,7 @@ extension EffectRunner {
         let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)"
             : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
             : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
-        return [try afterEdit("undo: \(what)", started: started, state: state)]
+        return try afterEdit("undo: \(what)", started: started, state: state, cancel: cancel, report: report)
     }
 
     /// Re-runs the result's fetch (`r`), keeping the cursor's row and the marks still in it. A
@@ -117,30 +162,47 @@ extension EffectRunner {
         }
     }
 
+    /// After an edit or undo has committed: re-runs the result's ID fetch keeping the cursor on its
+    /// row (or the nearest survivor); on a frequency sheet, the result it counts (its cursor kept),
+    /// then the sheet is counted again (Esc cancels the count, not the edit, which stands: a cancel
+    /// that came once the edit had committed is said to be too late).
+    func afterEdit(_ what: String, started: Double, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard state.frequencySheet != nil else { return [try afterEdit(what, started: started, state: state)] }
+        let said = (cancel.isSet ? "too late to cancel: " : "") + what
+        return try recount(.frequency, state: state, edited: said, started: started, cancel: cancel, report: report)
+    }
+
     /// Re-runs the result's ID fetch keeping the cursor on its row (or the nearest survivor).
     /// With `keepingMarks` (a reload), marks whose rows are still in the new ID table stay.
     /// `refreshing` runs the fetch (a reload's makes it cancellable); when it throws, the runner
     /// keeps the result and what it knows of it as they were.
     func afterEdit(_ what: String, started: Double, state: BrowserState, keepingMarks: Bool = false,
                    refreshing: (() throws -> Int?) throws -> Int? = { try $0() }) throws -> Action {
-        guard let collection, let collectionID else { return .info(what) }
-        let c = state.cursorRow
+        guard collection != nil else { return .info(what) }
+        let (count, cursor, kept) = try refreshResult(cursor: state.cursorRow, marks: keepingMarks ? state.currentMarks : nil, refreshing: refreshing)
+        return .edited(count: count, cursor: cursor, message: "\(what) (\(milliseconds(environment.now() - started)))", marks: kept, fileEdited: !keepingMarks)
+    }
+
+    /// ``collection`` fetched again as the file is now (by `refreshing`): its new count, the new
+    /// position of the row at `cursor` (or the nearest survivor), and those of `marks` still in it.
+    func refreshResult(cursor c: Int, marks: Marks?,
+                       refreshing: (() throws -> Int?) throws -> Int? = { try $0() }) throws -> (count: Int, cursor: Int, marks: Marks?) {
+        guard let collection, let collectionID else { return (0, 0, nil) }
         var anchors = [c]
         for d in 1...50 { anchors += [c + d, c - d] }
         anchors = anchors.filter { $0 >= 0 && $0 < collection.count }
-        // An edit may have changed rows the results below this one hold: they read their own rows
+        // The file may have changed under the results below this one: they read their own rows
         // from now on. This one is fetched again, as the file is now (its version is kept only
         // once the fetch is complete: a cancelled one leaves the old ID table, and its version).
         for i in parked.indices { parked[i].collectionVersion = nil }
         let version = data.dataVersion()
-        let refreshed = try refreshing { try collection.refresh(keeping: anchors) }
-        let newCursor = refreshed ?? min(c, max(0, collection.count - 1))
+        let newCursor = try refreshing { try collection.refresh(keeping: anchors) } ?? min(c, max(0, collection.count - 1))
         collectionVersion = version
         dataVersion = data.dataVersion()
         var kept: Marks?
-        if keepingMarks, let marks = state.currentMarks {
+        if let marks, marks.result == collectionID {
             kept = marks.all ? marks : Marks(result: collectionID, ids: Set(try collection.members(of: Array(marks.ids))))
         }
-        return .edited(count: collection.count, cursor: newCursor, message: "\(what) (\(milliseconds(environment.now() - started)))", marks: kept)
+        return (collection.count, newCursor, kept)
     }
 }

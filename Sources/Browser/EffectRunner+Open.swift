@@ -48,8 +48,10 @@ extension EffectRunner {
             kept = Marks(result: resultSerial, ids: Set(members))
         }
         if push {
-            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, collectionVersion: collectionVersion, frequencies: frequencies))
+            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, collectionVersion: collectionVersion,
+                                      frequencies: frequencies, frequenciesID: frequenciesID))
             frequencies = nil
+            frequenciesID = nil
         }
         collection = opened
         collectionID = resultSerial

@@ -76,14 +76,6 @@ extension EffectRunner {
         return .textLoaded(TextSheet(purpose: .sql, title: title, fields: fields))
     }
 
-    /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'`.
-    static func sqlLiteral(_ value: SQLValue) -> String {
-        switch value {
-        case .null: return "NULL"
-        case .integer(let i): return String(i)
-        case .real(let d): return String(d)
-        case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
-        case .blob(let b): return "X'" + b.map { String(format: "%02X", $0) }.joined() + "'"
-        }
-    }
+    /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'` (``SQLValue/sqlLiteral``).
+    static func sqlLiteral(_ value: SQLValue) -> String { value.sqlLiteral }
 }

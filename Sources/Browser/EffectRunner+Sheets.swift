@@ -8,6 +8,7 @@ struct ParkedSheet {
     var collectionID: Int?
     var collectionVersion: Int?
     var frequencies: ValueFrequencies?
+    var frequenciesID: Int?
 }
 
 extension EffectRunner {
@@ -26,6 +27,7 @@ extension EffectRunner {
             let counted = try count(column, in: collection, binWidth: nil, rows: rows, started: started, cancel: cancel, report: report)
             frequencies = counted
             resultSerial += 1
+            frequenciesID = resultSerial
             log("frequencies of \(column) (\(rows)): \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
             return [.frequencyOpened(column: counted.attribute, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
         } catch let error as BatchStoreError where error.code == .cancelled {
@@ -56,6 +58,7 @@ extension EffectRunner {
             let counted = try count(column, in: collection, binWidth: width, rows: rows, started: started, cancel: cancel, report: report)
             frequencies = counted
             resultSerial += 1
+            frequenciesID = resultSerial
             log("frequencies of \(column) in bins of \(width.map(String.init) ?? "none"): \(counted.count) rows in \(counted.seconds)s")
             return [.frequencyBinned(width: width, values: counted.count, total: counted.total, result: resultSerial, seconds: clock() - started)]
         } catch let error as BatchStoreError where error.code == .cancelled {
@@ -130,6 +133,55 @@ extension EffectRunner {
     static let summarySample = 10_000
     static let summarySampleAbove = 100_000
 
+    /// `r` on a frequency or summary sheet, coming back to one an edit left stale, and after an
+    /// edit on a frequency sheet (`edited` says what the edit did, `started` when): the result the
+    /// sheet counts is fetched again as the file is now (its cursor and marks kept), then the sheet
+    /// is counted again, the cursor staying on its value; Esc cancels the count (not the edit).
+    func recount(_ role: SheetRole, state: BrowserState, edited: String? = nil, started: Double? = nil,
+                 cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard collection != nil, let i = state.parentTableIndex else { return [.failed("no result under this sheet to count: Esc goes back")] }
+        let clock = environment.now
+        let begun = started ?? clock()
+        let parent = state.sheets[i]
+        let before = edited.map { "\($0); " } ?? ""
+        // Keys cancel from here on (Esc does not leave the sheet while its result is read again).
+        report(.started(.counting))
+        let refreshed: (count: Int, cursor: Int, marks: Marks?)
+        do {
+            refreshed = try refreshResult(cursor: parent.cursorRow, marks: parent.marks) { refresh in
+                try data.interruptible({ _ in cancel.isSet ? .cancel : .proceed }, refresh)
+            }
+        } catch let error as BatchStoreError where error.code == .cancelled {
+            // The result below keeps its old ID table: it is read again on return.
+            return [.recountCancelled("\(before)reading \(parent.title) again was cancelled: this sheet's figures are from before; r counts again", parentStale: true)]
+        }
+        report(.parentRefreshed(count: refreshed.count, cursor: refreshed.cursor, marks: refreshed.marks, edited: edited != nil))
+        switch role {
+        case .frequency:
+            guard let collection, let f = state.frequencySheet, let old = frequencies else { return [.failed("the frequency sheet is gone: F again")] }
+            let value = try old.values(in: state.cursorRow..<(state.cursorRow + 1)).first?.value
+            report(.frequencyProgress(column: f.column, seconds: 0, rows: 0))
+            do {
+                let counted = try count(f.column, in: collection, binWidth: f.binWidth, rows: rowsToRead(), started: begun, cancel: cancel, report: report)
+                frequencies = counted
+                resultSerial += 1
+                frequenciesID = resultSerial
+                let at = try value.flatMap { try counted.position(of: $0) } ?? min(state.cursorRow, max(0, counted.count - 1))
+                let noun = f.binWidth == nil ? (counted.count == 1 ? "value" : "values") : (counted.count == 1 ? "bin" : "bins")
+                log("frequencies of \(f.column) counted again: \(counted.count) values over \(counted.total) rows in \(counted.seconds)s")
+                return [.frequencyRecounted(values: counted.count, total: counted.total, result: resultSerial, cursor: at,
+                                            message: "\(before)\(f.column) counted again: \(group(counted.count)) \(noun) in \(rows(counted.total)) (\(milliseconds(clock() - begun)))")]
+            } catch let error as BatchStoreError where error.code == .cancelled {
+                return [.recountCancelled("\(before)counting \(f.column) again was cancelled: its figures are from before; r counts again")]
+            }
+        case .summary:
+            guard let summary = state.summarySheet else { return [] }
+            return try summarize(summary.columns, result: summary.result, cancel: cancel, report: report)
+        case .table, .text:
+            return []
+        }
+    }
+
     /// Which rows of ``collection`` a frequency or a summary reads: those its fetch's WHERE matches
     /// now (the table's indexes serve them) while the file is as it was when the result was
     /// fetched; else the rows of its ID table.
@@ -149,7 +201,7 @@ extension EffectRunner {
             let shown = width.flatMap { w in Self.binLabel(entry.value, width: w) }.map(DisplayValue.text) ?? DisplayValue(entry.value)
             let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(total))
             let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(Self.barWidth)).rounded())))
-            return RowSnapshot(id: nil, values: [shown, .text(group(entry.count)), .text(percent), .text(bar)], exists: true)
+            return RowSnapshot(id: nil, values: [shown, .text(group(entry.count)), .text(percent), .text(bar)], exists: true, count: entry.count)
         }
     }
 
@@ -195,7 +247,7 @@ extension EffectRunner {
     /// table sheet's result goes and the sheet under it comes back.
     func closeSheet(_ role: SheetRole) {
         switch role {
-        case .frequency: frequencies = nil; return
+        case .frequency: frequencies = nil; frequenciesID = nil; return
         case .summary, .text: return
         case .table: break
         }
@@ -205,6 +257,7 @@ extension EffectRunner {
         collectionID = below.collectionID
         collectionVersion = below.collectionVersion
         frequencies = below.frequencies
+        frequenciesID = below.frequenciesID
         lastFaultSeconds = nil
     }
 }

@@ -31,6 +31,9 @@ final class EffectRunner {
     var collectionVersion: Int?
     /// The frequency sheet on screen, over ``collection`` (nil: a table sheet is on screen).
     var frequencies: ValueFrequencies?
+    /// The number of the frequency sheet in ``frequencies`` (its ``BrowserState/resultID``): edits
+    /// of its values aimed at any other are refused.
+    var frequenciesID: Int?
     /// The sheets under the one on screen, bottom first: what Esc goes back to.
     var parked: [ParkedSheet] = []
     var dataVersion: Int?
@@ -118,22 +121,17 @@ final class EffectRunner {
         case .search(let column, let text, let from, let backwards):
             return try search(column: column, text: text, from: from, backwards: backwards, cancel: cancel, report: report)
         case .countDelete(let target):
-            let result = try result(for: target)
-            return try cancellable(cancel: cancel, report: report) {
-                [.countedForDelete(try data.countDelete(in: result, marked: target.marked), target: target)]
-            }
+            return try countDelete(target, cancel: cancel, report: report)
         case .runDelete(let target):
             return try runDelete(target, state: state, cancel: cancel, report: report)
         case .countUpdate(let text, let target):
-            let result = try result(for: target)
-            let assignments = try UpdateExpression.parseAssignments(text)
-            return try cancellable(cancel: cancel, report: report) {
-                [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked), assignments: text, target: target)]
-            }
+            return try countUpdate(text, target: target, cancel: cancel, report: report)
         case .runUpdate(let text, let target):
             return try runUpdate(text, target: target, state: state, cancel: cancel, report: report)
         case .undo:
             return try undo(state: state, cancel: cancel, report: report)
+        case .recount(let role):
+            return try recount(role, state: state, cancel: cancel, report: report)
         case .reload:
             return try reload(state: state, cancel: cancel, report: report)
         case .startEager:

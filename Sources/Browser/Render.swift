@@ -198,7 +198,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }
-        if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
+        // A sheet an edit left out of date says so before anything else it adds.
+        if state.stale { parts.append("out of date: r counts again") }
+        if let values = state.valueMarksSummary { parts.append(values) } else if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
         if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
         if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
@@ -236,9 +238,9 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
         let text: String
         switch c {
         case .delete(let n, let target):
-            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") from \(target.table)? y/n"
+            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(target.qualifier) from \(target.table)? y/n"
         case .update(let n, let a, let target):
-            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.marked != nil ? " (marked)" : "") of \(target.table): \(a)? y/n"
+            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.qualifier) of \(target.table): \(a)? y/n"
         }
         screen.put(text, x: x, y: y, style: p.error)
     default:

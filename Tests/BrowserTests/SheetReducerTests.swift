@@ -49,7 +49,9 @@ struct SheetReducerTests {
         #expect(s.frequencySheet == FrequencySheet(column: "b", table: "t", filter: "a > 1", sort: SortDescriptor(key: "b", ascending: false), total: 100))
         #expect(s.columns == ["b", "count", "percent", "histogram"])
         #expect(s.count == 12 && s.cursorRow == 0 && s.cursorColumn == 0 && s.sheetDepth == 1)
-        #expect(!s.allMarked && s.editTarget == nil, "a frequency sheet has no rows to edit")
+        #expect(!s.allMarked, "the table's marks stay with the table")
+        #expect(s.editTarget == EditTarget(result: 1, table: "t", marked: nil, values: ValueTarget(sheet: 2, column: "b", positions: [0], valueCount: 1, binWidth: nil)),
+                "D on a frequency sheet acts on the cursor's value's rows of the table's result")
         #expect(statusLine(s).hasPrefix(" db.sqlite › t › b freq │ value 1 of 12 in 100 rows │ filter: a > 1"), "\(statusLine(s))")
         #expect(s.message == "12 distinct values of b in 100 rows, counted by SQLite in 250 ms; Enter opens a value's rows, Esc goes back")
         _ = s.reduce(.key(.char("j")))
@@ -67,7 +69,7 @@ struct SheetReducerTests {
     func refusedKeys() {
         var s = table()
         _ = s.reduce(.frequencyOpened(column: "b", values: 3, total: 100, result: 2, seconds: 0))
-        for key in ["/", "n", "f", "s", "S", "r", "M", "v", "V", "D", "U", "u", "F"] {
+        for key in ["/", "n", "f", "s", "S", "M", "F", "I"] {
             #expect(work(s.reduce(.key(.char(Character(key))))) == [], "\(key)")
             #expect(s.messageIsError, "\(key)")
             #expect(s.mode == .grid && s.frequencySheet != nil, "\(key)")
@@ -176,5 +178,126 @@ struct SheetReducerTests {
         let enter = s.reduce(.key(.enter))
         #expect(enter.first == .closeSheet(.summary))
         #expect(s.sheet == .table && s.cursorColumn == 0 && s.cursorRow == 4 && s.filter == "a > 1")
+    }
+
+    /// A frequency sheet of b over the table (result 1): 3 values, result 2, rows loaded with
+    /// their counts 50, 30 and 20.
+    func frequencySheet() -> BrowserState {
+        var s = table()
+        _ = s.reduce(.frequencyOpened(column: "b", values: 3, total: 100, result: 2, seconds: 0))
+        _ = s.reduce(.windowLoaded(start: 0, rows: [50, 30, 20].enumerated().map { i, n in
+            RowSnapshot(id: nil, values: [.text("v\(i)"), .text("\(n)"), .text(""), .text("")], exists: true, count: n)
+        }))
+        return s
+    }
+
+    @Test("v marks values with the rows each stands for (the status line adds them up), V every value; D and U act on them, or on the cursor's value")
+    func markingValues() {
+        var s = frequencySheet()
+        _ = s.reduce(.key(.char("v")))
+        _ = s.reduce(.key(.char("j")))
+        _ = s.reduce(.key(.char("v")))
+        #expect(s.isMarked(0) && !s.isMarked(1) && s.isMarked(2))
+        #expect(statusLine(s).contains("│ 2 values marked, 70 rows │"), "\(statusLine(s))")
+        let target = EditTarget(result: 1, table: "t", marked: nil, values: ValueTarget(sheet: 2, column: "b", positions: [0, 2], valueCount: 2, binWidth: nil))
+        #expect(s.editTarget == target)
+        #expect(work(s.reduce(.key(.char("D")))) == [.countDelete(target)])
+        _ = s.reduce(.countedForDelete(70, target: target))
+        #expect(s.mode == .confirm(.delete(rows: 70, target: target)))
+        #expect(render(s, colors: false).lines[s.height - 1].hasPrefix("Delete 70 rows (2 values of b) from t? y/n"))
+        #expect(work(s.reduce(.key(.char("y")))) == [.runDelete(target)])
+        // v again unmarks; with no marks the cursor's value is the target.
+        _ = s.reduce(.key(.char("g")))
+        _ = s.reduce(.key(.char("v")))
+        _ = s.reduce(.key(.char("G")))
+        _ = s.reduce(.key(.char("v")))
+        #expect(s.marks == nil && !statusLine(s).contains("marked"))
+        #expect(s.editTarget?.values?.positions == [2])
+        _ = s.reduce(.key(.char("V")))
+        #expect(statusLine(s).contains("│ all 3 values marked, 100 rows │"), "\(statusLine(s))")
+        #expect(s.editTarget?.values == ValueTarget(sheet: 2, column: "b", positions: nil, valueCount: 3, binWidth: nil))
+        _ = s.reduce(.key(.char("U")))
+        #expect(s.mode == .prompt(.assignments, text: ""))
+        // A count for another sheet (an older one) asks nothing.
+        _ = s.reduce(.key(.escape))
+        _ = s.reduce(.countedForDelete(70, target: target))
+        #expect(s.mode == .grid)
+        // Marks belong to the sheet's counts: counted again, they go.
+        _ = s.reduce(.frequencyRecounted(values: 2, total: 30, result: 3, cursor: 1, message: "counted again"))
+        #expect(s.marks == nil || !s.allMarked)
+        #expect(s.count == 2 && s.cursorRow == 1 && s.frequencySheet?.total == 30 && s.message == "counted again")
+    }
+
+    @Test("read-only: D and U on a frequency sheet say why and do nothing")
+    func readOnly() {
+        var s = BrowserState(width: 100, height: 10, databaseName: "db.sqlite")
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: "the file is read-only", message: nil, result: 1))
+        _ = s.reduce(.frequencyOpened(column: "a", values: 3, total: 100, result: 2, seconds: 0))
+        for key in ["D", "U", "u"] {
+            #expect(work(s.reduce(.key(.char(Character(key))))) == [], "\(key)")
+            #expect(s.messageIsError && s.message?.contains("read-only") == true, "\(key)")
+        }
+    }
+
+    @Test("an edit leaves every sheet below out of date: coming back to a frequency sheet counts it again, to a table reads it again, each once")
+    func staleSheets() throws {
+        var s = frequencySheet()
+        _ = s.reduce(.key(.enter))
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "(a > 1) AND b == 7", sort: nil, count: 9, cursor: 0, readOnly: nil, message: nil, result: 3, pushed: true))
+        _ = s.reduce(.edited(count: 8, cursor: 0, message: "deleted 1 row from t"))
+        #expect(!s.stale)
+        #expect(work(s.reduce(.key(.escape))) == [.closeSheet(.table), .recount(.frequency)])
+        #expect(s.stale && s.frequencySheet != nil, "out of date until counted again")
+        _ = s.reduce(.started(.counting))
+        _ = s.reduce(.parentRefreshed(count: 99, cursor: 3, marks: nil, edited: false))
+        _ = s.reduce(.frequencyRecounted(values: 3, total: 99, result: 4, cursor: 0, message: "b counted again"))
+        #expect(!s.stale && s.running == nil && s.frequencySheet?.total == 99)
+        #expect(work(s.reduce(.key(.escape))) == [.closeSheet(.frequency)], "the table was fetched again with the count")
+        #expect(s.count == 99 && s.cursorRow == 3)
+
+        // A cancelled count leaves the sheet out of date, and says so; r counts again.
+        var t = frequencySheet()
+        _ = t.reduce(.key(.enter))
+        _ = t.reduce(.opened(table: "t", columns: ["a", "b"], filter: "b == 7", sort: nil, count: 9, cursor: 0, readOnly: nil, message: nil, result: 3, pushed: true))
+        _ = t.reduce(.edited(count: 8, cursor: 0, message: "deleted 1 row from t"))
+        _ = t.reduce(.key(.escape))
+        _ = t.reduce(.started(.counting))
+        _ = t.reduce(.parentRefreshed(count: 99, cursor: 3, marks: nil, edited: false))
+        _ = t.reduce(.recountCancelled("counting b again was cancelled"))
+        #expect(t.stale && t.running == nil)
+        #expect(statusLine(t).contains("out of date: r counts again"), "\(statusLine(t))")
+        #expect(work(t.reduce(.key(.char("r")))) == [.recount(.frequency)])
+        // A reload is no edit: nothing below goes out of date.
+        var u = table()
+        _ = u.reduce(.key(.char("I")))
+        _ = u.reduce(.key(.escape))
+        _ = u.reduce(.edited(count: 100, cursor: 4, message: "reloaded", fileEdited: false))
+        _ = u.reduce(.key(.char("F")))
+        _ = u.reduce(.frequencyOpened(column: "b", values: 3, total: 100, result: 2, seconds: 0))
+        #expect(work(u.reduce(.key(.escape))) == [.closeSheet(.frequency)])
+        // After an edit, a table sheet under a summary is read again on return.
+        var v = table()
+        _ = v.reduce(.frequencyOpened(column: "b", values: 3, total: 100, result: 2, seconds: 0))
+        _ = v.reduce(.key(.enter))
+        _ = v.reduce(.opened(table: "t", columns: ["a", "b"], filter: "b == 7", sort: nil, count: 9, cursor: 0, readOnly: nil, message: nil, result: 3, pushed: true))
+        _ = v.reduce(.key(.char("I")))
+        _ = v.reduce(.key(.escape))
+        _ = v.reduce(.edited(count: 8, cursor: 0, message: "undo: restored 1 deleted row of t"))
+        _ = v.reduce(.key(.escape))
+        _ = v.reduce(.parentRefreshed(count: 100, cursor: 4, marks: nil, edited: false))
+        _ = v.reduce(.frequencyRecounted(values: 3, total: 100, result: 4, cursor: 0, message: "b counted again"))
+        #expect(work(v.reduce(.key(.escape))) == [.closeSheet(.frequency)])
+    }
+
+    @Test("r on a summary sheet empties its figures and summarises again; on a table it reloads as before")
+    func recountSummary() {
+        var s = table()
+        _ = s.reduce(.key(.char("I")))
+        _ = s.reduce(.summaryRow(index: 0, figures: ColumnSummary(attribute: "a", declaredType: "INTEGER", rows: 100, storageClasses: ["integer"], nulls: 0, distinct: 100, min: nil, max: nil, mean: nil, shortest: nil, longest: nil, mostFrequent: nil), result: 1))
+        #expect(s.snapshot(0)?.values[1] == .text("INTEGER"))
+        #expect(work(s.reduce(.key(.char("r")))) == [.recount(.summary)])
+        #expect(s.snapshot(0)?.values[1] == .text("…"))
+        _ = s.reduce(.key(.escape))
+        #expect(work(s.reduce(.key(.char("r")))) == [.reload])
     }
 }

@@ -35,6 +35,43 @@ struct FrequencyEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
+    @Test("F on genre, v on two values, D: the exact count; y deletes their movies (the sqlite3 shell agrees), the sheet counts again; Esc shows the table's new count")
+    func deleteTwoValues() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 20_000, at: scratch.path("demo.sqlite"))
+        let top = try sqlite3(db, "SELECT genre || '|' || count(*) FROM movie GROUP BY genre ORDER BY count(*) DESC, genre LIMIT 2")
+            .split(separator: "\n").map { $0.split(separator: "|").map(String.init) }
+        let (first, second) = (top[0][0], top[1][0])
+        let (n1, n2) = (Int(top[0][1]) ?? 0, Int(top[1][1]) ?? 0)
+        let left = 20_000 - n1 - n2
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie", width: 140)
+        try t.waitFor("row 1 of 20,000")
+        try t.type("jjlllll")
+        try t.waitFor("row 3 of 20,000")
+        try t.type("F")
+        try t.waitFor("movie › genre freq │ value 1 of 10 in 20,000 rows")
+        try t.type("v")
+        try t.waitFor("│ 1 value marked, \(group(n1)) rows")
+        try t.type("v")
+        try t.waitFor("│ 2 values marked, \(group(n1 + n2)) rows")
+        try t.type("D")
+        try t.waitFor("Delete \(group(n1 + n2)) rows (2 values of genre) from movie? y/n")
+        try t.type("y")
+        var screen = try t.waitFor("genre counted again: 8 values in \(group(left)) rows")
+        #expect(screen.contains { $0.contains("deleted \(group(n1 + n2)) rows from movie (2 values of genre); u undoes") })
+        #expect(screen.contains { $0.contains("movie › genre freq │ value 1 of 8 in \(group(left)) rows") })
+        #expect(try sqlite3(db, "SELECT count(*) FROM movie").trimmingCharacters(in: .whitespacesAndNewlines) == String(left))
+        let gone = "SELECT count(*) FROM movie WHERE genre IN ('\(first)', '\(second)')"
+        #expect(try sqlite3(db, gone).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        try t.send("Escape")
+        // The table was fetched again with the count: it comes back at once, with its new count.
+        screen = try t.waitFor("back from genre freq to movie")
+        let status = try #require(screen.first { $0.contains(" movie │ row ") }, "\(screen)")
+        #expect(status.contains(" of \(group(left))"), "\(status)")
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
     @Test("I on the demo: every column's figures, then Enter on genre goes to the genre column of the table")
     func summary() throws {
         let scratch = TempDir()

@@ -14,37 +14,60 @@ import GRDB
 ///   all or nothing across stores, as ``CoordinatedContext``'s batch requests are.
 extension BatchFaultingCollection {
     /// Updates the rows of this result that `request` matches (and, given `objectIDs`, only those
-    /// rows), in one transaction per store.
+    /// rows; given `values`, only the rows whose attribute holds one of them, as a frequency sheet
+    /// groups them: ``ValueSelection``), in one transaction per store.
     ///
-    /// Runs `UPDATE main."T" AS t SET … WHERE <key> IN (SELECT key FROM temp.<ids>) AND (<predicate>)`.
+    /// Runs `UPDATE main."T" AS t SET … WHERE <key> IN (SELECT key FROM temp.<ids>) [AND <values>] AND (<predicate>)`.
     /// - Throws: `.invalidArgument` when `request` or an object ID belongs to another entity than
     ///   the result's; nothing is written then.
     /// - Complexity: one UPDATE per store; SQLite builds a transient index over the ID table's keys.
-    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, undoable: Bool = false) throws -> BatchResult {
-        try editor.execute(request, objectIDs: objectIDs, undoable: undoable)
+    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, values: ValueSelection?, undoable: Bool = false) throws -> BatchResult {
+        try editor.execute(request, objectIDs: objectIDs, values: values, undoable: undoable)
     }
 
-    /// How many rows ``execute(_:objectIDs:undoable:)`` would change: the same WHERE clause,
+    /// ``execute(_:objectIDs:values:undoable:)`` on every value's rows.
+    public func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, undoable: Bool = false) throws -> BatchResult {
+        try editor.execute(request, objectIDs: objectIDs, values: nil, undoable: undoable)
+    }
+
+    /// How many rows ``execute(_:objectIDs:values:undoable:)`` would change: the same WHERE clause,
     /// counted with `SELECT count(*)`. Writes nothing.
+    public func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, values: ValueSelection?) throws -> Int {
+        try editor.count(forUpdate: request, objectIDs: objectIDs, values: values)
+    }
+
+    /// ``count(forUpdate:objectIDs:values:)`` on every value's rows.
     public func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil) throws -> Int {
-        try editor.count(forUpdate: request, objectIDs: objectIDs)
+        try editor.count(forUpdate: request, objectIDs: objectIDs, values: nil)
     }
 
     /// Deletes the rows of this result that `request` selects (its object IDs, or its fetch
-    /// request's predicate), in one transaction per store.
+    /// request's predicate; given `values`, only the rows whose attribute holds one of them, as a
+    /// frequency sheet groups them: ``ValueSelection``), in one transaction per store.
     ///
     /// Runs `DELETE FROM main."T" AS t WHERE <key> IN (SELECT key FROM temp.<ids>) AND (<key> IN
-    /// (SELECT k0 FROM temp.<marked>))` for object IDs.
+    /// (SELECT k0 FROM temp.<marked>))` for object IDs; with values, `DELETE FROM main."T" AS t WHERE
+    /// <key> IN (SELECT key FROM temp.<ids>) AND (+t."genre" IN ('Drama', 'Comedy') OR t."genre" IS NULL) AND (<predicate>)`.
     /// - Throws: `.invalidArgument` when the request or an object ID belongs to another entity than
     ///   the result's; nothing is written then.
-    public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
-        try editor.execute(request, undoable: undoable)
+    public func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool = false) throws -> BatchResult {
+        try editor.execute(request, values: values, undoable: undoable)
     }
 
-    /// How many rows ``execute(_:undoable:)-(BatchDeleteRequest,_)`` would delete: the same WHERE
-    /// clause, counted with `SELECT count(*)`. Writes nothing.
+    /// ``execute(_:values:undoable:)`` on every value's rows.
+    public func execute(_ request: BatchDeleteRequest, undoable: Bool = false) throws -> BatchResult {
+        try editor.execute(request, values: nil, undoable: undoable)
+    }
+
+    /// How many rows ``execute(_:values:undoable:)`` would delete: the same WHERE clause, counted
+    /// with `SELECT count(*)`. Writes nothing.
+    public func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
+        try editor.count(forDelete: request, values: values)
+    }
+
+    /// ``count(forDelete:values:)`` on every value's rows.
     public func count(forDelete request: BatchDeleteRequest) throws -> Int {
-        try editor.count(forDelete: request)
+        try editor.count(forDelete: request, values: nil)
     }
 
     /// The result's source, as the edits see it.

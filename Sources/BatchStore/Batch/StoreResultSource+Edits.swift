@@ -2,11 +2,20 @@ import Foundation
 
 /// The edits a result source runs on the result's own rows (see ``BatchFaultingCollection``'s
 /// edit calls); every source conforms.
+/// `values` narrows each to the rows whose attribute holds one of them (``ValueSelection``).
 protocol ResultEditing: ResultSource {
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int
-    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult
-    func count(forDelete request: BatchDeleteRequest) throws -> Int
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int
+    func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult
+    func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int
+}
+
+extension ValueSelection {
+    /// `within` (a result's membership over alias `t`) narrowed to these values' rows of `entity`.
+    static func narrowing(_ within: String, to selection: ValueSelection?, of entity: Entity) throws -> String {
+        guard let selection else { return within }
+        return "\(within) AND \(try selection.condition(for: entity))"
+    }
 }
 
 /// One store: the ID table is on the context's connection, so each statement tests membership
@@ -50,22 +59,22 @@ extension StoreResultSource: ResultEditing {
         return part
     }
 
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {
-        let within = try membership(of: request.entityName)
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
+        let within = try ValueSelection.narrowing(try membership(of: request.entityName), to: values, of: entity)
         return try context.execute(try narrowed(request, to: objectIDs), undoable: undoable, within: within)
     }
 
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int {
-        let within = try membership(of: request.entityName)
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int {
+        let within = try ValueSelection.narrowing(try membership(of: request.entityName), to: values, of: entity)
         let update = try context.compileUpdate(try narrowed(request, to: objectIDs), within: within)
         return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
     }
 
-    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
-        try context.execute(request, undoable: undoable, within: try membership(of: request))
+    func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
+        try context.execute(request, undoable: undoable, within: try ValueSelection.narrowing(try membership(of: request), to: values, of: entity))
     }
 
-    func count(forDelete request: BatchDeleteRequest) throws -> Int {
-        try context.count(forDelete: request, within: try membership(of: request))
+    func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
+        try context.count(forDelete: request, within: try ValueSelection.narrowing(try membership(of: request), to: values, of: entity))
     }
 }

@@ -153,44 +153,44 @@ final class CoordinatedResultSource: ResultEditing {
 
     // MARK: Edits
 
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool) throws -> BatchResult {
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         try checkEntity(request.entityName)
         let stores = try storeNames(for: objectIDs)
         if stores.isEmpty { return BatchResult(combining: [:]) }
         return try owner.runAcrossStores(entityName: request.entityName, affectedStores: stores, undoable: undoable) { context, undo in
-            try withKeys(in: context) { within in
+            try withKeys(in: context, values: values) { within in
                 try context.execute(try part(of: request, objectIDs: objectIDs, for: context), undoable: undo, within: within)
             }
         }
     }
 
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?) throws -> Int {
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int {
         try checkEntity(request.entityName)
         let stores = Set(try storeNames(for: objectIDs))
         return try eachStore { context in
             guard stores.contains(context.store.name) else { return 0 }
-            return try withKeys(in: context) { within in
+            return try withKeys(in: context, values: values) { within in
                 let update = try context.compileUpdate(try part(of: request, objectIDs: objectIDs, for: context), within: within)
                 return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
             }
         }
     }
 
-    func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
+    func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         let entityName = try checkEntity(of: request)
         let stores = try storeNames(for: request.objectIDs)
         if stores.isEmpty { return BatchResult(combining: [:]) }
         return try owner.runAcrossStores(entityName: entityName, affectedStores: stores, undoable: undoable) { context, undo in
-            try withKeys(in: context) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
+            try withKeys(in: context, values: values) { within in try context.execute(part(of: request, for: context), undoable: undo, within: within) }
         }
     }
 
-    func count(forDelete request: BatchDeleteRequest) throws -> Int {
+    func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
         _ = try checkEntity(of: request)
         let stores = Set(try storeNames(for: request.objectIDs))
         return try eachStore { context in
             guard stores.contains(context.store.name) else { return 0 }
-            return try withKeys(in: context) { within in try context.count(forDelete: part(of: request, for: context), within: within) }
+            return try withKeys(in: context, values: values) { within in try context.count(forDelete: part(of: request, for: context), within: within) }
         }
     }
 
@@ -246,9 +246,10 @@ final class CoordinatedResultSource: ResultEditing {
     }
 
     /// Copies this result's keys in `context`'s store into a temp table on `context`'s connection,
-    /// runs `body` with the membership condition over alias `t`, and drops the table.
+    /// runs `body` with the membership condition over alias `t` (narrowed to `values`' rows,
+    /// given them), and drops the table.
     /// - Complexity: O(result rows of the store), 10,000 keys per round trip.
-    private func withKeys<T>(in context: ManagedObjectContext, _ body: (String) throws -> T) throws -> T {
+    private func withKeys<T>(in context: ManagedObjectContext, values: ValueSelection? = nil, _ body: (String) throws -> T) throws -> T {
         guard let (store, entity) = entities.first(where: { owner.coordinator.stores[$0.key].name == context.store.name }),
               let keyColumn = entity.keyColumns.first, entity.keyColumns.count == 1 else {
             throw BatchStoreError(.readOnly, "\(self.entity.name) has no one-column row key in store \(context.store.name); nothing was changed")
@@ -276,7 +277,7 @@ final class CoordinatedResultSource: ResultEditing {
                 for key in chunk { try insert.bound([key]).execute() }
             }
         }
-        return try body("t.\(quoteIdentifier(keyColumn)) IN (SELECT k FROM temp.\(quoted))")
+        return try body(try ValueSelection.narrowing("t.\(quoteIdentifier(keyColumn)) IN (SELECT k FROM temp.\(quoted))", to: values, of: entity))
     }
 }
 

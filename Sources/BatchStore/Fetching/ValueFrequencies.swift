@@ -70,9 +70,7 @@ public final class ValueFrequencies {
         let table = "temp.\(quoteIdentifier(name))"
         var select = values.select, order = "count(*) DESC, value"
         if let w = binWidth {
-            precondition(w > 0, "a bin width is positive")
-            let q = "CAST(value / \(w) AS INTEGER)"
-            select = "SELECT CASE WHEN value < '' THEN (\(q) - (\(q) * \(w) > value)) * \(w) ELSE value END AS value FROM (\(values.select))"
+            select = "SELECT \(ValueSelection.binned("value", width: w)) AS value FROM (\(values.select))"
             order = "value"
         }
         let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value ORDER BY \(order)"
@@ -129,6 +127,21 @@ public final class ValueFrequencies {
             out.reserveCapacity(upper - lower)
             while let row = try cursor.next() { out.append(ValueCount(value: SQLValue(row: row, at: 0), count: row[1])) }
             return out
+        }
+    }
+}
+
+extension ValueFrequencies {
+    /// The position (0-based) of `value` among these values, nil when it is not one: where a
+    /// recount finds the value the cursor was on.
+    ///
+    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS ? ORDER BY pos LIMIT 1` (the table's
+    /// `value` has no affinity: the integer 1 finds 1 or 1.0, never '1').
+    /// - Complexity: a scan of the table (one per recount).
+    public func position(of value: SQLValue) throws -> Int? {
+        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS ? ORDER BY pos LIMIT 1"
+        return try connection.withDatabase { db in
+            try Int.fetchOne(db, sql: sql, arguments: [value].statementArguments).map { $0 - 1 }
         }
     }
 }
