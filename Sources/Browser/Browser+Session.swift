@@ -4,6 +4,10 @@ import TerminalCore
 extension Browser {
     /// Opens the starting table (or the table list) and draws the first frame.
     public func start() {
+        if let path = options.historyPath {
+            let (history, problem) = HistoryFile(path: path).load()
+            apply(.historyLoaded(history, problem: problem))
+        }
         if let table = options.table ?? (tableNames.count == 1 ? tableNames.first : nil) {
             do {
                 let sorts = try options.sort.map { try SortDescriptor.parse($0) } ?? []
