@@ -4,10 +4,6 @@ import TerminalCore
 extension Browser {
     /// Opens the starting table (or the table list) and draws the first frame.
     public func start() {
-        if let path = options.historyPath {
-            let (history, problem) = HistoryFile(path: path).load()
-            apply(.historyLoaded(history, problem: problem))
-        }
         if let table = options.table ?? (tableNames.count == 1 ? tableNames.first : nil) {
             do {
                 let sorts = try options.sort.map { try SortDescriptor.parse($0) } ?? []
@@ -21,6 +17,11 @@ extension Browser {
             submit(.listTables)
         }
         settle()
+        // After the first result, so a problem with the file is the message on screen.
+        if let path = options.historyPath {
+            let (history, problem) = HistoryFile(path: path).load()
+            apply(.historyLoaded(history, problem: problem))
+        }
         present()
     }
 

@@ -322,8 +322,11 @@ extension BrowserState {
             history = loaded
             if let problem { say(problem, error: true) }
         case .historyNotSaved(let why):
-            if !historySaveFailed { say("the prompt history was not saved: \(why)", error: true) }
-            historySaveFailed = true
+            // Said once; an error on screen (what the prompt ran failed) is not covered by it.
+            if !historySaveFailed, !(messageIsError && message != nil) {
+                say("the prompt history was not saved: \(why)", error: true)
+                historySaveFailed = true
+            }
         case .info(let msg):
             say(msg)
         case .memorySampled(let m):
@@ -639,15 +642,15 @@ extension BrowserState {
         mode = .grid
         message = nil
         historyWalk = nil
-        var effects: [Effect] = []
-        if history.add(text, for: kind) { effects.append(.saveHistory(kind: kind, text: text)) }
         let run = runPrompt(kind, text: text)
+        // After the work: a file that cannot be written is said after what the work says.
+        let save: [Effect] = history.add(text, for: kind) ? [.saveHistory(kind: kind, text: text)] : []
         if run.isEmpty, messageIsError, message != nil, kind != .copyRows, kind != .copyCell {
             mode = .prompt(kind, line: LineEditor(text))
         } else if !run.isEmpty {
             submitted = SubmittedPrompt(kind: kind, text: text)
         }
-        return effects + run
+        return run + save
     }
 
     private mutating func runPrompt(_ kind: PromptKind, text: String) -> [Effect] {

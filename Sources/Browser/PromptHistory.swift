@@ -48,8 +48,10 @@ struct HistoryWalk: Sendable, Equatable {
 /// first, in the state folder (`$XDG_STATE_HOME/faultline/history`). Read at start; written
 /// whole (a temporary file renamed over it) when an entry is added, after reading it again, so
 /// two browsers open at once both keep their entries.
-struct HistoryFile {
-    let path: String
+package struct HistoryFile {
+    package let path: String
+
+    package init(path: String) { self.path = path }
 
     private struct Line: Codable {
         var kind: String
@@ -58,7 +60,7 @@ struct HistoryFile {
 
     /// The history in the file, and what was wrong with it if anything (a missing file is empty
     /// history, not a problem; unreadable lines are skipped and counted).
-    func load() -> (history: PromptHistory, problem: String?) {
+    package func load() -> (history: PromptHistory, problem: String?) {
         guard FileManager.default.fileExists(atPath: path) else { return (PromptHistory(), nil) }
         guard let data = FileManager.default.contents(atPath: path) else {
             return (PromptHistory(), "cannot read the prompt history \(TerminalText.escapingControlCharacters(path)): Up and Down recall this session only")
@@ -77,7 +79,7 @@ struct HistoryFile {
 
     /// Adds `text` to `kind`'s entries in the file (made, with its folder, if need be).
     /// - Throws: when the folder or the file cannot be written.
-    func add(_ text: String, for kind: PromptKind) throws {
+    package func add(_ text: String, for kind: PromptKind) throws {
         var history = load().history
         guard history.add(text, for: kind) else { return }
         let folder = (path as NSString).deletingLastPathComponent

@@ -68,7 +68,7 @@ struct ReducerTests {
         var s = opened(count: 50)
         for k in [Key.char("f"), .char("a"), .char(" "), .char(">"), .char("x"), .backspace, .char("3")] { _ = s.reduce(.key(k)) }
         #expect(s.mode == .prompt(.filter, text: "a >3"))
-        #expect(s.reduce(.key(.enter)) == [.saveHistory(kind: .filter, text: "a >3"), .open(table: "t", filter: "a >3", sort: nil)])
+        #expect(s.reduce(.key(.enter)) == [.open(table: "t", filter: "a >3", sort: nil), .saveHistory(kind: .filter, text: "a >3")])
         _ = s.reduce(.key(.char("/")))
         _ = s.reduce(.key(.char("q")))
         #expect(s.reduce(.key(.escape)) == [] && s.mode == .grid && !s.quit)
