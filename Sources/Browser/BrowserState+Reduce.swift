@@ -300,24 +300,9 @@ extension BrowserState {
             say(msg + (note.map { "; " + $0 } ?? ""))
             scrollToCursor()
         case .failed(let msg):
-            // An open that fails while its IDs load leaves the previous result on screen.
-            shownBefore?.restore(into: &self)
-            shownBefore = nil
-            running = nil
-            quitWhenCancelled = false
-            loading = nil
-            if case .confirm = mode { mode = .grid }
-            say(msg, error: true)
-            reopenSubmittedPrompt(column: nil)
+            fail(msg, column: nil)
         case .failedAt(let msg, let column):
-            shownBefore?.restore(into: &self)
-            shownBefore = nil
-            running = nil
-            quitWhenCancelled = false
-            loading = nil
-            if case .confirm = mode { mode = .grid }
-            say(msg, error: true)
-            reopenSubmittedPrompt(column: column)
+            fail(msg, column: column)
         case .historyLoaded(let loaded, let problem):
             history = loaded
             if let problem { say(problem, error: true) }
@@ -361,6 +346,19 @@ extension BrowserState {
             if !covered { effects.append(.loadWindow(needed)) }
         }
         return effects
+    }
+
+    /// What failed is said; an open that fails while its IDs load leaves the previous result on
+    /// screen, and a prompt whose Enter started the work comes back (at `column`, if known).
+    private mutating func fail(_ msg: String, column: Int?) {
+        shownBefore?.restore(into: &self)
+        shownBefore = nil
+        running = nil
+        quitWhenCancelled = false
+        loading = nil
+        if case .confirm = mode { mode = .grid }
+        say(msg, error: true)
+        reopenSubmittedPrompt(column: column)
     }
 
     /// Makes `kept` (checked by the session against result `result`'s ID table) the marks, and
@@ -612,7 +610,7 @@ extension BrowserState {
             return submitPrompt(kind, text: line.text)
         default:
             guard line.apply(key) else {
-                say("unknown key \(KeyNotation.displayName(key)) in a prompt: Enter runs it, Esc cancels; ? lists the keys", error: true)
+                say("unknown key \(KeyNotation.displayName(key)) in a prompt: Enter runs the line, Esc cancels (then ? lists the keys)", error: true)
                 return []
             }
         }

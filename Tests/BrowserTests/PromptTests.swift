@@ -118,7 +118,7 @@ struct PromptTests {
         // A key no prompt uses is named, and the prompt stays as it was.
         _ = press(&s, [.pageDown])
         #expect(s.mode == .prompt(.column, line: LineEditor("year", cursor: 3)))
-        #expect(s.messageIsError && s.message == "unknown key PgDn in a prompt: Enter runs it, Esc cancels; ? lists the keys")
+        #expect(s.messageIsError && s.message == "unknown key PgDn in a prompt: Enter runs the line, Esc cancels (then ? lists the keys)")
     }
 
     @Test("a whole screen with a prompt: the wide text placed by display width, the cursor where the editor's is, an error above the prompt")
