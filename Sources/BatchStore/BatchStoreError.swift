@@ -60,10 +60,15 @@ public struct BatchStoreError: Error, CustomStringConvertible, Equatable, Sendab
     public let code: Code
     /// One line for a person, naming the thing at fault.
     public let message: String
+    /// Where in the text given (a predicate, sort, expression or assignments) the problem is: a
+    /// 1-based column counted in Unicode scalars, as the message names it; nil when the error is
+    /// not about a position.
+    public let column: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, column: Int? = nil) {
         self.code = code
         self.message = message
+        self.column = column
     }
 
     public var description: String { message }

@@ -17,6 +17,11 @@ extension Browser {
             submit(.listTables)
         }
         settle()
+        // After the first result, so a problem with the file is the message on screen.
+        if let path = options.historyPath {
+            let (history, problem) = HistoryFile(path: path).load()
+            apply(.historyLoaded(history, problem: problem))
+        }
         present()
     }
 

@@ -20,6 +20,9 @@ public struct BrowserOptions: Sendable {
     public var osc52 = false
     /// Where `y` writes its file when it does not use the clipboard (nil: the temporary folder).
     public var copyDirectory: String?
+    /// The prompt history file, read at start and written when an entry is added (nil: the
+    /// history lives as long as the session; tests and `faultline snapshot` keep none).
+    public var historyPath: String?
 
     public init(table: String? = nil, filter: String = "", sort: String? = nil, batchSize: Int = 100, residentBatches: Int = 8, readOnlyReason: String? = nil) {
         self.table = table

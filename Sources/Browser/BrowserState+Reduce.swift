@@ -63,6 +63,13 @@ public enum Action: Sendable {
     /// is read again on return).
     case recountCancelled(String, parentStale: Bool = false)
     case failed(String)
+    /// A failure at a position of the text a prompt ran (a predicate, assignments): the 1-based
+    /// Unicode-scalar column the error names.
+    case failedAt(String, column: Int)
+    /// The history file read at start (and what was wrong with it, said once).
+    case historyLoaded(PromptHistory, problem: String?)
+    /// An entry could not be added to the history file.
+    case historyNotSaved(String)
     case info(String)
     case memorySampled(MemorySnapshot)
     case eagerProgress(loaded: Int, done: Bool)
@@ -144,6 +151,8 @@ public enum Effect: Sendable, Equatable {
     /// The frequency or summary sheet on screen counted again as the file is now: the result it
     /// counts is fetched again first (`r`, or coming back to it after an edit).
     case recount(SheetRole)
+    /// Adds `text` to `kind`'s entries in the history file (when the session keeps one).
+    case saveHistory(kind: PromptKind, text: String)
 }
 
 extension BrowserState {
@@ -180,6 +189,7 @@ extension BrowserState {
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed, let tableLinks):
             running = nil
+            submitted = nil
             links[t] = tableLinks
             shownBefore = nil
             if pushed {
@@ -231,6 +241,7 @@ extension BrowserState {
             loadingRows = rows
         case .openCancelled(let t, let cols, let f, let s):
             running = nil
+            submitted = nil
             (shownBefore ?? ShownResult(self)).restore(into: &self)
             shownBefore = nil
             if resultID == nil {
@@ -255,6 +266,7 @@ extension BrowserState {
             pushTextSheet(text)
         case .searchFound(let row, let text, let wrapped):
             running = nil
+            submitted = nil
             lastSearch = text
             if let row {
                 cursorRow = row
@@ -267,6 +279,7 @@ extension BrowserState {
             say("searching for \(text): \(rows(n)) looked at (Esc cancels the search)")
         case .searchCancelled:
             running = nil
+            submitted = nil
             say("search cancelled: still on row \(group(cursorRow + 1))")
         case .frequencyOpened(let column, let values, let total, let result, let seconds):
             pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
@@ -293,6 +306,7 @@ extension BrowserState {
         case .editProgress(let seconds):
             if let editing { say(editing.line(seconds: seconds)) }
         case .editCancelled:
+            submitted = nil
             let step = endEdit()
             if case .reloading = step {
                 say("reload cancelled: still showing the result as it was")
@@ -307,6 +321,7 @@ extension BrowserState {
             message = nil
             mode = .confirm(.delete(rows: n, target: target))
         case .countedForUpdate(let n, let text, let target):
+            submitted = nil
             if endEdit(cancelled: "update") { break }
             guard target == editTarget else { message = nil; break }
             message = nil
@@ -342,15 +357,18 @@ extension BrowserState {
             say((tooLate ? "too late to cancel: " : "") + msg + (note.map { "; " + $0 } ?? ""))
             scrollToCursor()
         case .failed(let msg):
-            endEdit()
-            // An open that fails while its IDs load leaves the previous result on screen.
-            shownBefore?.restore(into: &self)
-            shownBefore = nil
-            running = nil
-            quitWhenCancelled = false
-            loading = nil
-            if case .confirm = mode { mode = .grid }
-            say(msg, error: true)
+            fail(msg, column: nil)
+        case .failedAt(let msg, let column):
+            fail(msg, column: column)
+        case .historyLoaded(let loaded, let problem):
+            history = loaded
+            if let problem { say(problem, error: true) }
+        case .historyNotSaved(let why):
+            // Said once; an error on screen (what the prompt ran failed) is not covered by it.
+            if !historySaveFailed, !(messageIsError && message != nil) {
+                say("the prompt history was not saved: \(why)", error: true)
+                historySaveFailed = true
+            }
         case .info(let msg):
             if editing != nil { endEdit() }
             say(msg)
@@ -374,6 +392,7 @@ extension BrowserState {
         case .writeEnded(let text, let error):
             running = nil
             say(text, error: error)
+            if error { reopenSubmittedPrompt(column: nil) } else { submitted = nil }
         case .fileChanged:
             fileChanged = true
         case .fileReloaded:
@@ -385,6 +404,21 @@ extension BrowserState {
             if !covered { effects.append(.loadWindow(needed)) }
         }
         return effects
+    }
+
+    /// What failed is said; an open that fails while its IDs load leaves the previous result on
+    /// screen, and a prompt whose Enter started the work comes back (at `column`, if known).
+    private mutating func fail(_ msg: String, column: Int?) {
+        endEdit()
+        // An open that fails while its IDs load leaves the previous result on screen.
+        shownBefore?.restore(into: &self)
+        shownBefore = nil
+        running = nil
+        quitWhenCancelled = false
+        loading = nil
+        if case .confirm = mode { mode = .grid }
+        say(msg, error: true)
+        reopenSubmittedPrompt(column: column)
     }
 
     /// Makes `kept` (checked by the session against result `result`'s ID table) the marks, and
@@ -473,6 +507,8 @@ extension BrowserState {
 
     private mutating func handle(_ key: Key) -> [Effect] {
         if key == .resize { return [] }
+        // What a prompt's Enter started has come back by the next key: nothing to bring back.
+        submitted = nil
         switch mode {
         case .picker: return pickerKey(key)
         case .grid where textSheet != nil: return textSheetKey(key)
@@ -484,8 +520,8 @@ extension BrowserState {
             default: mode = .grid
             }
             return []
-        case .prompt(let kind, let text):
-            return promptKey(key, kind: kind, text: text)
+        case .prompt(let kind, let line):
+            return promptKey(key, kind: kind, line: line)
         case .confirm(let what):
             guard key == .char("y") || key == .char("Y") else {
                 mode = .grid
@@ -519,9 +555,14 @@ extension BrowserState {
             return [.open(table: name, filter: view?.filter ?? "", sort: view?.sort, cursor: view?.cursorRow ?? 0)]
         case .char("q"), .ctrl("c"): quit = true
         case .char("?"): mode = .help(scroll: 0)
-        default: break
+        default: say(Self.unknownKey(key), error: true)
         }
         return []
+    }
+
+    /// What a key that means nothing here says: its name, and where the keys are listed.
+    static func unknownKey(_ key: Key) -> String {
+        "unknown key \(KeyNotation.displayName(key)): ? lists the keys"
     }
 
     private mutating func gridKey(_ key: Key) -> [Effect] {
@@ -536,7 +577,7 @@ extension BrowserState {
         switch key {
         case .char("j"), .down: move(to: cursorRow + 1)
         case .char("k"), .up: move(to: cursorRow - 1)
-        case .char("c"): mode = .prompt(.column, text: "")
+        case .char("c"): openPrompt(.column)
         case .char("h"), .left: cursorColumn -= 1; scrollToCursor()
         case .char("l"), .right: cursorColumn += 1; scrollToCursor()
         case .pageDown, .char(" "), .ctrl("f"):
@@ -551,15 +592,15 @@ extension BrowserState {
         case .ctrl("u"): topRow = max(0, topRow - page / 2); move(to: cursorRow - page / 2)
         case .char("g"), .home: move(to: 0)
         case .char("G"), .end: move(to: count - 1)
-        case .char(":"): mode = .prompt(.goToRow, text: "")
+        case .char(":"): openPrompt(.goToRow)
         case .char("/") where onStoreColumn, .char("n") where onStoreColumn, .char("N") where onStoreColumn,
              .char("s") where onStoreColumn, .char("S") where onStoreColumn:
             say("\(Self.storeColumn) names the file each row comes from: it cannot be sorted or searched; l moves to a table column", error: true)
-        case .char("/"): mode = .prompt(.search, text: "")
+        case .char("/"): openPrompt(.search)
         case .char("n"), .char("N"):
             guard let text = lastSearch, let column = currentColumnName else { say("no search yet: / searches the current column", error: true); return [] }
             return [.search(column: column, text: text, from: cursorRow, backwards: key == .char("N"))]
-        case .char("f"): mode = .prompt(.filter, text: filter)
+        case .char("f"): openPrompt(.filter, text: filter)
         case .char("s"), .char("S"):
             guard let column = currentColumnName, let table else { return [] }
             return [.open(table: table, filter: filter, sort: SortDescriptor(column: column, ascending: key == .char("s")))]
@@ -629,66 +670,116 @@ extension BrowserState {
         case .char("U"):
             if let why = readOnlyReason { say("U does nothing: \(why)", error: true); return [] }
             guard count > 0 else { say("nothing to update"); return [] }
-            mode = .prompt(.assignments, text: "")
+            openPrompt(.assignments)
         case .char("u"):
             if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
             beginEdit(.undoing)
             return [.undo]
-        default: break
+        default: say(Self.unknownKey(key), error: true)
         }
         return []
     }
 
-    private mutating func promptKey(_ key: Key, kind: PromptKind, text: String) -> [Effect] {
+    /// Opens `kind`'s prompt holding `text`, at the newest end of its history.
+    mutating func openPrompt(_ kind: PromptKind, text: String = "") {
+        historyWalk = nil
+        mode = .prompt(kind, line: LineEditor(text))
+    }
+
+    /// Brings back the prompt whose Enter started what just failed, holding what was typed, the
+    /// cursor at `column` (1-based, in Unicode scalars) when the error names one; the error stays
+    /// on screen above it.
+    private mutating func reopenSubmittedPrompt(column: Int?) {
+        guard let prompt = submitted else { return }
+        submitted = nil
+        historyWalk = nil
+        mode = .prompt(prompt.kind, line: column.map { LineEditor(prompt.text, scalarColumn: $0) } ?? LineEditor(prompt.text))
+    }
+
+    private mutating func promptKey(_ key: Key, kind: PromptKind, line: LineEditor) -> [Effect] {
+        var line = line
         switch key {
-        case .escape, .ctrl("c"):
+        case .escape, .ctrl("c"), .ctrl("d") where line.text.isEmpty:
             mode = .grid
-            return []
-        case .backspace:
-            mode = .prompt(kind, text: String(text.dropLast()))
-            return []
-        case .ctrl("u"):
-            mode = .prompt(kind, text: "")
             return []
         case .char(let c) where kind == .copyRows || kind == .copyCell:
             return chooseCopyFormat(c, cell: kind == .copyCell)
-        case .char(let c):
-            mode = .prompt(kind, text: text + String(c))
-            return []
+        case .up, .down, .ctrl("p"), .ctrl("n"):
+            line = walkHistory(kind, from: line, older: key == .up || key == .ctrl("p"))
         case .tab where kind == .column:
-            mode = .prompt(kind, text: completeColumn(text))
-            return []
+            line = LineEditor(completeColumn(line.text))
         case .enter:
-            mode = .grid
-            switch kind {
-            case .goToRow:
-                if let effects = writeCommand(text) { return effects }
-                guard let n = Int(text.trimmingCharacters(in: " ")), n >= 1 else {
-                    if !text.isEmpty { say("not a row number: \(text)", error: true) }
-                    return []
-                }
-                move(to: min(n, count) - 1)
-            case .search:
-                guard let column = currentColumnName, !text.isEmpty else { return [] }
-                return [.search(column: column, text: text, from: cursorRow, backwards: false)]
-            case .filter:
-                guard let table else { return [] }
-                return [.open(table: table, filter: text, sort: sort)]
-            case .assignments:
-                guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
-                beginEdit(.countingUpdate(table: target.table))
-                return [.countUpdate(assignments: text, target: target)]
-            case .column:
-                jumpToColumn(text)
-            case .referencing:
-                return chooseReferencing(text)
-            case .copyRows, .copyCell:
-                say("nothing copied: t, c, j or s picks the format")
-            }
-            return []
+            return submitPrompt(kind, text: line.text)
         default:
-            return []
+            guard line.apply(key) else {
+                say("unknown key \(KeyNotation.displayName(key)) in a prompt: Enter runs the line, Esc cancels (then ? lists the keys)", error: true)
+                return []
+            }
         }
+        mode = .prompt(kind, line: line)
+        return []
+    }
+
+    /// Up (`older`) or Down in `kind`'s history: the entry before or after the one shown; after
+    /// the newest, the line that was being typed.
+    private mutating func walkHistory(_ kind: PromptKind, from line: LineEditor, older: Bool) -> LineEditor {
+        let entries = history.entries(for: kind)
+        let walk = historyWalk ?? HistoryWalk(index: entries.count, draft: line.text)
+        let index = older ? walk.index - 1 : walk.index + 1
+        guard index >= 0, index <= entries.count else {
+            say(kind.historyName == nil ? "this prompt keeps no history" : older ? "no earlier \(kind.historyName ?? "") in the history" : "back at the line being typed")
+            return line
+        }
+        historyWalk = HistoryWalk(index: index, draft: walk.draft)
+        message = nil
+        return LineEditor(index == entries.count ? walk.draft : entries[index])
+    }
+
+    /// Enter on `kind`'s prompt holding `text`: runs it, adds it to the history; an error said
+    /// here (a row number that is not one, an unknown column, a `:w` without a file) keeps the
+    /// prompt open with the text to fix.
+    private mutating func submitPrompt(_ kind: PromptKind, text: String) -> [Effect] {
+        mode = .grid
+        message = nil
+        historyWalk = nil
+        let run = runPrompt(kind, text: text)
+        // After the work: a file that cannot be written is said after what the work says.
+        let save: [Effect] = history.add(text, for: kind) ? [.saveHistory(kind: kind, text: text)] : []
+        if run.isEmpty, messageIsError, message != nil, kind != .copyRows, kind != .copyCell {
+            mode = .prompt(kind, line: LineEditor(text))
+        } else if !run.isEmpty {
+            submitted = SubmittedPrompt(kind: kind, text: text)
+        }
+        return run + save
+    }
+
+    private mutating func runPrompt(_ kind: PromptKind, text: String) -> [Effect] {
+        switch kind {
+        case .goToRow:
+            if let effects = writeCommand(text) { return effects }
+            guard let n = Int(text.trimmingCharacters(in: " ")), n >= 1 else {
+                if !text.isEmpty { say("not a row number: \(TerminalText.escapingControlCharacters(text))", error: true) }
+                return []
+            }
+            move(to: min(n, count) - 1)
+        case .search:
+            guard let column = currentColumnName, !text.isEmpty else { return [] }
+            return [.search(column: column, text: text, from: cursorRow, backwards: false)]
+        case .filter:
+            guard let table else { return [] }
+            return [.open(table: table, filter: text, sort: sort)]
+        case .assignments:
+            guard !text.trimmingCharacters(in: " ").isEmpty, let target = editTarget else { return [] }
+            beginEdit(.countingUpdate(table: target.table))
+            return [.countUpdate(assignments: text, target: target)]
+        case .column:
+            jumpToColumn(text)
+        case .referencing:
+            return chooseReferencing(text)
+        case .copyRows, .copyCell:
+            say("nothing copied: t, c, j or s picks the format")
+        }
+        return []
     }
 
     public var currentColumnName: String? { currentColumnIndex.flatMap { $0 < columns.count ? columns[$0] : nil } }

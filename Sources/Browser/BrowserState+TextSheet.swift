@@ -262,20 +262,11 @@ extension BrowserState {
             mode = .help(scroll: 0)
         default:
             let what = text.purpose == .sql ? "the SQL" : "a record"
-            say("\(Self.keyName(key)) does nothing on \(what): j/k and the page keys scroll, Esc or q goes back", error: true)
+            say("\(KeyNotation.displayName(key)) does nothing on \(what): j/k and the page keys scroll, Esc or q goes back; ? lists the keys", error: true)
         }
         text.scroll = max(0, min(text.scroll, last))
         sheet = .text(text)
         return []
-    }
-
-    /// A key as the help writes it.
-    static func keyName(_ key: Key) -> String {
-        switch key {
-        case .char(let c): return TerminalText.escapingControlCharacters(String(c))
-        case .ctrl(let c): return "Ctrl-\(c.uppercased())"
-        default: return "\(key)"
-        }
     }
 
     /// `Q`: the SQL of the sheet on screen, as a text sheet.

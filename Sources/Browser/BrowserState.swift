@@ -83,7 +83,7 @@ public struct MemorySnapshot: Sendable, Equatable {
 }
 
 /// What the bottom line is asking for.
-public enum PromptKind: Sendable, Equatable {
+public enum PromptKind: Sendable, Hashable {
     case goToRow, search, filter, assignments
     /// `c`: a column's name, completed with Tab.
     case column
@@ -91,6 +91,18 @@ public enum PromptKind: Sendable, Equatable {
     case referencing
     /// `y`, `Y`: the format, one key.
     case copyRows, copyCell
+    /// The name its entries have in the history file; nil for the one-key prompts, which keep none.
+    var historyName: String? {
+        switch self {
+        case .goToRow: return "command"
+        case .search: return "search"
+        case .filter: return "filter"
+        case .assignments: return "update"
+        case .column: return "column"
+        case .referencing, .copyRows, .copyCell: return nil
+        }
+    }
+
     var label: String {
         switch self {
         case .copyRows, .copyCell: return "copy as: "
@@ -204,8 +216,18 @@ public enum Mode: Sendable, Equatable {
     case picker
     case grid
     case help(scroll: Int)
-    case prompt(PromptKind, text: String)
+    /// A prompt on the bottom line, and the line being edited.
+    case prompt(PromptKind, line: LineEditor)
     case confirm(Confirmation)
+
+    /// A prompt holding `text`, the cursor at its end.
+    public static func prompt(_ kind: PromptKind, text: String) -> Mode { .prompt(kind, line: LineEditor(text)) }
+}
+
+/// A prompt's line as Enter ran it: what comes back, with the error, when what it started fails.
+struct SubmittedPrompt: Sendable, Equatable {
+    var kind: PromptKind
+    var text: String
 }
 
 /// Work on the data that keys may cancel while it runs (Esc, Ctrl-C or q).
@@ -354,6 +376,14 @@ public struct BrowserState: Sendable {
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
     public internal(set) var lastSearch: String?
+    /// The lines entered at each kind of prompt, for Up and Down (read from the history file).
+    public internal(set) var history = PromptHistory()
+    /// Where Up and Down are in the open prompt's history (nil: at the line being typed).
+    var historyWalk: HistoryWalk?
+    /// The prompt whose Enter started the work under way: a failure brings it back to fix.
+    var submitted: SubmittedPrompt?
+    /// The history file could not be written once: said once, not at every Enter.
+    var historySaveFailed = false
     /// Each opened table's foreign keys both ways, by table name.
     public internal(set) var links: [String: TableLinks] = [:]
     /// True when an edit or undo since this sheet's rows or figures were read may have changed

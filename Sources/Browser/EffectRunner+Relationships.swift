@@ -45,7 +45,7 @@ extension EffectRunner {
             return [.failed("\(key) refers to \(shown(target)), which is not in this file")]
         }
         guard let collection, collectionID == result else { return [.failed("the result changed before the key could be followed: try again")] }
-        guard let object = try timingFaults(of: collection, { try collection.object(at: row) }) else {
+        guard let object = try timingFaults(of: collection, { try self.object(at: row, of: collection) }) else {
             return [.failed("row \(group(row + 1)) was deleted since the result was fetched; r reloads")]
         }
         var conditions: [String] = []

@@ -13,7 +13,15 @@ extension EffectRunner {
         return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: values, exists: true)
     }
 
-    /// The rows of `range`, faulted in batches (or read from the eager array).
+    /// The object at `row` of `collection`, or nil (a row gone) for a row past its end: the screen
+    /// may ask for rows before it hears of a smaller result (one read again after an edit).
+    func object(at row: Int, of collection: BrowserResult) throws -> ManagedObject? {
+        guard row >= 0, row < collection.count else { return nil }
+        return try collection.object(at: row)
+    }
+
+    /// The rows of `range`, faulted in batches (or read from the eager array); rows past the
+    /// result's end show as gone.
     /// - Complexity: O(`range.count`) plus one fault per batch not resident.
     func snapshots(_ range: Range<Int>) throws -> [RowSnapshot] {
         guard let collection else { return [] }
@@ -21,7 +29,7 @@ extension EffectRunner {
         return try timingFaults(of: collection) {
             try range.map { row in
                 if row < eager { return snapshot(eagerArray[row]) }
-                return snapshot(try collection.object(at: row))
+                return snapshot(try object(at: row, of: collection))
             }
         }
     }
@@ -40,7 +48,7 @@ extension EffectRunner {
     /// The record at `row`: its object ID, then every column with its whole value (one row's
     /// values, as the context holds them; nothing else is read).
     func record(_ row: Int, state: BrowserState) throws -> TextSheet {
-        guard let collection, let object = try timingFaults(of: collection, { try collection.object(at: row) }) else {
+        guard let collection, let object = try timingFaults(of: collection, { try self.object(at: row, of: collection) }) else {
             throw BatchStoreError(.objectNotFound, "row \(row + 1) was deleted since the result was fetched; r reloads")
         }
         var fields = [TextField(name: "object ID", value: .text(object.objectID.uriRepresentation))]

@@ -202,7 +202,7 @@ extension EffectRunner {
             let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(total))
             let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(Self.barWidth)).rounded())))
             return RowSnapshot(id: nil, values: [shown, .text(group(entry.count)), .text(percent), .text(bar)], exists: true, count: entry.count)
-        }
+        } + Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: max(0, range.upperBound - max(range.lowerBound, frequencies.count)))
     }
 
     /// A bin's lower and upper bound (`lo ≤ v < hi`) for a binned number, nil for NULL, text and

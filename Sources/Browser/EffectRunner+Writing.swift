@@ -241,7 +241,7 @@ extension EffectRunner {
         do {
             switch request.scope {
             case .cell(let row, _), .row(let row):
-                guard let object = try collection.object(at: row) else {
+                guard let object = try self.object(at: row, of: collection) else {
                     return [.writeEnded("row \(group(row + 1)) was deleted since the result was fetched; r reloads", error: true)]
                 }
                 encoder.append(try values(of: object), store: storeNames == nil ? nil : object.objectID.entity.storeName, to: &file.bytes)

@@ -80,6 +80,7 @@ final class EffectRunner {
                 return [.fileChanged]
             }
         } catch let error as BatchStoreError {
+            if let column = error.column { return [.failedAt(error.message, column: column)] }
             return [.failed(error.message)]
         } catch {
             return [.failed("\(error)")]
@@ -140,6 +141,15 @@ final class EffectRunner {
             return stopEager()
         case .sampleMemory:
             return [sampleMemory()]
+        case .saveHistory(let kind, let text):
+            guard let path = options.historyPath else { return [] }
+            do {
+                try HistoryFile(path: path).add(text, for: kind)
+                return []
+            } catch {
+                log("saving the prompt history to \(path) failed: \(error)")
+                return [.historyNotSaved("\(error)")]
+            }
         }
     }
 }

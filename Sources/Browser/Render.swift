@@ -61,6 +61,16 @@ let helpLines: [String] = [
     "  u              undo the last batch operation",
     "                 D, U, u and r show the time so far; Esc or Ctrl-C cancels them:",
     "                 stopped before it commits, an edit changes nothing",
+    "Prompts (f / : c U): every line edits like a shell's",
+    "  ← → Ctrl-B Ctrl-F  a character left / right    Alt-B Alt-F  a word",
+    "  Home End Ctrl-A Ctrl-E  the start / end of the line",
+    "  Backspace, Del Ctrl-D   delete before / under the cursor (Ctrl-D on an",
+    "                 empty line closes the prompt, as Esc does)",
+    "  Ctrl-W Ctrl-K Ctrl-U    delete the word before / to the end / to the start",
+    "  ↑ ↓ Ctrl-P Ctrl-N       earlier / later lines of this kind of prompt,",
+    "                 kept across runs in the state folder's history file",
+    "  Enter runs it; when that fails (a typo, an unknown column, :w to a bad",
+    "  path) the line comes back with the cursor on the error, to fix",
     "Memory",
     "  m              the live memory panel",
     "  M              copy the result into a Swift array (watch RSS); M or Esc goes back",
@@ -69,6 +79,7 @@ let helpLines: [String] = [
     "                 else to the table list, which keeps this table's filter, sort, row",
     "                 and columns",
     "  ?              this help        q         quit",
+    "  A key that does nothing where it is pressed says so (unknown key Ctrl-T).",
     "",
     "∅ is NULL; (gone) is a row deleted since the result was fetched.",
 ]
@@ -106,6 +117,8 @@ struct Palette {
     let null: Style
     let status: Style
     let error: Style
+    /// An error on the status line (above an open prompt).
+    let errorLine: Style
     let info: Style
     let title: Style
     let dim: Style
@@ -121,6 +134,7 @@ struct Palette {
         null = c(Style(foreground: .magenta, dim: true))
         status = Style(reverse: true)
         error = c(Style(foreground: .red, bold: true))
+        errorLine = colors ? Style(foreground: .white, background: .red, bold: true) : Style(bold: true, reverse: true)
         info = c(Style(foreground: .green))
         title = Style(bold: true, underline: true)
         dim = Style(dim: true)
@@ -173,6 +187,12 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
 private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
     guard rect.height > 0 else { return }
     let y = rect.y
+    if case .prompt = state.mode, let m = state.message {
+        // A prompt takes the message line: its error (what Enter ran failed) goes above it.
+        screen.fill(rect, style: state.messageIsError ? p.errorLine : p.status)
+        screen.put(" " + TerminalText.escapingControlCharacters(m), x: rect.x, y: y, style: state.messageIsError ? p.errorLine : p.status, maxWidth: rect.width)
+        return
+    }
     screen.fill(rect, style: p.status)
     var parts: [String] = []
     if state.mode == .picker {
@@ -219,19 +239,18 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
     guard rect.height > 0 else { return }
     let (x, y) = (rect.x, rect.y)
     switch state.mode {
-    case .prompt(let kind, let text):
+    case .prompt(let kind, let line):
         let label = kind == .referencing ? state.referencingPrompt : kind == .copyRows || kind == .copyCell ? state.copyPrompt : kind.label
-        let shown = TerminalText.escapingControlCharacters(text)
-        // Keep the end of a long entry visible.
-        let room = max(1, rect.width - label.count - 1)
-        var visible = shown
-        while TerminalText.width(of: visible) > room { visible.removeFirst() }
-        let w = screen.put(label + visible, x: x, y: y)
-        screen.cursor = (min(x + w, rect.maxX - 1), y)
+        let labelWidth = screen.put(label, x: x, y: y, maxWidth: rect.width)
+        // The line scrolls sideways to keep the cursor on screen; the terminal's cursor is the editor's.
+        let view = line.view(room: max(0, rect.width - labelWidth))
+        let w = labelWidth + screen.put(view.text, x: x + labelWidth, y: y, maxWidth: max(0, rect.width - labelWidth))
+        screen.cursor = (min(x + labelWidth + view.cursor, rect.maxX - 1), y)
+        let text = line.text
         if kind == .column, !text.isEmpty, state.columnNames(matching: text) != [text] {
             // The names the text matches, after it: what Tab completes and Enter needs to be one.
             let matches = state.columnNames(matching: text)
-            let hint = matches.isEmpty ? "no column matches" : matches.prefix(8).joined(separator: " ") + (matches.count > 8 ? " …" : "")
+            let hint = matches.isEmpty ? "no column matches" : matches.prefix(8).map { TerminalText.escapingControlCharacters($0) }.joined(separator: " ") + (matches.count > 8 ? " …" : "")
             screen.put("   " + hint, x: x + w, y: y, style: p.dim, maxWidth: max(0, rect.width - w))
         }
     case .confirm(let c):

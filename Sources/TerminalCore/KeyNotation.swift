@@ -4,10 +4,11 @@
 ///     jjj<Enter>        three rows down, then Enter
 ///     fyear <lt> 2000<Enter>   a filter with a literal `<`
 ///     <C-d><PgDn><Esc>  Ctrl-D, Page Down, Escape
+///     <M-b><C-w>        Alt-B (a word left in a prompt), Ctrl-W
 ///
 /// Names (case-insensitive): `<Enter>` `<Esc>` `<Tab>` `<Space>` `<BS>` (Backspace) `<Del>`
 /// `<Up>` `<Down>` `<Left>` `<Right>` `<PgUp>` `<PgDn>` `<Home>` `<End>` `<lt>` (a literal `<`)
-/// and `<C-x>` for Ctrl with a letter. A `<` that does not open such a name (`a < b`) is itself.
+/// `<C-x>` for Ctrl with a letter and `<M-x>` (or `<A-x>`) for Alt with a letter or digit. A `<` that does not open such a name (`a < b`) is itself.
 public enum KeyNotation {
     /// What ``parse(_:)`` throws: an unknown name in angle brackets.
     public struct UnknownKey: Error, CustomStringConvertible, Equatable {
@@ -19,7 +20,7 @@ public enum KeyNotation {
     }
 
     /// The names, as `--help` lists them.
-    public static let names = "<Enter> <Esc> <Tab> <Space> <BS> <Del> <Up> <Down> <Left> <Right> <PgUp> <PgDn> <Home> <End> <lt> <C-x>"
+    public static let names = "<Enter> <Esc> <Tab> <Space> <BS> <Del> <Up> <Down> <Left> <Right> <PgUp> <PgDn> <Home> <End> <lt> <C-x> <M-x>"
 
     private static let named: [String: Key] = [
         "enter": .enter, "return": .enter, "cr": .enter, "esc": .escape, "escape": .escape, "tab": .tab,
@@ -64,6 +65,34 @@ public enum KeyNotation {
         if lower.hasPrefix("c-"), lower.count == 3, let letter = lower.last, letter.isASCII, letter.isLetter {
             return .ctrl(letter)
         }
+        if lower.hasPrefix("m-") || lower.hasPrefix("a-"), name.count == 3, let c = name.last, c.isASCII, c.isLetter || c.isNumber {
+            return .alt(c)
+        }
         throw UnknownKey(name: name)
+    }
+
+    /// `key` as messages and the help name it: `x`, `Ctrl-T`, `Alt-b`, `PgDn`; a control character
+    /// typed as itself is escaped (`\e`), so the name is always safe to show.
+    public static func displayName(_ key: Key) -> String {
+        switch key {
+        case .char(" "): return "Space"
+        case .char(let c): return TerminalText.escapingControlCharacters(String(c))
+        case .ctrl(let c): return "Ctrl-" + TerminalText.escapingControlCharacters(c.uppercased())
+        case .alt(let c): return "Alt-" + TerminalText.escapingControlCharacters(String(c))
+        case .up: return "Up"
+        case .down: return "Down"
+        case .left: return "Left"
+        case .right: return "Right"
+        case .pageUp: return "PgUp"
+        case .pageDown: return "PgDn"
+        case .home: return "Home"
+        case .end: return "End"
+        case .enter: return "Enter"
+        case .escape: return "Esc"
+        case .backspace: return "Backspace"
+        case .tab: return "Tab"
+        case .delete: return "Del"
+        case .resize: return "resize"
+        }
     }
 }

@@ -2,6 +2,8 @@
 public enum Key: Sendable, Hashable {
     case char(Character)
     case ctrl(Character)
+    /// Alt (Meta) with a character: the terminal sends ESC, then the character.
+    case alt(Character)
     case up, down, left, right, pageUp, pageDown, home, end
     case enter, escape, backspace, tab, delete
     /// The terminal changed size.

@@ -143,8 +143,34 @@ public final class CursesTerminal: TerminalBackend {
         }
     }
 
+    /// A key read after an ESC that was not Alt's second half: the next call returns it.
+    private var pending: Key?
+
+    /// The next key. ESC followed at once by a printable character (the bytes an Alt key sends,
+    /// which arrive together) is ``Key/alt(_:)``; a lone Esc is Esc after ncurses' own ESCDELAY
+    /// (25 ms) and no more: the character after it is looked for without waiting.
     public func nextKey(timeoutMilliseconds: Int?) -> Key? {
+        if let key = pending {
+            pending = nil
+            return key
+        }
         timeout(Int32(timeoutMilliseconds ?? -1))
+        let key = readKey()
+        guard key == .escape else { return key }
+        timeout(0)
+        switch readKey() {
+        case nil:
+            return .escape
+        case .char(let c)? where !TerminalText.needsEscape(c):
+            return .alt(c)
+        case let other?:
+            // Esc, then another key (Esc Esc, Esc then an arrow): both, in order.
+            pending = other
+            return .escape
+        }
+    }
+
+    private func readKey() -> Key? {
         var ch: wint_t = 0
         let r = wget_wch(fl_stdscr(), &ch)
         if r == ERR { return nil }

@@ -30,7 +30,9 @@ struct Browse: ParsableCommand {
 
     func run() throws {
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
-        let opened = try view.open(paths)
+        var opened = try view.open(paths)
+        // Up and Down recall earlier prompts across runs; `snapshot` keeps no history.
+        opened.options.historyPath = ViewOptions.stateFolder(ProcessInfo.processInfo.environment).map { $0 + "/history" }
         let logger = try log.map { try LogFile(path: $0) }
         let terminal: CursesTerminal
         do {
@@ -99,7 +101,7 @@ struct ViewOptions: ParsableArguments {
 struct OpenedView {
     let stores: [PersistentStore]
     let coordinator: PersistentStoreCoordinator?
-    let options: BrowserOptions
+    var options: BrowserOptions
 
     /// A browser over the files (one store, or several as one) on `backend`.
     func browser(backend: TerminalBackend, environment: BrowserEnvironment) throws -> Browser {

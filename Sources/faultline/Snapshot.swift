@@ -16,7 +16,7 @@ struct Snapshot: ParsableCommand {
             the screen, colours included, to --out.
 
             Keys: each character is its key; special keys go in angle brackets: \(KeyNotation.names) \
-            (Ctrl with a letter, e.g. <C-d>). Names are case-insensitive; <lt> is a literal '<', as is \
+            (Ctrl with a letter, e.g. <C-d>; Alt with a letter, e.g. <M-b>). Names are case-insensitive; <lt> is a literal '<', as is \
             a '<' that opens no name. Example: --keys 'jjj<Enter><Esc>Fgenre'
             """)
 

@@ -163,9 +163,12 @@ struct ColumnTests {
         press(&s, [.enter])
         #expect(s.messageIsError && s.message == "e matches 4 columns: title, year, genre, votes; Tab completes")
         #expect(s.currentColumnName == "title", "the cursor stays")
+        #expect(s.mode == .prompt(.column, text: "e"), "the prompt stays, holding what was typed")
+        press(&s, [.escape])
         press(&s, "cnope")
         press(&s, [.enter])
         #expect(s.messageIsError && s.message == "no column matches nope")
+        press(&s, [.escape])
         // A hidden column comes back when jumped to.
         press(&s, "cyear")
         press(&s, [.enter, .char("-")])

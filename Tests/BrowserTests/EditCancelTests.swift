@@ -72,7 +72,7 @@ struct EditCancelTests {
         let target = EditTarget(result: 7, table: "t", marked: nil)
         _ = s.reduce(.key(.char("U")))
         for c in "a = 1" { _ = s.reduce(.key(.char(c))) }
-        #expect(s.reduce(.key(.enter)) == [.countUpdate(assignments: "a = 1", target: target)])
+        #expect(s.reduce(.key(.enter)) == [.countUpdate(assignments: "a = 1", target: target), .saveHistory(kind: .assignments, text: "a = 1")])
         #expect(s.message == "counting the rows to update in t: 0.0 s (Esc cancels and changes nothing)")
         _ = s.reduce(.started(.editing))
         _ = s.reduce(.countedForUpdate(rows: 2_500_000, assignments: "a = 1", target: target))

@@ -69,9 +69,13 @@ enum Step: CustomStringConvertible, Equatable {
     case write
     /// `y t`: the copy's row against the model's row at the cursor.
     case copy
+    /// F on a column, B some times, values marked (v) or every one (V) or the cursor's, then D or
+    /// U on their rows (and perhaps u there); the sheet counted again, and the table, against the model.
+    case frequencyEdit(FrequencyEditPlan)
 
     static func random(_ rng: inout SplitMix64) -> Step {
-        switch rng.below(134) {
+        switch rng.below(146) {
+        case 134..<146: return .frequencyEdit(FrequencyEditPlan.random(&rng))
         case 122..<127: return .follow(back: rng.below(3) == 0 ? nil : 1 + rng.below(2))
         case 127..<130: return .write
         case 130..<134: return .copy
@@ -111,7 +115,37 @@ enum Step: CustomStringConvertible, Equatable {
         case .follow(let back): return "\(ModelRun.jumpText(1)) Enter\(back.map { " R \($0) Enter Esc" } ?? "") Esc        (follow k to r)"
         case .write: return ":w FILE.tsv Enter"
         case .copy: return "y t"
+        case .frequencyEdit(let plan): return plan.description
         }
+    }
+}
+
+struct FrequencyEditPlan: Equatable, CustomStringConvertible {
+    var column: Int
+    /// How many times B is pressed (numbers only: id and k).
+    var bins: Int
+    /// Positions on the sheet to mark with v (in order), or nil for V.
+    var marked: [Int]?
+    /// Where the cursor goes when nothing is marked.
+    var cursor: Int
+    /// nil: D; a number d: U k = k + d.
+    var update: Int?
+    /// u on the sheet after the edit.
+    var undo: Bool
+
+    static func random(_ rng: inout SplitMix64) -> FrequencyEditPlan {
+        let column = rng.below(3)
+        let bins = column == 2 ? 0 : [0, 0, 1, 1, 2][rng.below(5)]
+        let marked: [Int]? = rng.below(8) == 0 ? nil : (0..<rng.below(3)).map { _ in rng.below(8) }
+        return FrequencyEditPlan(column: column, bins: bins, marked: marked, cursor: rng.below(6),
+                                 update: rng.below(2) == 0 ? nil : 1 + rng.below(3), undo: rng.below(3) == 0)
+    }
+
+    var description: String {
+        let b = String(repeating: " B", count: bins)
+        let marks = marked.map { $0.isEmpty ? " g \(String(repeating: "j ", count: cursor))" : " " + $0.map { "g \(String(repeating: "j ", count: $0))v" }.joined(separator: " ") } ?? " V"
+        let edit = update.map { " U k = k + \($0) Enter y" } ?? " D y"
+        return "\(ModelRun.jumpText(column)) F\(b)\(marks)\(edit)\(undo ? " u" : "") Esc        (edit the rows of \(ModelRun.columns[column])'s values)"
     }
 }
 
@@ -447,6 +481,8 @@ enum ModelRun {
                     try db.execute(sql: "UPDATE \(tables[t]) SET k = ? WHERE id = ?", arguments: [k, id])
                     if model.rows[t][id] != nil { model.rows[t][id]?.k = k }
                 case .delete(let t, let id):
+                    // The browser may still show the row as it fetched it (its batch is cached).
+                    model.touched.insert(id)
                     try db.execute(sql: "DELETE FROM \(tables[t]) WHERE id = ?", arguments: [id])
                     model.rows[t][id] = nil
                 }
@@ -469,6 +505,9 @@ enum ModelRun {
         case .copy:
             guard inGrid, let t = model.table else { return nil }
             return copyStep(table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent + "/copies")
+        case .frequencyEdit(let plan):
+            guard inGrid, let t = model.table else { return nil }
+            return frequencyEditStep(plan, table: t, browser: b, model: &model)
         }
         return nil
     }
@@ -485,10 +524,11 @@ enum ModelRun {
     static func followStep(back: Int?, table t: Int, browser b: Browser, model: Model) -> String? {
         b.send(jumpKeys(1))
         let id = rowAtCursor(b, table: t, model: model)
+        let fetchedID = b.state.cursorRow < model.fetched.count ? model.fetched[b.state.cursorRow] : nil
         let count = b.state.count
         b.send(.enter)
         guard let id, let k = model.rows[t][id]?.k else {
-            if b.state.sheetDepth != 0 && !model.touched.contains(id ?? -1) { return "Enter on a NULL k or a row gone opened \(b.state.sheetPath)" }
+            if b.state.sheetDepth != 0 && !model.touched.contains(fetchedID ?? -1) { return "Enter on a NULL k or a row gone opened \(b.state.sheetPath)" }
             if b.state.sheetDepth == 0 { return nil }
             b.send(.escape)
             return nil
@@ -600,6 +640,142 @@ enum ModelRun {
         }
         b.send(.escape)
         if b.state.sheet != .table || b.state.sheetDepth != 0 { return "Esc did not go back to the table" }
+        return nil
+    }
+
+    /// The frequency sheet the model expects of column `c` of the result on screen (its rows that
+    /// still exist, their values now), in bins of `width` for a number: (value or bin, count),
+    /// most frequent first, ties by value as SQLite orders them; bins by their lower bound.
+    static func expectedFrequencies(column c: Int, width: Int64?, table t: Int, model: Model) -> [(key: ModelValue, value: Int)] {
+        var counts: [ModelValue: Int] = [:]
+        for id in model.fetched {
+            guard let row = model.rows[t][id] else { continue }
+            counts[binned(ModelValue(row, id: id, column: c), width: width), default: 0] += 1
+        }
+        // Bins are in the order of their ranges (a histogram); values most frequent first.
+        if width != nil { return counts.sorted { $0.key < $1.key } }
+        return counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+    }
+
+    /// A value in its bin of `width`: a number's bin is its lower bound, floor(n / width) * width.
+    static func binned(_ v: ModelValue, width: Int64?) -> ModelValue {
+        guard let width, case .int(let n) = v else { return v }
+        let q = n / width - ((n % width) < 0 ? 1 : 0)
+        return .int(q * width)
+    }
+
+    /// The frequency sheet on screen against the model: its total, its number of values and the
+    /// counts (and, unbinned, the values) of the rows in its window.
+    static func checkFrequencySheet(_ b: Browser, expected: [(key: ModelValue, value: Int)], total: Int, binned: Bool) -> String? {
+        guard let sheet = b.state.frequencySheet else { return "no frequency sheet on screen: \(b.state.message ?? "")" }
+        if sheet.total != total { return "the sheet counted \(sheet.total) rows, the model \(total)" }
+        if b.state.count != expected.count { return "the sheet has \(b.state.count) values, the model \(expected.count)" }
+        for (i, row) in b.state.window.enumerated() {
+            let pos = b.state.windowStart + i
+            guard pos < expected.count else { break }
+            let count = DisplayValue.text(group(expected[pos].value))
+            if binned ? row.values.dropFirst().first != count : Array(row.values.prefix(2)) != [expected[pos].key.shown, count] {
+                return "frequency row \(pos + 1) is \(row.values.prefix(2)), the model \(expected[pos].key.shown) \(count)"
+            }
+        }
+        return nil
+    }
+
+    /// ``FrequencyEditPlan``: F, B, the marks, then D or U with the exact count the model expects
+    /// (the result's rows that still exist, match its filter now and hold one of the values now);
+    /// the sheet counted again after it (and after u) against the model; Esc back to the table.
+    static func frequencyEditStep(_ plan: FrequencyEditPlan, table t: Int, browser b: Browser, model: inout Model) -> String? {
+        let c = plan.column
+        b.send(jumpKeys(c) + keys("F"))
+        model.view.unhide(c)
+        guard b.state.frequencySheet != nil else { return "F opened no frequency sheet: \(b.state.message ?? "")" }
+        // B's widths: powers of ten giving 1 to 1,000 bins over the numbers' span (the library's rule).
+        var width: Int64?
+        let numbers = model.fetched.compactMap { id -> Int64? in
+            guard let row = model.rows[t][id] else { return nil }
+            if case .int(let n) = ModelValue(row, id: id, column: c) { return n }
+            return nil
+        }
+        for _ in 0..<plan.bins {
+            b.send(.char("B"))
+            guard let lo = numbers.min(), let hi = numbers.max() else {
+                if b.state.message?.hasSuffix("holds no numbers here: B bins numbers") != true { return "B on no numbers said \(b.state.message ?? "nothing")" }
+                b.send(.escape)
+                return nil
+            }
+            let widths = ValueFrequencies.binWidths(for: Double(lo)...Double(hi))
+            width = width.map { w in widths.first { $0 > w } } ?? widths.first
+            if b.state.frequencySheet?.binWidth != width { return "B binned by \(b.state.frequencySheet?.binWidth.map(String.init) ?? "nothing"), the model by \(width.map(String.init) ?? "nothing")" }
+        }
+        let total = model.fetched.filter { model.rows[t][$0] != nil }.count
+        var expected = expectedFrequencies(column: c, width: width, table: t, model: model)
+        if let wrong = checkFrequencySheet(b, expected: expected, total: total, binned: width != nil) { return wrong }
+        guard !expected.isEmpty else { b.send(.escape); return nil }
+        // The values the edit acts on.
+        var chosen: Set<ModelValue>?
+        if let marked = plan.marked {
+            var set = Set<Int>()
+            for p in marked where p < expected.count {
+                b.send([.char("g")] + Array(repeating: Key.char("j"), count: p) + [.char("v")])
+                if set.contains(p) { set.remove(p) } else { set.insert(p) }
+            }
+            if set.isEmpty {
+                let p = min(plan.cursor, expected.count - 1)
+                b.send([.char("g")] + Array(repeating: Key.char("j"), count: p))
+                set = [p]
+            }
+            chosen = Set(set.map { expected[$0].key })
+        } else {
+            b.send(.char("V"))
+        }
+        let target = model.fetched.filter { id in
+            guard let row = model.rows[t][id], model.filters[t].matches(row) else { return false }
+            return chosen.map { $0.contains(binned(ModelValue(row, id: id, column: c), width: width)) } ?? true
+        }
+        var before: [Int64: ModelRow?] = [:]
+        if let d = plan.update {
+            b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
+            guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
+            if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
+            b.send(.char("y"))
+            for id in target {
+                before[id] = model.rows[t][id]
+                if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
+            }
+            model.undo.append((table: t, before: before, kind: Model.Kind.update))
+        } else {
+            b.send(.char("D"))
+            guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
+            if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
+            b.send(.char("y"))
+            for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
+            model.undo.append((table: t, before: before, kind: Model.Kind.delete))
+        }
+        let said = (plan.update == nil ? "deleted " : "updated ") + rows(target.count)
+        if b.state.message?.hasPrefix(said) != true { return "the message says \(b.state.message ?? "nothing"), the model \(said)" }
+        // The table below is read again (its marks kept where their rows still are), then the sheet counted again.
+        model.refetch(keepingMarks: true)
+        // B's width stays; the numbers may have moved, but the sheet keeps the width it had.
+        expected = expectedFrequencies(column: c, width: width, table: t, model: model)
+        var counted = model.fetched.filter { model.rows[t][$0] != nil }.count
+        if let wrong = checkFrequencySheet(b, expected: expected, total: counted, binned: width != nil) { return "after the edit: " + wrong }
+        if plan.undo {
+            b.send(.char("u"))
+            if let last = model.undo.popLast() {
+                for (id, row) in last.before {
+                    switch last.kind {
+                    case .update: if model.rows[last.table][id] != nil, let row { model.rows[last.table][id]?.k = row.k }
+                    case .delete: model.rows[last.table][id] = row
+                    }
+                }
+            }
+            model.refetch(keepingMarks: true)
+            expected = expectedFrequencies(column: c, width: width, table: t, model: model)
+            counted = model.fetched.filter { model.rows[t][$0] != nil }.count
+            if let wrong = checkFrequencySheet(b, expected: expected, total: counted, binned: width != nil) { return "after u: " + wrong }
+        }
+        b.send(.escape)
+        if b.state.sheet != .table || b.state.sheetDepth != 0 { return "Esc did not go back to the table: \(b.state.sheetPath)" }
         return nil
     }
 

@@ -6,7 +6,8 @@ import Testing
 import TerminalCore
 
 /// Deterministic random key runs: the browser never crashes and keeps its invariants. `make fuzz`
-/// runs longer with FAULTLINE_FUZZ_KEYS.
+/// runs longer with FAULTLINE_FUZZ_KEYS; FAULTLINE_TRACE_KEYS prints each key with the sheet path
+/// before it is sent (a crash cannot be shrunk: the trace shows the way to it).
 @Suite("Random keys")
 struct RandomKeyTests {
     static let alphabet: [Key] = [
@@ -20,6 +21,8 @@ struct RandomKeyTests {
         .char("-"), .char("+"), .char("_"), .char("!"), .char("H"), .char("L"), .char("c"), .tab, .char("Q"), .enter,
         // Relationships, copy and :w.
         .char("R"), .char("Y"), .char("y"), .char("t"), .char("2"), .char("w"), .enter, .char("R"),
+        // Frequency sheets: bins, and the prompts' own keys.
+        .char("B"), .ctrl("w"), .ctrl("a"), .ctrl("e"), .ctrl("k"), .alt("b"), .alt("f"), .ctrl("p"), .ctrl("n"),
     ]
 
     @Test("a long random key run keeps the cursor, window and screen consistent, and the file sound")
@@ -57,6 +60,7 @@ struct RandomKeyTests {
                 term.resize(width: w, height: h)
             }
             if key == .char("q") { key = .char("j") }
+            if ProcessInfo.processInfo.environment["FAULTLINE_TRACE_KEYS"] != nil { print("step \(step) \(key) \(browser.state.sheetPath) count \(browser.state.count) \(browser.state.message ?? "")") }
             browser.send(key)
             // Edits need a whole sentence of keys: give them a fair chance.
             if key == .char("D"), rng.below(3) == 0 { browser.send(.char("y")) }
@@ -66,6 +70,9 @@ struct RandomKeyTests {
             if key == .enter, rng.below(3) == 0, browser.state.table == "m", browser.state.sheetDepth == 0 { browser.send(keys("cn_id") + [.enter, .enter]) }
             if key == .char(":"), rng.below(2) == 0 { browser.send(keys("w\(rng.below(2) == 0 ? "!" : "") \(dir.path("out.csv"))") + [.enter]) }
             if key == .char("f"), rng.below(2) == 0 { browser.send([.ctrl("u")] + keys("\(browser.state.table == "m" ? "n_id" : "v") % 7 != \(rng.below(7))") + [.enter]) }
+            // A failed line comes back to fix (the prompt stays open): a user reads the error and
+            // fixes it or leaves; leave half the time, or the run would type on in a prompt.
+            if case .prompt = browser.state.mode, browser.state.messageIsError, rng.below(2) == 0 { browser.send(.escape) }
             if let m = browser.state.message, m.hasPrefix("deleted") || m.hasPrefix("updated") || m.hasPrefix("undo") { edits += 1 }
             let s = browser.state
             #expect(!s.quit)

@@ -68,7 +68,7 @@ struct ReducerTests {
         var s = opened(count: 50)
         for k in [Key.char("f"), .char("a"), .char(" "), .char(">"), .char("x"), .backspace, .char("3")] { _ = s.reduce(.key(k)) }
         #expect(s.mode == .prompt(.filter, text: "a >3"))
-        #expect(s.reduce(.key(.enter)) == [.open(table: "t", filter: "a >3", sort: nil)])
+        #expect(s.reduce(.key(.enter)) == [.open(table: "t", filter: "a >3", sort: nil), .saveHistory(kind: .filter, text: "a >3")])
         _ = s.reduce(.key(.char("/")))
         _ = s.reduce(.key(.char("q")))
         #expect(s.reduce(.key(.escape)) == [] && s.mode == .grid && !s.quit)
@@ -76,6 +76,7 @@ struct ReducerTests {
         #expect(s.cursorRow == 41)
         for k in [Key.char(":"), .char("x"), .enter] { _ = s.reduce(.key(k)) }
         #expect(s.messageIsError && s.cursorRow == 41)
+        #expect(s.mode == .prompt(.goToRow, text: "x"), "the mistyped line comes back to fix")
     }
 
     @Test("D asks for a count of exactly its target, then confirms that target; anything but y cancels")

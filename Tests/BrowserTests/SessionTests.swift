@@ -51,7 +51,8 @@ struct SessionTests {
         b.send([.char("f")] + [.ctrl("u")] + keys("v >>> 3") + [.enter])
         #expect(b.state.messageIsError && b.state.message?.contains("predicate") == true)
         #expect(b.state.count == 10)
-        b.send([.char("f"), .ctrl("u"), .enter])
+        #expect(b.state.mode == .prompt(.filter, line: LineEditor("v >>> 3", cursor: 3)), "the mistyped filter is kept, the cursor at the error's column")
+        b.send([.escape, .char("f"), .ctrl("u"), .enter])
         #expect(b.state.count == 1000 && b.state.filter.isEmpty)
     }
 

@@ -74,6 +74,10 @@ struct SheetReducerTests {
             #expect(s.messageIsError, "\(key)")
             #expect(s.mode == .grid && s.frequencySheet != nil, "\(key)")
         }
+        _ = s.reduce(.key(.char("s")))
+        #expect(s.message == "s acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, v marks values, D and U act on their rows, Esc goes back", "a refused key keeps its reason")
+        _ = s.reduce(.key(.ctrl("t")))
+        #expect(s.messageIsError && s.message == "unknown key Ctrl-T: ? lists the keys" && s.frequencySheet != nil)
         #expect(s.reduce(.key(.char("q"))).first == .closeSheet(.frequency))
         #expect(!s.quit && s.sheet == .table)
         _ = s.reduce(.key(.char("q")))

@@ -112,7 +112,7 @@ struct TextSheetTests {
             #expect(s.reduce(.key(.char(Character(key)))) == [], "\(key)")
             #expect(s.messageIsError && s.textSheet != nil, "\(key)")
         }
-        #expect(s.message == "Q does nothing on a record: j/k and the page keys scroll, Esc or q goes back")
+        #expect(s.message == "Q does nothing on a record: j/k and the page keys scroll, Esc or q goes back; ? lists the keys")
     }
 
     @Test("Q asks for the SQL of the table or frequency sheet on screen, and is refused on a summary")

@@ -56,7 +56,10 @@ struct ExploreEndToEndTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(all.stdout.utf8))
         try t.type(":w \(out)")
         try t.send("Enter")
-        try t.waitFor("exists: :w! \(out) overwrites it")
+        var screen = try t.waitFor("exists: :w! \(out) overwrites it")
+        #expect(screen.contains { $0.hasPrefix(":w \(out)") }, "the refused command stays on the prompt line to fix")
+        try t.send("Escape")
+        try t.waitFor("row 1 of")
         try t.type("q")
         #expect(try t.waitForExit().status == 0)
     }

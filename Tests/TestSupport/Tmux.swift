@@ -38,10 +38,15 @@ public final class Tmux {
 
     /// Starts the server and runs `command` (shell syntax: quote words with ``shellQuote(_:)``)
     /// in a `width` x `height` terminal with `LANG=C.UTF-8`, `TERM=xterm-256color` and
-    /// `environment`. `NO_COLOR` is removed unless `environment` sets it.
+    /// `environment`. `NO_COLOR` is removed unless `environment` sets it; `XDG_STATE_HOME` is a
+    /// folder of the harness unless `environment` sets it or `HOME`.
     public init(command: String, width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
         socket = "faultline-test-\(getpid())-\(UUID().uuidString.prefix(8))"
-        let env = (["LANG": "C.UTF-8", "TERM": "xterm-256color"].merging(environment) { $1 })
+        // The prompt history (and `y`'s files) go to a state folder of the harness's own, never the
+        // real user's, unless the test names one (or a HOME of its own).
+        var defaults = ["LANG": "C.UTF-8", "TERM": "xterm-256color"]
+        if environment["XDG_STATE_HOME"] == nil && environment["HOME"] == nil { defaults["XDG_STATE_HOME"] = folder.path("state") }
+        let env = (defaults.merging(environment) { $1 })
             .map { "\($0.key)=\(shellQuote($0.value))" }.sorted().joined(separator: " ")
         // The test runner may set NO_COLOR (its output is not a terminal); the program gets it only
         // when a test asks.

@@ -51,7 +51,7 @@ struct Lexer {
         var tokens: [Token] = []
         var i = 0
         func fail(_ column: Int, _ message: String) -> BatchStoreError {
-            BatchStoreError(.syntax, "\(what) error at column \(column): \(message)")
+            BatchStoreError(.syntax, "\(what) error at column \(column): \(message)", column: column)
         }
         while i < chars.count {
             let c = chars[i]

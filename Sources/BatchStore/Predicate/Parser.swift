@@ -29,7 +29,7 @@ struct Parser {
 
     private func error(_ message: String, at token: Token? = nil) -> BatchStoreError {
         let t = token ?? current
-        return BatchStoreError(.syntax, "\(what) error at column \(t.column): \(message)")
+        return BatchStoreError(.syntax, "\(what) error at column \(t.column): \(message)", column: t.column)
     }
 
     private func isSymbol(_ s: String) -> Bool { current.kind == .symbol(s) }

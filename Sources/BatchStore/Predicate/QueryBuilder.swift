@@ -56,7 +56,7 @@ final class QueryBuilder {
         } else {
             message += "; columns: " + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
         }
-        throw BatchStoreError(.noSuchAttribute, message)
+        throw BatchStoreError(.noSuchAttribute, message, column: column > 0 ? column : nil)
     }
 
     /// " (names are case-sensitive)" when `suggestion` differs from `name` only by case.
