@@ -249,6 +249,66 @@ struct EditCancelTests {
         #expect(state.message?.hasPrefix("undo: restored 300,000 deleted rows of n (") == true, "\(state.message ?? "")")
     }
 
+    @Test("a frequency sheet: D of every value's rows cancelled changes nothing; Esc while the sheet's result is read again after a D leaves the D standing and every sheet below out of date")
+    func frequencySheetCancels() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        var (runner, state) = try runner(path)
+        let original = try checksum(path)
+        /// Runs `effects` and each action they give, in order, as the session does.
+        func run(_ effects: [Effect], cancelOn: ((Action) -> Bool)? = nil) -> [Action] {
+            let cancel = CancelFlag()
+            var all: [Action] = []
+            for effect in effects where effect != .cancel {
+                if case .loadWindow = effect { continue }
+                let actions = runner.run(.effect(effect), state: state, cancel: cancel) { action in
+                    all.append(action)
+                    _ = state.reduce(action)
+                    if cancelOn?(action) == true { cancel.set() }
+                }
+                for action in actions { all.append(action); _ = state.reduce(action) }
+            }
+            return all
+        }
+        _ = state.reduce(.key(.char("l")))
+        _ = run(state.reduce(.key(.char("F"))))
+        #expect(state.frequencySheet?.column == "v" && state.count == 1000 && state.frequencySheet?.total == Self.rows)
+
+        // V, D: 300,000 rows; y, and Esc as the delete starts: nothing changed, the sheet as it was.
+        _ = state.reduce(.key(.char("V")))
+        _ = run(state.reduce(.key(.char("D"))))
+        guard case .confirm(.delete(let n, _)) = state.mode else { Issue.record("D asked nothing: \(state.message ?? "")"); return }
+        #expect(n == Self.rows)
+        let actions = run(state.reduce(.key(.char("y")))) { action in
+            if case .started(.editing) = action { return true } else { return false }
+        }
+        #expect(actions.contains { if case .editCancelled = $0 { return true } else { return false } })
+        #expect(state.message == "delete cancelled: nothing was changed" && state.running == nil && state.editing == nil)
+        #expect(try checksum(path) == original && !runner.data.canUndo)
+        #expect(state.frequencySheet != nil && state.count == 1000 && !state.stale)
+
+        // One value (300 rows): D y runs; Esc as the sheet's result is read again. The delete stands.
+        _ = state.reduce(.key(.char("V")))
+        _ = state.reduce(.key(.char("g")))
+        _ = run(state.reduce(.key(.char("D"))))
+        guard case .confirm(.delete(300, _)) = state.mode else { Issue.record("D asked \(state.mode): \(state.message ?? "")"); return }
+        _ = run(state.reduce(.key(.char("y")))) { action in
+            if case .started(.counting) = action { return true } else { return false }
+        }
+        let left = try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") }
+        #expect(left == Self.rows - 300)
+        #expect(state.message?.hasPrefix("deleted 300 rows from n (1 value of v); u undoes; reading n again was cancelled: this sheet's figures are from before; r counts again") == true,
+                "\(state.message ?? "")")
+        #expect(state.running == nil && state.editing == nil && state.stale && state.frequencySheet != nil)
+        #expect(runner.data.canUndo)
+        // r counts again: 999 values over the rows left.
+        _ = run(state.reduce(.key(.char("r"))))
+        #expect(state.count == 999 && state.frequencySheet?.total == Self.rows - 300 && !state.stale, "\(state.message ?? "")")
+        // Esc: the table below reads itself again on the way back (it was out of date), and has the rows left.
+        _ = run(state.reduce(.key(.escape)))
+        #expect(state.frequencySheet == nil && state.count == Self.rows - 300, "\(state.message ?? "")")
+    }
+
     @Test("the runner: a cancel that comes when nothing is left to interrupt (a small edit) is too late: the edit stands, and the message says so")
     func runnerTooLate() throws {
         let dir = TempDir()

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The open and the search run on the browser's worker thread while the real terminal's keys are
 /// read on the main one: progress is drawn, and Esc, q and Ctrl-C reach the running fetch.
-@Suite("Cancelling a load or a search in a real terminal", .serialized)
+@Suite("Cancelling a load, a search, an edit, an undo or a write in a real terminal", .serialized)
 struct BrowserCancelEndToEndTests {
     /// 2,000,000 rows: sorted by name, the ID fetch and a search that finds nothing each take long
     /// enough to press a key during them.
@@ -70,5 +70,63 @@ struct BrowserCancelEndToEndTests {
         try t.type("q")
         #expect(try t.waitForExit().status == 0)
         #expect(try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 2_000_000)
+    }
+
+    @Test("U, u and :w on 2,000,000 rows: Esc cancels each and the file is as it was; a U let run stands when its undo is cancelled, and u then restores it")
+    func cancelUpdateUndoWrite() throws {
+        let scratch = TempDir()
+        let db = try bigTable(scratch)
+        try DatabaseQueue(path: db).write { try $0.execute(sql: "CREATE INDEX n_name ON n(name); CREATE INDEX n_v ON n(v)") }
+        func sum() throws -> Int { try DatabaseQueue(path: db).read { try Int.fetchOne($0, sql: "SELECT sum(v) FROM n") ?? -1 } }
+        let before = try sum()
+        #expect(before == 9_000_000)
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) browse \(shellQuote(db)) --table n")
+        try t.waitFor("row 1 of 2,000,000", timeout: 60)
+
+        // U cancelled while it runs: no row changed.
+        try t.type("Uv = v + 1")
+        try t.send("Enter")
+        try t.waitFor("Update 2,000,000 rows of n: v = v + 1? y/n", timeout: 60)
+        try t.type("y")
+        try t.waitFor("updating 2,000,000 rows of n: ")
+        try t.send("Escape")
+        try t.waitFor("update cancelled: nothing was changed", timeout: 60)
+        #expect(try sum() == before)
+
+        // The same U over half the rows (the undo keeps at most 1,000,000), let run; the prompt's
+        // history brings the line back. Then u cancelled: the update stands.
+        try t.type("fv < 5")
+        try t.send("Enter")
+        try t.waitFor("row 1 of 1,000,000", timeout: 60)
+        try t.type("U")
+        try t.send("Up")
+        try t.send("Enter")
+        try t.waitFor("Update 1,000,000 rows of n: v = v + 1? y/n", timeout: 60)
+        try t.type("y")
+        try t.waitFor("updated 1,000,000 rows of n", timeout: 120)
+        #expect(try sum() == before + 1_000_000)
+        try t.type("u")
+        try t.waitFor("undoing the last edit: ")
+        try t.send("Escape")
+        try t.waitFor("undo cancelled: nothing was changed", timeout: 60)
+        #expect(try sum() == before + 1_000_000)
+
+        // :w cancelled: no file, not even a partial one.
+        let out = scratch.path("all.csv")
+        try t.type(":w \(out)")
+        try t.send("Enter")
+        try t.waitFor("writing \(out): ")
+        try t.send("Escape")
+        // (The line ends ": no file written", past the screen's edge with the scratch folder's long path.)
+        try t.waitFor("writing \(out) cancelled after ", timeout: 60)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("")).allSatisfy { !$0.hasPrefix("all.csv") }, "no temporary file left either")
+
+        // The undo, let run, restores every value.
+        try t.type("u")
+        try t.waitFor("undo: restored the old values of 1,000,000 rows of n", timeout: 120)
+        #expect(try sum() == before)
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
     }
 }
