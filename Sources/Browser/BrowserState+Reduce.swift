@@ -13,6 +13,10 @@ public enum Action: Sendable {
                 result: Int = 0, marks: Marks? = nil, pushed: Bool = false, links: TableLinks = .none)
     /// A frequency sheet was counted: `values` distinct values of `column` over `total` rows.
     case frequencyOpened(column: String, values: Int, total: Int, result: Int, seconds: Double)
+    /// A large result's frequency sheet, first from an even sample of `sampled` of its `total`
+    /// rows: `values` values seen, and the first rows (counts scaled, marked ≈) while the exact
+    /// count runs on (``frequencyOpened`` replaces it).
+    case frequencyPreview(column: String, values: Int, total: Int, sampled: Int, rows: [RowSnapshot])
     /// Progress of a frequency sheet's GROUP BY: seconds so far and rows read.
     case frequencyProgress(column: String, seconds: Double, rows: Int)
     /// A frequency sheet's GROUP BY was cancelled: the table sheet stays as it was.
@@ -283,12 +287,21 @@ extension BrowserState {
             say("search cancelled: still on row \(group(cursorRow + 1))")
         case .frequencyOpened(let column, let values, let total, let result, let seconds):
             pushFrequencySheet(column: column, values: values, total: total, result: result, seconds: seconds)
+        case .frequencyPreview(let column, let values, let total, let sampled, let rows):
+            pushFrequencyPreview(column: column, values: values, total: total, sampled: sampled, rows: rows)
         case .frequencyProgress(let column, let seconds, let n):
-            say("counting the values of \(column): \(String(format1: seconds)) s, \(rows(n)) read (Esc cancels)")
+            let note = frequencySheet?.sampledFrom.map { "; ≈ figures are of an even sample of \(group($0)) rows until then" } ?? ""
+            say("counting the values of \(column): \(String(format1: seconds)) s, \(rows(n)) read\(note) (Esc cancels)")
         case .frequencyBinned(let width, let values, let total, let result, let seconds):
             binnedFrequencySheet(width: width, values: values, total: total, result: result, seconds: seconds)
         case .frequencyCancelled(let column):
             running = nil
+            // A sample's sheet goes with the count it stood in for.
+            if frequencySheet?.sampledFrom != nil, let parent = sheets.popLast() {
+                parent.restore(into: &self)
+                mode = .grid
+                scrollToCursor()
+            }
             say("counting \(column) cancelled: still on \(table ?? "the table")")
         case .summaryRow(let index, let figures, let result):
             fillSummary(index: index, with: figures, result: result)

@@ -97,6 +97,9 @@ public struct FrequencySheet: Sendable, Equatable {
     public var total: Int
     /// The width of the bins its numbers are counted in (`B`); nil: each value alone.
     public var binWidth: Int64?
+    /// While its exact count runs over a large result: the rows of the even sample its first
+    /// figures are of (shown ≈); nil once they are exact.
+    public var sampledFrom: Int?
 
     package init(column: String, table: String, filter: String, sort: BatchStore.SortDescriptor?, total: Int) {
         self.column = column
@@ -193,6 +196,13 @@ extension BrowserState {
     mutating func pushFrequencySheet(column: String, values: Int, total: Int, result: Int, seconds: Double) {
         running = nil
         guard let table else { return }
+        // The exact counts replace a sample's sheet where it stands.
+        if var preview = frequencySheet, preview.sampledFrom != nil {
+            preview.sampledFrom = nil
+            showCounts(of: preview, values: values, total: total, result: result, cursor: 0)
+            say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by SQLite in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
+            return
+        }
         let parent = SavedSheet(self)
         sheets.append(parent)
         // Over a summary sheet, the counts are of the result it summarises.
@@ -211,6 +221,21 @@ extension BrowserState {
         window = []
         mode = .grid
         say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by SQLite in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
+    }
+
+    /// The first figures of a large result's frequency sheet, of an even sample of its rows: the
+    /// sheet is pushed with them as its window while the exact count runs (keys only cancel it).
+    mutating func pushFrequencyPreview(column: String, values: Int, total: Int, sampled: Int, rows shown: [RowSnapshot]) {
+        guard frequencySheet == nil else { return }
+        pushFrequencySheet(column: column, values: values, total: total, result: -1, seconds: 0)
+        running = .counting
+        guard var f = frequencySheet else { return }
+        f.sampledFrom = sampled
+        sheet = .frequency(f)
+        window = shown
+        windowStart = 0
+        windowValid = true
+        say("≈ figures of an even sample of \(rows(sampled)) while SQLite counts all \(rows(total))… (Esc cancels)")
     }
 
     /// Esc or q on a stacked sheet: the one under it comes back as it was left.
@@ -272,19 +297,28 @@ extension BrowserState {
     /// its figures are the file's now; the cursor stays on its value, if it is still there.
     mutating func frequencyRecounted(values: Int, total: Int, result: Int, cursor: Int, message: String) {
         running = nil
-        guard var f = frequencySheet else { return }
+        guard let f = frequencySheet else { return }
+        showCounts(of: f, values: values, total: total, result: result, cursor: cursor)
+        marks = nil
+        stale = false
+        mode = .grid
+        say(message)
+    }
+
+    /// The frequency sheet on screen shows new counts (exact after a sample, binned, counted
+    /// again): `values` rows over `total` rows of the result, faulted from result `result`, the
+    /// cursor at `cursor`; its rows are asked for again.
+    private mutating func showCounts(of f: FrequencySheet, values: Int, total: Int, result: Int, cursor: Int) {
+        var f = f
         f.total = total
         sheet = .frequency(f)
         count = values
         resultID = result
-        marks = nil
-        stale = false
         windowValid = false
         window = []
-        mode = .grid
+        if cursor == 0 { topRow = 0 }
         cursorRow = cursor
         scrollToCursor()
-        say(message)
     }
 
     /// `v` on a frequency sheet: marks or unmarks the value at the cursor (with the rows it
@@ -407,13 +441,7 @@ extension BrowserState {
         running = nil
         guard var f = frequencySheet else { return }
         f.binWidth = width
-        f.total = total
-        sheet = .frequency(f)
-        count = values
-        cursorRow = 0; topRow = 0
-        resultID = result
-        windowValid = false
-        window = []
+        showCounts(of: f, values: values, total: total, result: result, cursor: 0)
         let what = width.map { "in bins of \(group(Int($0))): \(group(values)) \(values == 1 ? "row" : "rows")" }
             ?? "without bins: \(group(values)) distinct \(values == 1 ? "value" : "values")"
         say("\(f.column) \(what), counted by SQLite in \(milliseconds(seconds)); B for the next width, Enter opens a bin's rows")

@@ -24,6 +24,14 @@ extension EffectRunner {
         report(.frequencyProgress(column: column, seconds: 0, rows: 0))
         do {
             let rows = rowsToRead()
+            // First figures at once: over a large result, the values of an even sample of its rows
+            // (milliseconds at any size; the whole GROUP BY takes as long as SQLite's own), shown
+            // marked as a sample on the sheet's first screen until the exact counts replace them.
+            if collection.count > Self.summarySampleAbove {
+                let sample = try collection.frequencies(of: column, rows: .sample(Self.summarySample)) { _ in cancel.isSet ? .cancel : .proceed }
+                report(.frequencyPreview(column: sample.attribute, values: sample.count, total: collection.count, sampled: sample.total,
+                                         rows: try Self.previewRows(sample, total: collection.count, first: Self.previewRowCount)))
+            }
             let counted = try count(column, in: collection, binWidth: nil, rows: rows, started: started, cancel: cancel, report: report)
             frequencies = counted
             resultSerial += 1
@@ -128,8 +136,25 @@ extension EffectRunner {
         return [.summaryEnded(done: done, of: columns.count, seconds: clock() - started, cancelled: false)]
     }
 
+    /// Rows of a frequency preview sent with it (the worker is busy counting until the exact
+    /// sheet replaces it, so its first screen cannot be asked for): more than a screen's height.
+    static let previewRowCount = 200
+
+    /// The first `first` values of `sample` as the frequency sheet shows them, counts and percents
+    /// scaled to the `total` rows of the result and marked ≈ (a sample's figures).
+    static func previewRows(_ sample: ValueFrequencies, total: Int, first: Int) throws -> [RowSnapshot] {
+        let n = max(1, sample.total), top = max(1, sample.maxCount)
+        let scale = Double(total) / Double(n)
+        return try sample.values(in: 0..<first).map { entry in
+            let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(n))
+            let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(barWidth)).rounded())))
+            return RowSnapshot(id: nil, values: [DisplayValue(entry.value), .text("≈ " + group(Int((Double(entry.count) * scale).rounded()))),
+                                                 .text("≈ " + percent), .text(bar)], exists: true)
+        }
+    }
+
     /// Rows in a summary's first, sampled figures, and the result size above which they are shown
-    /// (below it, the exact figures come about as fast).
+    /// (below it, the exact figures come about as fast); the same for a frequency sheet's.
     static let summarySample = 10_000
     static let summarySampleAbove = 100_000
 

@@ -21,10 +21,16 @@ let helpLines: [String] = [
     "                 goes back to the table as it was; B counts its numbers in bins",
     "                 (widths 1, 10, 100… from their range, then none again); Enter on a",
     "                 bin opens col >= lo AND col < hi (text is never in a bin's rows)",
+    "                 On the sheet: v marks a value (and so its rows), V every value; D and",
+    "                 U act on the marked values' rows (else the cursor's value's), u",
+    "                 undoes; the sheet is counted again after each, r counts it again",
     "  I              summary sheet: per column its type, storage classes, NULLs, distinct",
     "                 values, min, max, mean, text lengths and most frequent value, filled",
     "                 in as SQLite computes them (Esc cancels); Enter goes to the column,",
-    "                 F counts its values",
+    "                 F counts its values; r computes it again",
+    "                 Over 100,000 rows, F and I first show the figures of an even sample",
+    "                 of 10,000 rows, marked ≈ (≥ for distinct counts), until SQLite's",
+    "                 exact figures replace them",
     "  Enter          the current record as a sheet: every value whole, wrapped, blobs",
     "                 as a hex dump; j/k Space b scroll, Esc or q goes back",
     "                 On a foreign-key cell (director_id): the row it refers to, as a sheet",
@@ -213,7 +219,12 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
             let last = min(n, t.scroll + max(1, state.layout.body.height))
             parts.append(n == 0 ? "no lines" : "line \(group(t.scroll + 1))–\(group(last)) of \(group(n))")
         } else if let f = state.frequencySheet {
-            parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
+            if let sampled = f.sampledFrom {
+                // A sample sees some of the values: at least this many, more to come.
+                parts.append("≥ \(group(state.count)) values in \(group(sampled)) sampled rows")
+            } else {
+                parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
+            }
             if let w = f.binWidth { parts.append("bins of \(group(Int(w)))") }
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")

@@ -319,6 +319,20 @@ struct Model {
         }
     }
 
+    /// `u`: the last edit's rows as they were before it (an update's k on the rows that still
+    /// exist, a delete's rows back); false with nothing to undo.
+    @discardableResult
+    mutating func undoLast() -> Bool {
+        guard let last = undo.popLast() else { return false }
+        for (id, row) in last.before {
+            switch last.kind {
+            case .update: if rows[last.table][id] != nil, let row { rows[last.table][id]?.k = row.k }
+            case .delete: rows[last.table][id] = row
+            }
+        }
+        return true
+    }
+
     /// A new result of the current table: marks stay only where their rows are in it.
     mutating func refetch(keepingMarks: Bool) {
         guard let t = table else { return }
@@ -457,13 +471,7 @@ enum ModelRun {
         case .undo:
             guard inGrid else { return nil }
             b.send(.char("u"))
-            guard let last = model.undo.popLast() else { return nil }
-            for (id, row) in last.before {
-                switch last.kind {
-                case .update: if model.rows[last.table][id] != nil, let row { model.rows[last.table][id]?.k = row.k }
-                case .delete: model.rows[last.table][id] = row
-                }
-            }
+            guard model.undoLast() else { return nil }
             model.refetch(keepingMarks: false)
         case .reload:
             guard inGrid else { return nil }
@@ -761,14 +769,7 @@ enum ModelRun {
         if let wrong = checkFrequencySheet(b, expected: expected, total: counted, binned: width != nil) { return "after the edit: " + wrong }
         if plan.undo {
             b.send(.char("u"))
-            if let last = model.undo.popLast() {
-                for (id, row) in last.before {
-                    switch last.kind {
-                    case .update: if model.rows[last.table][id] != nil, let row { model.rows[last.table][id]?.k = row.k }
-                    case .delete: model.rows[last.table][id] = row
-                    }
-                }
-            }
+            model.undoLast()
             model.refetch(keepingMarks: true)
             expected = expectedFrequencies(column: c, width: width, table: t, model: model)
             counted = model.fetched.filter { model.rows[t][$0] != nil }.count

@@ -94,7 +94,7 @@ struct FrequencyEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
-    @Test("Esc cancels a long count and keeps the table; F again counts 2,000,000 distinct values, and G scrolls to the last; Esc cancels a long summary")
+    @Test("F shows a sample's figures at once; Esc cancels the long count and keeps the table; F again counts 2,000,000 distinct values, and G scrolls to the last; Esc cancels a long summary")
     func cancelALongCount() throws {
         let scratch = TempDir()
         let db = scratch.path("big.sqlite")
@@ -108,9 +108,12 @@ struct FrequencyEndToEndTests {
         try t.type("jll")
         try t.waitFor("row 2 of 2,000,000")
         try t.type("F")
+        // First figures at once, of an even sample (each name is distinct: 1 in 10,000 sampled rows, ≈ 200 in 2,000,000).
+        var screen = try t.waitFor("n › name freq │ ≥ 10,000 values in 10,000 sampled rows")
+        #expect(screen.contains { $0.contains("≈ 200 ") && $0.contains("≈ 0.01%") }, "\(screen)")
         try t.waitFor("counting the values of name")
         try t.send("Escape")
-        var screen = try t.waitFor("counting name cancelled: still on n")
+        screen = try t.waitFor("counting name cancelled: still on n")
         #expect(screen.contains { $0.contains(" n │ row 2 of 2,000,000") })
         #expect(!screen.contains { $0.contains("freq") })
         try t.type("F")
