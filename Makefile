@@ -66,18 +66,19 @@ uninstall:
 	else echo "nothing to remove: $(BINDIR)/faultline does not exist"; fi
 
 # The README's screenshots: the browser run headless on a demo database (`faultline snapshot`),
-# each picture after the keys given here.
+# each picture after the keys given here. --allow-edits only so that the status line reads as
+# `faultline` shows it (no "read-only"): none of these keys edits.
 SCREENSHOT_ROWS ?= 1000000
 SCREENSHOT_DB := .build/screenshots/demo-$(SCREENSHOT_ROWS).sqlite
 screenshots: build
 	@bin="$$($(SWIFT) build --show-bin-path)/faultline"; mkdir -p .build/screenshots; \
 	[ -e "$(SCREENSHOT_DB)" ] || "$$bin" demo --rows $(SCREENSHOT_ROWS) --output "$(SCREENSHOT_DB)" || exit 1; \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --sort 'rating desc' --keys 'jjjll' --out Assets/screen-grid.svg && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'G<PgUp>km' --out Assets/screen-memory.svg && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990' --keys 'lllllFj' --out Assets/screen-freq.svg && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --keys 'Ijjj' --out Assets/screen-summary.svg --size 140x16 && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'jj<Enter>' --out Assets/screen-record.svg --size 100x14 && \
-	"$$bin" snapshot "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'Q' --out Assets/screen-sql.svg --size 100x16
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --sort 'rating desc' --keys 'jjjll' --out Assets/screen-grid.svg && \
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --keys 'G<PgUp>km' --out Assets/screen-memory.svg && \
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990' --keys 'lllllFj' --out Assets/screen-freq.svg && \
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --keys 'Ijjj' --out Assets/screen-summary.svg --size 140x16 && \
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'jj<Enter>' --out Assets/screen-record.svg --size 100x14 && \
+	"$$bin" snapshot --allow-edits "$(SCREENSHOT_DB)" --table movie --where 'year >= 1990 AND genre == "Drama"' --keys 'Q' --out Assets/screen-sql.svg --size 100x16
 
 # Builds in release mode and opens the demo database (created in ~/.cache/faultline on first run).
 run: release
