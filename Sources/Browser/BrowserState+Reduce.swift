@@ -775,6 +775,8 @@ extension BrowserState {
                 return []
             }
             move(to: min(n, count) - 1)
+            // Past the end: the last row, and the message says so rather than seeming to obey.
+            if n > count { say(count == 0 ? "no rows to go to" : "row \(group(n)) is past the end: on the last, row \(group(count))") }
         case .search:
             guard let column = currentColumnName, !text.isEmpty else { return [] }
             return [.search(column: column, text: text, from: cursorRow, backwards: false)]

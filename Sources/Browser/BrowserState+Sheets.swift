@@ -370,16 +370,19 @@ extension BrowserState {
         guard let table, let resultID else { say("no result to summarise yet: r loads it", error: true); return [] }
         let names = columns.filter { $0 != Self.storeColumn }
         let summary = SummarySheet(table: table, filter: filter, sort: sort, result: resultID, columns: names)
+        // The sheet opens on the row of the column the cursor was on.
+        let current = currentColumnName.flatMap { names.firstIndex(of: $0) } ?? 0
         sheets.append(SavedSheet(self))
         sheet = .summary(summary)
         columns = SummarySheet.headers
         filter = ""
         sort = nil
         count = names.count
-        cursorRow = 0; topRow = 0
+        cursorRow = current; topRow = 0
         resetColumnView()
         marks = nil
         mode = .grid
+        scrollToCursor()
         showSummaryRows(summary)
         say("summarising \(counted(names.count, "column")) of \(table)… (Esc cancels)")
         return [.summarize(columns: names, result: resultID)]

@@ -74,6 +74,11 @@ struct ReducerTests {
         #expect(s.reduce(.key(.escape)) == [] && s.mode == .grid && !s.quit)
         for k in [Key.char(":"), .char("4"), .char("2"), .enter] { _ = s.reduce(.key(k)) }
         #expect(s.cursorRow == 41)
+        // Past the end: on the last row, and said.
+        for k in [Key.char(":"), .char("9"), .char("9"), .char("9"), .char("9"), .enter] { _ = s.reduce(.key(k)) }
+        #expect(s.cursorRow == s.count - 1 && s.message == "row 9,999 is past the end: on the last, row \(group(s.count))", "\(s.message ?? "")")
+        for k in [Key.char(":"), .char("4"), .char("2"), .enter] { _ = s.reduce(.key(k)) }
+        #expect(s.cursorRow == 41 && s.message == nil)
         for k in [Key.char(":"), .char("x"), .enter] { _ = s.reduce(.key(k)) }
         #expect(s.messageIsError && s.cursorRow == 41)
         #expect(s.mode == .prompt(.goToRow, text: "x"), "the mistyped line comes back to fix")

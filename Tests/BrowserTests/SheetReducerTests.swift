@@ -137,6 +137,7 @@ struct SheetReducerTests {
         let effects = s.reduce(.key(.char("I")))
         #expect(effects == [.summarize(columns: ["a", "b"], result: 1)])
         #expect(s.summarySheet?.columns == ["a", "b"] && s.sheetDepth == 1 && s.count == 2)
+        #expect(s.cursorRow == 1, "the sheet opens on the row of the column the cursor was on (b)")
         #expect(s.snapshot(1)?.values.prefix(3) == [.text("b"), .text("…"), .text("…")])
         _ = s.reduce(.started(.summarizing))
         let figures = ColumnSummary(attribute: "b", declaredType: "TEXT", rows: 100, storageClasses: ["integer", "text"], nulls: 3, distinct: 1_234,
@@ -166,7 +167,7 @@ struct SheetReducerTests {
         #expect(s.snapshot(0)?.values[3] == .text("3"))
         _ = s.reduce(.summaryEnded(done: 1, of: 2, seconds: 0.5, cancelled: true))
         #expect(s.running == nil && s.message == "summary cancelled after 1 of 2 columns: Esc goes back")
-        #expect(statusLine(s).hasPrefix(" db.sqlite › t › summary │ column 1 of 2 │ filter: a > 1"), "\(statusLine(s))")
+        #expect(statusLine(s).hasPrefix(" db.sqlite › t › summary │ column 2 of 2 │ filter: a > 1"), "\(statusLine(s))")
         #expect(work(s.reduce(.key(.char("D")))) == [] && s.messageIsError)
         #expect(work(s.reduce(.key(.char("I")))) == [] && s.messageIsError)
         // F on the row of b: the frequencies of b over result 1, with the table's filter and sort.
