@@ -41,6 +41,10 @@ public final class ManagedObjectContext {
     private var statementsByEntity: [Entity: EntityStatements] = [:]
     /// True once the file is known to be in WAL mode (see ``switchToWALBeforeWriting(_:)``).
     private var walSwitched = false
+    /// What this context's own switch to WAL moved `PRAGMA data_version` by: taken off what
+    /// ``dataVersion()`` says, so that the switch is not seen as another program's write (it was
+    /// said "file changed" after a write that failed once the switch was made).
+    private var ownVersionShift = 0
 
     /// Opens a context (and a connection) on `store`.
     /// - Complexity: one SQLite open; no rows are read.
@@ -84,7 +88,11 @@ public final class ManagedObjectContext {
     /// goes ahead in the file's own mode and the switch is tried again at the next write.
     func switchToWALBeforeWriting(_ db: Database) {
         guard !walSwitched, store.options.walAtFirstWrite, !store.isReadOnly, !db.isInsideTransaction else { return }
+        let before = try? Int.fetchOne(db, sql: "PRAGMA data_version")
         walSwitched = (try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL"))?.lowercased() == "wal"
+        if walSwitched, let before, let after = try? Int.fetchOne(db, sql: "PRAGMA data_version") {
+            ownVersionShift &+= after &- before
+        }
     }
 
     /// The page cache a batch insert, delete or undo runs with, in KiB, when the connection's own
@@ -262,5 +270,5 @@ extension ManagedObjectContext {
 
     /// SQLite's `PRAGMA data_version` for this context's connection: it changes when another
     /// connection (another process, another context) commits to the file.
-    public func dataVersion() throws -> Int { try connection.dataVersion() }
+    public func dataVersion() throws -> Int { try connection.dataVersion() &- ownVersionShift }
 }
