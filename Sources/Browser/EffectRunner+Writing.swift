@@ -8,12 +8,14 @@ enum OutputFormat: Equatable {
     case rows(ExportFormat)
     case sql
 
-    /// `.tsv`, `.csv`, `.json` / `.ndjson`, `.sql` (any case); nil for anything else.
+    /// `.tsv`, `.csv`, `.json` (an array), `.ndjson` / `.jsonl` (an object a line), `.sql` (any
+    /// case); nil for anything else.
     init?(path: String) {
         switch (path as NSString).pathExtension.lowercased() {
         case "tsv": self = .rows(.tsv)
         case "csv": self = .rows(.csv)
-        case "json", "ndjson": self = .rows(.ndjson)
+        case "json": self = .rows(.json)
+        case "ndjson", "jsonl": self = .rows(.ndjson)
         case "sql": self = .sql
         default: return nil
         }
@@ -33,7 +35,7 @@ enum OutputFormat: Equatable {
 /// `faultline export` (so escaping is byte for byte the same), or an ``InsertWriter``.
 struct RowEncoder {
     let format: OutputFormat
-    private let rows: RowWriter?
+    private var rows: RowWriter?
     private let inserts: InsertWriter?
     private let storeNames: [String]?
 
@@ -50,15 +52,18 @@ struct RowEncoder {
         }
     }
 
-    /// The header line (TSV, CSV), as export writes it; nothing for the others.
+    /// The header line (TSV, CSV; a JSON array's `[`), as export writes it; nothing for the others.
     var header: String { rows?.header() ?? "" }
 
-    func append(_ row: StreamedRow, to out: inout [UInt8]) {
-        if let rows { rows.append(row, store: storeNames.map { $0[row.storeIndex] }, to: &out) } else { inserts?.append(row, to: &out) }
+    /// What follows the last row (a JSON array's `]`), as export writes it; nothing for the others.
+    var footer: String { rows?.footer() ?? "" }
+
+    mutating func append(_ row: StreamedRow, to out: inout [UInt8]) {
+        if rows != nil { rows?.append(row, store: storeNames.map { $0[row.storeIndex] }, to: &out) } else { inserts?.append(row, to: &out) }
     }
 
-    func append(_ values: [SQLValue], store: String?, to out: inout [UInt8]) {
-        if let rows { rows.append(values, store: store, to: &out) } else { inserts?.append(values, to: &out) }
+    mutating func append(_ values: [SQLValue], store: String?, to out: inout [UInt8]) {
+        if rows != nil { rows?.append(values, store: store, to: &out) } else { inserts?.append(values, to: &out) }
     }
 }
 
@@ -141,11 +146,11 @@ extension EffectRunner {
         guard let collection, collectionID == result else { return [.failed("the result changed before :w could write it: :w again")] }
         let shown = TerminalText.escapingControlCharacters(path)
         guard let format = OutputFormat(path: path) else {
-            return [.failed("\(shown): the extension names the format: .tsv, .csv, .json or .ndjson, .sql")]
+            return [.failed("\(shown): the extension names the format: .tsv, .csv, .json, .ndjson, .sql")]
         }
         let entity = try data.entity(named: collection.request.entityName)
         let request = FetchRequest(entityName: entity.name, predicate: collection.request.predicate, sortDescriptors: collection.request.sortDescriptors)
-        let encoder = RowEncoder(format: format, table: entity.name, columns: entity.attributes.map(\.name), storeNames: data.showsStores ? data.context.storeNames : nil)
+        var encoder = RowEncoder(format: format, table: entity.name, columns: entity.attributes.map(\.name), storeNames: data.showsStores ? data.context.storeNames : nil)
         let file = try StagedFile(path, overwrite: overwrite)
         let total = collection.count
         let clock = environment.now
@@ -171,6 +176,7 @@ extension EffectRunner {
                 }
             }
             if cancel.isSet { throw BatchStoreError(.cancelled, "the write was cancelled") }
+            file.bytes += encoder.footer.utf8
             try file.commit(overwrite: overwrite)
         } catch let error as BatchStoreError where error.code == .cancelled {
             file.discard()
@@ -200,7 +206,7 @@ extension EffectRunner {
         switch request.format {
         case .tsv: format = .rows(.tsv)
         case .csv: format = .rows(.csv)
-        case .json: format = .rows(.ndjson)
+        case .json: format = .rows(.json)
         case .sql: format = .sql
         }
         var columns = entity.attributes.map(\.name)
@@ -211,7 +217,7 @@ extension EffectRunner {
             cellIndex = index
         }
         let storeNames = data.showsStores && cellIndex == nil ? data.context.storeNames : nil
-        let encoder = RowEncoder(format: format, table: entity.name, columns: columns, storeNames: storeNames)
+        var encoder = RowEncoder(format: format, table: entity.name, columns: columns, storeNames: storeNames)
         var folder = NSTemporaryDirectory()
         if let state = options.copyDirectory {
             try? FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
@@ -269,6 +275,7 @@ extension EffectRunner {
                 }
             }
             if cancel.isSet { throw BatchStoreError(.cancelled, "the copy was cancelled") }
+            file.bytes += encoder.footer.utf8
         } catch let error as BatchStoreError where error.code == .cancelled {
             file.discard()
             return [.writeEnded("copy cancelled after \(rows(copied)): nothing copied", error: false)]

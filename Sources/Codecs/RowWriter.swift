@@ -11,9 +11,14 @@ public enum ExportFormat: String, CaseIterable, Sendable {
     /// One JSON object per line, keys in column order; blobs as `{"$blob": base64}`; reals that
     /// are not finite as the strings `"inf"`, `"-inf"`, `"nan"`.
     case ndjson
+    /// One JSON array of the same objects, one a line: `[`, the objects separated by `,` and a
+    /// line end, `]` (what `faultline import` reads as `json`); `[` and `]` alone for no rows.
+    case json
 }
 
-/// Formats rows as TSV, CSV or NDJSON: the exact bytes `faultline export` writes.
+/// Formats rows as TSV, CSV, NDJSON or a JSON array: the exact bytes `faultline export` writes.
+/// A JSON array needs to know its first row and its end: the writer counts its rows, and
+/// ``footer()`` closes the array (the other formats have none).
 ///
 /// Rows are encoded straight into a byte buffer (``append(_:store:to:)``), from a streamed row's
 /// values in place or from ``SQLValue``s: no `String` per value, a table for hex and base64.
@@ -25,6 +30,10 @@ public struct RowWriter: Sendable {
     public let columns: [String]
     /// With several stores, a first column (`store`, or `$store` in NDJSON) says where each row comes from.
     public let withStore: Bool
+    /// NDJSON or JSON: fields are JSON values under their keys.
+    private let isJSON: Bool
+    /// Rows appended so far.
+    public private(set) var rowsWritten = 0
     /// NDJSON: `{"name":` for the first column and `,"name":` for the others.
     private let keyPrefixes: [[UInt8]]
     private let storeKeyPrefix: [UInt8]
@@ -33,6 +42,7 @@ public struct RowWriter: Sendable {
         self.format = format
         self.columns = columns
         self.withStore = withStore
+        self.isJSON = format == .ndjson || format == .json
         var prefixes: [[UInt8]] = []
         for (i, name) in columns.enumerated() {
             var key: [UInt8] = i == 0 && !withStore ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")]
@@ -47,7 +57,7 @@ public struct RowWriter: Sendable {
         storeKeyPrefix = storeKey
     }
 
-    /// The header line (none for NDJSON).
+    /// The header line (none for NDJSON; `[` and a line end for JSON).
     public func header() -> String {
         let names = (withStore ? ["store"] : []) + columns
         var out: [UInt8] = []
@@ -65,19 +75,31 @@ public struct RowWriter: Sendable {
             }
             out += [13, 10]
         case .ndjson: break
+        case .json: out += [UInt8(ascii: "["), 10]
         }
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// One row, its line end included; `values` in column order, `store` when ``withStore``.
+    /// What follows the last row: the array's end for JSON (`]` on a line of its own), nothing
+    /// for the others.
+    public func footer() -> String {
+        guard format == .json else { return "" }
+        return rowsWritten == 0 ? "]\n" : "\n]\n"
+    }
+
+    /// One row, its line end included, as a first row is written (a JSON array's without the
+    /// comma before it); `values` in column order, `store` when ``withStore``. Counts no row.
     public func line(_ values: [SQLValue], store: String? = nil) -> String {
+        var first = self
+        first.rowsWritten = 0
         var out: [UInt8] = []
-        append(values, store: store, to: &out)
+        first.append(values, store: store, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Appends one row, its line end included, to `out`.
-    public func append(_ values: [SQLValue], store: String? = nil, to out: inout [UInt8]) {
+    public mutating func append(_ values: [SQLValue], store: String? = nil, to out: inout [UInt8]) {
+        beginRow(&out)
         appendRow(count: values.count, store: store, to: &out) { i, out in
             Self.withStreamed(values[i]) { appendField($0, column: i, to: &out) }
         }
@@ -85,8 +107,17 @@ public struct RowWriter: Sendable {
 
     /// Appends one streamed row (its values read in place), its line end included, to `out`.
     @inline(__always)
-    public func append(_ row: StreamedRow, store: String? = nil, to out: inout [UInt8]) {
+    public mutating func append(_ row: StreamedRow, store: String? = nil, to out: inout [UInt8]) {
+        beginRow(&out)
         appendRow(count: row.count, store: store, to: &out) { i, out in appendField(row[i], column: i, to: &out) }
+    }
+
+    /// Counts a row; in a JSON array, every row but the first follows the previous one's comma
+    /// and line end.
+    @inline(__always)
+    private mutating func beginRow(_ out: inout [UInt8]) {
+        if format == .json, rowsWritten > 0 { out += [UInt8(ascii: ","), 10] }
+        rowsWritten += 1
     }
 
     @inline(__always)
@@ -94,7 +125,7 @@ public struct RowWriter: Sendable {
         if withStore {
             var name = store ?? ""
             name.withUTF8 { bytes in
-                if format == .ndjson { out += storeKeyPrefix }
+                if isJSON { out += storeKeyPrefix }
                 appendField(.text(bytes), column: nil, to: &out)
             }
         }
@@ -106,29 +137,30 @@ public struct RowWriter: Sendable {
                 field(i, &out)
             }
             if format == .tsv { out.append(10) } else { out += [13, 10] }
-        case .ndjson:
+        case .ndjson, .json:
             // zip(columns, values): the shorter of the two sets the fields.
             let n = min(count, columns.count)
             for i in 0..<n { field(i, &out) }
             if n == 0 && !withStore { out.append(UInt8(ascii: "{")) }
-            out += [UInt8(ascii: "}"), 10]
+            out.append(UInt8(ascii: "}"))
+            if format == .ndjson { out.append(10) }
         }
     }
 
     /// One field; in NDJSON `column` names the key written before the value (nil for the store).
     @inline(__always)
     private func appendField(_ value: StreamedValue, column: Int?, to out: inout [UInt8]) {
-        if format == .ndjson, let column { out += keyPrefixes[column] }
+        if isJSON, let column { out += keyPrefixes[column] }
         switch value {
         case .null:
             switch format {
             case .tsv: out += [92, 78]   // \N
             case .csv: break
-            case .ndjson: out += [110, 117, 108, 108]   // null
+            case .ndjson, .json: out += [110, 117, 108, 108]   // null
             }
         case .integer(let v): Self.appendInteger(v, to: &out)
         case .real(let v):
-            if format == .ndjson, !v.isFinite {
+            if isJSON, !v.isFinite {
                 out.append(34)
                 out += "\(v)".utf8
                 out.append(34)
@@ -140,11 +172,11 @@ public struct RowWriter: Sendable {
                 switch format {
                 case .tsv: Self.appendTSV(text: text, to: &out)
                 case .csv: Self.appendCSV(text: text, to: &out)
-                case .ndjson: Self.appendJSONString(text: text, to: &out)
+                case .ndjson, .json: Self.appendJSONString(text: text, to: &out)
                 }
             }
         case .blob(let bytes):
-            if format == .ndjson {
+            if isJSON {
                 out += #"{"$blob":""#.utf8
                 Self.appendBase64(bytes, to: &out)
                 out += [34, 125]

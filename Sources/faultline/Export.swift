@@ -6,7 +6,7 @@ import TerminalCore
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stream a table's rows to stdout as TSV, CSV or NDJSON, filtered and sorted.",
+        abstract: "Stream a table's rows to stdout as TSV, CSV, NDJSON or a JSON array, filtered and sorted.",
         discussion: "One forward statement (the library's streamRows): memory stays flat whatever the row count, and the rows are one consistent read of the file(s).")
 
     @OptionGroup var source: TableOptions
@@ -20,7 +20,7 @@ struct Export: ParsableCommand {
     @Option(help: "At most this many rows.")
     var limit: Int?
 
-    @Option(help: "tsv, csv or ndjson.")
+    @Option(help: "tsv, csv, ndjson (an object a line) or json (one array of those objects, an object a line).")
     var format: ExportFormat = .tsv
 
     @Option(help: ArgumentHelp("Ignored: export reads every row once, as one statement, so it needs no batches. Accepted so that scripts that pass it still run.", visibility: .hidden))
@@ -42,7 +42,7 @@ struct Export: ParsableCommand {
         // Several files: a first column names each row's store.
         let withStore = source.databases.count > 1
         let storeNames = context.storeNames
-        let writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: withStore)
+        var writer = RowWriter(format: format, columns: entity.attributes.map(\.name), withStore: withStore)
         let out = BufferedOutput()
         try out.write(writer.header())
         if limit != 0 {
@@ -53,6 +53,7 @@ struct Export: ParsableCommand {
                 try out.didAppend(from: start)
             }
         }
+        try out.write(writer.footer())
         try out.flush()
     }
 }

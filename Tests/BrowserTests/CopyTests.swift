@@ -64,7 +64,7 @@ struct CopyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: copies) == ["faultline-copy.\(format)"], "no temporary file left")
     }
 
-    @Test("V then y j streams every row: the same bytes as export's NDJSON; Y copies one cell as a one-column table")
+    @Test("V then y j streams every row: the same bytes as export's JSON array; Y copies one cell as a one-column table")
     func allAndCell() throws {
         let dir = TempDir()
         let path = try awkwardMovies(dir)
@@ -72,7 +72,7 @@ struct CopyTests {
         let (b, _) = try browser(path, copyDirectory: copies)
         b.send(keys("Vyj"))
         #expect(b.state.message == "copied 7 rows as JSON to \(copies)/faultline-copy.json")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: copies + "/faultline-copy.json")) == (try export(path, where: "TRUEPREDICATE", format: "ndjson")))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copies + "/faultline-copy.json")) == (try export(path, where: "TRUEPREDICATE", format: "json")))
         b.send(keys("Vjl"))
         b.send(keys("Yt"))
         #expect(b.state.message == "copied the cell title as TSV to \(copies)/faultline-copy.tsv")

@@ -50,7 +50,7 @@ struct WriteTests {
         #expect(s.running == nil)
     }
 
-    @Test("each format is byte for byte what faultline export writes for the same filter and sort", arguments: ["tsv", "csv", "ndjson"])
+    @Test("each format is byte for byte what faultline export writes for the same filter and sort", arguments: ["tsv", "csv", "ndjson", "json"])
     func sameAsExport(format: String) throws {
         let dir = TempDir()
         let path = try awkwardMovies(dir)
@@ -65,14 +65,27 @@ struct WriteTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["out.\(format)", "test.sqlite"], "no temporary file left")
     }
 
-    @Test(".json writes NDJSON; .sql writes INSERTs that SQLite reads back to the same rows, blobs and NULLs included")
+    @Test(".json writes one JSON array that faultline import reads back to the same rows; .ndjson and .jsonl an object a line; .sql writes INSERTs that SQLite reads back to the same rows, blobs and NULLs included")
     func jsonAndSQL() throws {
         let dir = TempDir()
         let path = try awkwardMovies(dir)
         let (b, _) = try browser(path)
         command(b, "w \(dir.path("m.json"))")
-        let exported = try CLI.run(["export", path, "--table", "movie", "--format", "ndjson"])
-        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("m.json"))) == Data(exported.stdout.utf8))
+        let array = try Data(contentsOf: URL(fileURLWithPath: dir.path("m.json")))
+        let objects = try #require(try JSONSerialization.jsonObject(with: array) as? [[String: Any]])
+        let ndjson = try CLI.run(["export", path, "--table", "movie", "--format", "ndjson"]).stdout
+        let lines = try ndjson.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.count == 7 && objects.count == lines.count)
+        #expect(zip(objects, lines).allSatisfy { NSDictionary(dictionary: $0) == NSDictionary(dictionary: $1) }, "the array holds NDJSON's objects")
+        #expect(String(decoding: array, as: UTF8.self) == "[\n" + ndjson.split(separator: "\n").joined(separator: ",\n") + "\n]\n")
+        command(b, "w \(dir.path("m.jsonl"))")
+        #expect(try String(contentsOfFile: dir.path("m.jsonl"), encoding: .utf8) == ndjson)
+        // What :w wrote as .json, import reads as .json: the same rows.
+        let back = try makeDatabase(dir, "back.sqlite", sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, year INTEGER, rating REAL, poster BLOB)")
+        let imported = try CLI.run(["import", back, dir.path("m.json"), "--table", "movie"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let everything = "SELECT id, quote(title), quote(year), quote(rating), quote(poster) FROM movie ORDER BY id"
+        #expect(try sqlite3(back, everything) == (try sqlite3(path, everything)))
         command(b, "w \(dir.path("m.sql"))")
         let copy = try makeDatabase(dir, "copy.sqlite", sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT, year INTEGER, rating REAL, poster BLOB)")
         let sql = try String(contentsOfFile: dir.path("m.sql"), encoding: .utf8)
@@ -97,7 +110,7 @@ struct WriteTests {
         command(b, "w! \(out)")
         #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("id,title,year,rating,poster\r\n1,Ran,1985,8.2,\r\n"))
         command(b, "w \(dir.path("x.xlsx"))")
-        #expect(b.state.message == "\(dir.path("x.xlsx")): the extension names the format: .tsv, .csv, .json or .ndjson, .sql")
+        #expect(b.state.message == "\(dir.path("x.xlsx")): the extension names the format: .tsv, .csv, .json, .ndjson, .sql")
         #expect(!FileManager.default.fileExists(atPath: dir.path("x.xlsx")))
     }
 

@@ -40,7 +40,7 @@ import TestSupport
             let withStore = rng.next() % 3 == 0
             let store = withStore ? Self.pieces[Int(rng.next() % UInt64(Self.pieces.count))] : nil
             for format in ExportFormat.allCases {
-                let new = RowWriter(format: format, columns: columns, withStore: withStore)
+                var new = RowWriter(format: format, columns: columns, withStore: withStore)
                 let old = ReferenceRowWriter(format: format, columns: columns, withStore: withStore)
                 #expect(new.header() == old.header(), "round \(round) \(format) header of \(columns)")
                 let line = new.line(values, store: store)
@@ -48,6 +48,11 @@ import TestSupport
                 var bytes: [UInt8] = [1, 2]
                 new.append(values, store: store, to: &bytes)
                 #expect(bytes == [1, 2] + Array(line.utf8), "append keeps what the buffer held")
+                // A JSON array's second row follows the first one's comma and line end; the footer closes it.
+                var second: [UInt8] = []
+                new.append(values, store: store, to: &second)
+                #expect(second == (format == .json ? Array(",\n".utf8) : []) + Array(line.utf8))
+                #expect(new.footer() == (format == .json ? "\n]\n" : "") && new.rowsWritten == 2)
             }
         }
     }
@@ -66,11 +71,12 @@ import TestSupport
         let context = try ManagedObjectContext(store: store)
         let columns = ["id", "a", "b"]
         for format in ExportFormat.allCases {
-            let new = RowWriter(format: format, columns: columns)
+            var new = RowWriter(format: format, columns: columns)
             let old = ReferenceRowWriter(format: format, columns: columns)
             var streamed: [UInt8] = []
             var expected: [UInt8] = []
             try context.streamRows(BatchStore.FetchRequest(entityName: "t")) { row in
+                if format == .json, !expected.isEmpty { expected += ",\n".utf8 }
                 new.append(row, to: &streamed)
                 expected += old.line(row.values).utf8
             }
@@ -102,6 +108,7 @@ struct ReferenceRowWriter: Sendable {
         case .tsv: return names.map(Self.tsvEscape).joined(separator: "\t") + "\n"
         case .csv: return names.map(Self.csvQuote).joined(separator: ",") + "\r\n"
         case .ndjson: return ""
+        case .json: return "[\n"
         }
     }
 
@@ -113,12 +120,13 @@ struct ReferenceRowWriter: Sendable {
             return ((storeValue.map { [Self.tsvField($0)] } ?? []) + values.map(Self.tsvField)).joined(separator: "\t") + "\n"
         case .csv:
             return ((storeValue.map { [Self.csvField($0)] } ?? []) + values.map(Self.csvField)).joined(separator: ",") + "\r\n"
-        case .ndjson:
+        case .ndjson, .json:
             var parts: [String] = storeValue.map { [Self.jsonString("$store") + ":" + Self.jsonValue($0)] } ?? []
             for (name, value) in zip(columns, values) {
                 parts.append(Self.jsonString(name) + ":" + Self.jsonValue(value))
             }
-            return "{" + parts.joined(separator: ",") + "}\n"
+            // A JSON array's row (the first: the others follow a comma and a line end) ends with the object.
+            return "{" + parts.joined(separator: ",") + (format == .json ? "}" : "}\n")
         }
     }
 
