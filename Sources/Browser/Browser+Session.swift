@@ -116,7 +116,7 @@ extension Browser {
         case .countTable(let index):
             pendingCounts.append(index)
         case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency,
-             .countDelete, .runDelete, .countUpdate, .runUpdate, .undo, .reload:
+             .countDelete, .runDelete, .countUpdate, .runUpdate, .undo, .reload, .recount:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:

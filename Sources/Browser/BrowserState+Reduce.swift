@@ -350,6 +350,8 @@ extension BrowserState {
             if editing != nil { endEdit() }
             running = nil
             stale = true
+            // Marks were made on the counts before the edit: they do not carry over to the next one.
+            marks = nil
             if parentStale { for i in sheets.indices { sheets[i].stale = true } }
             mode = .grid
             say(msg)
@@ -423,6 +425,12 @@ extension BrowserState {
     /// screen, and a prompt whose Enter started the work comes back (at `column`, if known).
     private mutating func fail(_ msg: String, column: Int?) {
         endEdit()
+        // A sample's frequency sheet goes with the exact count that failed.
+        if frequencySheet?.sampledFrom != nil, let parent = sheets.popLast() {
+            parent.restore(into: &self)
+            mode = .grid
+            scrollToCursor()
+        }
         // An open that fails while its IDs load leaves the previous result on screen.
         shownBefore?.restore(into: &self)
         shownBefore = nil

@@ -255,7 +255,11 @@ extension BrowserState {
         // An edit made since it was left: it comes back as the file is now.
         guard stale else { return [.closeSheet(role)] }
         switch sheet {
-        case .table: say("back from \(left) to \(parent.title): reading it again after the edit…"); return [.closeSheet(role), .reload]
+        case .table:
+            // A reload as r runs it: its working line, and Esc keeps the result as it was.
+            beginEdit(.reloading(table: table ?? ""))
+            say("back from \(left) to \(parent.title): reading it again after the edit… (Esc keeps it as it was)")
+            return [.closeSheet(role), .reload]
         case .frequency, .summary: return [.closeSheet(role)] + recountKey(after: "back from \(left) to \(parent.title)")
         case .text: return [.closeSheet(role)]
         }

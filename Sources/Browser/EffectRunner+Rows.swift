@@ -24,7 +24,7 @@ extension EffectRunner {
     /// result's end show as gone.
     /// - Complexity: O(`range.count`) plus one fault per batch not resident.
     func snapshots(_ range: Range<Int>) throws -> [RowSnapshot] {
-        guard let collection else { return [] }
+        guard let collection else { return Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: range.count) }
         let eager = eagerArray.count
         return try timingFaults(of: collection) {
             try range.map { row in

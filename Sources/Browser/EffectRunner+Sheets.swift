@@ -178,7 +178,8 @@ extension EffectRunner {
             }
         } catch let error as BatchStoreError where error.code == .cancelled {
             // The result below keeps its old ID table: it is read again on return.
-            return [.recountCancelled("\(before)reading \(parent.title) again was cancelled: this sheet's figures are from before; r counts again", parentStale: true)]
+            let figures = role == .summary ? "the summary is empty until r summarises it again" : "this sheet's figures are from before; r counts again"
+            return [.recountCancelled("\(before)reading \(parent.title) again was cancelled: \(figures)", parentStale: true)]
         }
         report(.parentRefreshed(count: refreshed.count, cursor: refreshed.cursor, marks: refreshed.marks, edited: edited != nil))
         switch role {
@@ -219,7 +220,8 @@ extension EffectRunner {
     /// scaled to the most frequent value.
     /// - Complexity: one range scan of the frequency table.
     func frequencyRows(_ range: Range<Int>) throws -> [RowSnapshot] {
-        guard let frequencies else { return [] }
+        // No counts (a count that failed): rows shown as gone, never an empty answer the screen would ask for again.
+        guard let frequencies else { return Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: range.count) }
         let total = max(1, frequencies.total), top = max(1, frequencies.maxCount)
         let width = frequencies.binWidth
         return try frequencies.values(in: range).map { entry in

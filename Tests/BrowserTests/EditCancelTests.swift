@@ -309,6 +309,33 @@ struct EditCancelTests {
         #expect(state.frequencySheet == nil && state.count == Self.rows - 300, "\(state.message ?? "")")
     }
 
+    @Test("a session: Esc cancels r on a frequency sheet, and the next r counts again (the cancel does not outlive its work); a cancelled recount clears the sheet's marks")
+    func recountAfterCancel() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let (b, term) = try makeBrowser(path, width: 100, height: 12)
+        b.send(keys("lF"))
+        #expect(b.state.frequencySheet?.column == "v" && b.state.count == 1000 && b.state.running == nil)
+        b.send(keys("v"))
+        #expect(b.state.currentMarks != nil)
+        // Esc read by the session as soon as r's work has started.
+        term.keys.append(.escape)
+        b.send(.char("r"))
+        #expect(b.state.message?.contains("again was cancelled") == true, "\(b.state.message ?? "")")
+        #expect(b.state.stale && b.state.currentMarks == nil)
+        b.send(.char("r"))
+        #expect(b.state.message?.hasPrefix("v counted again: 1,000 values in 300,000 rows") == true, "\(b.state.message ?? "")")
+        #expect(!b.state.stale && b.state.running == nil)
+        // And after an Esc that cancelled a D on the sheet, r still counts.
+        b.send(keys("V"))
+        b.send(.char("D"))
+        term.keys.append(.escape)
+        b.send(.char("y"))
+        #expect(b.state.message == "delete cancelled: nothing was changed", "\(b.state.message ?? "")")
+        b.send(.char("r"))
+        #expect(b.state.message?.hasPrefix("v counted again: 1,000 values in 300,000 rows") == true, "\(b.state.message ?? "")")
+    }
+
     @Test("the runner: a cancel that comes when nothing is left to interrupt (a small edit) is too late: the edit stands, and the message says so")
     func runnerTooLate() throws {
         let dir = TempDir()

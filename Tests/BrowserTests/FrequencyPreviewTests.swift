@@ -119,4 +119,21 @@ struct FrequencyPreviewTests {
         _ = runner.run(.effect(effects[0]), state: state, cancel: CancelFlag()) { if case .frequencyPreview = $0 { previews += 1 } }
         #expect(previews == 0)
     }
+
+    @Test("reducer: an exact count that fails after the sample's sheet takes the sheet away with it; the table is as it was and keys act again")
+    func failedAfterPreview() {
+        var s = BrowserState(width: 80, height: 12, databaseName: "n.sqlite")
+        _ = s.reduce(.opened(table: "n", columns: ["id", "v"], filter: "", sort: nil, count: 300_000, cursor: 7, readOnly: nil, message: nil, result: 1))
+        _ = s.reduce(.key(.char("l")))
+        _ = s.reduce(.key(.char("F")))
+        _ = s.reduce(.started(.counting))
+        let rows = (0..<3).map { RowSnapshot(id: nil, values: [.text("\($0)"), .text("≈ 1"), .text("≈ 1%"), .text("█")], exists: true) }
+        _ = s.reduce(.frequencyPreview(column: "v", values: 3, total: 300_000, sampled: 10_000, rows: rows))
+        #expect(s.frequencySheet?.sampledFrom == 10_000 && s.sheetDepth == 1 && s.running == .counting)
+        _ = s.reduce(.failed("database or disk is full"))
+        #expect(s.frequencySheet == nil && s.sheetDepth == 0 && s.table == "n" && s.count == 300_000 && s.cursorRow == 7 && s.currentColumnName == "v")
+        #expect(s.running == nil && s.messageIsError && s.message == "database or disk is full")
+        #expect(s.reduce(.key(.char("j"))).contains { if case .loadWindow = $0 { return true } else { return false } } || s.cursorRow == 8)
+        #expect(s.cursorRow == 8, "keys act again")
+    }
 }

@@ -1,5 +1,5 @@
 import BatchStore
-import Browser
+@testable import Browser
 import Foundation
 import Testing
 import TerminalCore
@@ -266,10 +266,16 @@ struct SheetReducerTests {
         _ = t.reduce(.opened(table: "t", columns: ["a", "b"], filter: "b == 7", sort: nil, count: 9, cursor: 0, readOnly: nil, message: nil, result: 3, pushed: true))
         _ = t.reduce(.edited(count: 8, cursor: 0, message: "deleted 1 row from t"))
         _ = t.reduce(.key(.escape))
+        // A value marked on the old counts (as if marked before the recount began).
+        _ = t.reduce(.windowLoaded(start: 0, rows: [50, 30, 20].enumerated().map { i, n in
+            RowSnapshot(id: nil, values: [.text("v\(i)"), .text("\(n)"), .text(""), .text("")], exists: true, count: n)
+        }))
+        _ = t.reduce(.key(.char("v")))
+        #expect(t.currentMarks != nil)
         _ = t.reduce(.started(.counting))
         _ = t.reduce(.parentRefreshed(count: 99, cursor: 3, marks: nil, edited: false))
         _ = t.reduce(.recountCancelled("counting b again was cancelled"))
-        #expect(t.stale && t.running == nil)
+        #expect(t.stale && t.running == nil && t.currentMarks == nil, "marks made on the old counts go")
         #expect(statusLine(t).contains("out of date: r counts again"), "\(statusLine(t))")
         #expect(work(t.reduce(.key(.char("r")))) == [.recount(.frequency)])
         // A reload is no edit: nothing below goes out of date.
@@ -292,6 +298,16 @@ struct SheetReducerTests {
         _ = v.reduce(.parentRefreshed(count: 100, cursor: 4, marks: nil, edited: false))
         _ = v.reduce(.frequencyRecounted(values: 3, total: 100, result: 4, cursor: 0, message: "b counted again"))
         #expect(work(v.reduce(.key(.escape))) == [.closeSheet(.frequency)])
+        // A table sheet read again on return is a reload as r runs it: a working line, Esc keeps it as it was.
+        var w = table()
+        _ = w.reduce(.opened(table: "u", columns: ["id"], filter: "id == 7", sort: nil, count: 1, cursor: 0, readOnly: nil, message: nil, result: 3, pushed: true))
+        _ = w.reduce(.edited(count: 0, cursor: 0, message: "deleted 1 row from u"))
+        #expect(work(w.reduce(.key(.escape))) == [.closeSheet(.table), .reload])
+        #expect(w.editing == .reloading(table: "t") && w.message == "back from u to t: reading it again after the edit… (Esc keeps it as it was)")
+        _ = w.reduce(.started(.editing))
+        #expect(w.reduce(.key(.escape)) == [.cancel])
+        _ = w.reduce(.editCancelled)
+        #expect(w.message == "reload cancelled: still showing the result as it was" && w.editing == nil && w.running == nil)
     }
 
     @Test("r on a summary sheet empties its figures and summarises again; on a table it reloads as before")
