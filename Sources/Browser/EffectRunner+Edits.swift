@@ -50,13 +50,8 @@ extension EffectRunner {
             throw BatchStoreError(.invalidArgument, "that edit was for a frequency sheet no longer on screen; nothing was changed")
         }
         guard let positions = aim.positions else { return nil }
-        let values = try positions.map { position -> SQLValue in
-            guard let entry = try frequencies.values(in: position..<(position + 1)).first else {
-                throw BatchStoreError(.invalidArgument, "value \(position + 1) is not on the frequency sheet; nothing was changed")
-            }
-            return entry.value
-        }
-        return ValueSelection(attribute: frequencies.attribute, values: values, binWidth: frequencies.binWidth)
+        // The values as the sheet's own table holds them (exact bytes, exact reals).
+        return try frequencies.selection(at: positions)
     }
 
     /// How many rows the delete of `target` would remove now (Esc cancels the count).

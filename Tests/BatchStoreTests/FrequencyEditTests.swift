@@ -160,12 +160,59 @@ struct FrequencyEditTests {
         #expect(try rowCount(a) + rowCount(b) == 32 - first.count)
     }
 
+    @Test("values a decimal or a String cannot carry: text that is not valid UTF-8 and reals SQLite would parse back to another double; each value's edit counts its own rows, and a delete removes exactly them")
+    func exactValues() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, v);
+            INSERT INTO t(v) VALUES (CAST(X'636166E9' AS TEXT)), (CAST(X'636166E9' AS TEXT)), ('caf' || char(65533)), (CAST(X'FF' AS TEXT));
+            """)
+        // Reals whose shortest decimal SQLite 3.40 reads back as another double (found in review),
+        // each twice, and random ones once.
+        var reals: [Double] = [0xc11d1e9548a7f5bd, 0xc12df3605aefc49f, 0x3c2603a992d42779].map { Double(bitPattern: $0) }
+        reals += reals
+        var rng = SplitMix64(seed: 77)
+        while reals.count < 2_006 {
+            let d = Double(bitPattern: rng.next())
+            if d.isFinite { reals.append(d) }
+        }
+        try direct(path) { db in
+            for d in reals { try db.execute(sql: "INSERT INTO t(v) VALUES (?)", arguments: [d]) }
+        }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let result = try context.fetchBatched(FetchRequest(entityName: "t", fetchBatchSize: 50))
+        let f = try result.frequencies(of: "v")
+        let entries = try f.values(in: 0..<f.count)
+        let all = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "t"))
+        var wrong: [String] = []
+        for (i, entry) in entries.enumerated() {
+            let n = try result.count(forDelete: all, values: try f.selection(at: [i]))
+            if n != entry.count { wrong.append("\(entry.value): \(n) rows, counted \(entry.count)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+        // The two invalid-UTF-8 rows (first: most frequent, then by value) go; 'caf\u{FFFD}' and X'FF' stay.
+        // Both show as "caf\u{FFFD}" (a String repairs the byte): the invalid one is the one counted twice.
+        let position = try #require(entries.firstIndex { $0.value == .text("caf\u{FFFD}") && $0.count == 2 })
+        #expect(entries.filter { $0.value == .text("caf\u{FFFD}") }.map(\.count).sorted() == [1, 2])
+        let deleted = try result.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "t"), resultType: .count), values: try f.selection(at: [position]))
+        #expect(deleted.count == 2)
+        let left = try sqlite3(path, "SELECT hex(v) FROM t WHERE typeof(v) = 'text' ORDER BY id")
+        #expect(left.split(separator: "\n") == ["636166EFBFBD", "FF"], "\(left)")
+    }
+
     @Test("literals read back as the same value and storage class")
     func literals() throws {
         let dir = TempDir()
         let path = try makeDatabase(dir, sql: "CREATE TABLE t(v);")
-        let values: [SQLValue] = [.null, .integer(0), .integer(.max), .integer(.min), .integer(-5), .real(1), .real(-0.5), .real(1e300), .real(-1e-300),
-                                  .real(.infinity), .real(-.infinity), .text(""), .text("it's"), .text("a\u{0}b"), .text("日本"), .blob(Data([0, 255])), .blob(Data())]
+        var values: [SQLValue] = [.null, .integer(0), .integer(.max), .integer(.min), .integer(-5), .real(1), .real(-0.5), .real(1e300), .real(-1e-300),
+                                  .real(.infinity), .real(-.infinity), .text(""), .text("it's"), .text("a\u{0}b"), .text("日本"), .blob(Data([0, 255])), .blob(Data()),
+                                  .real(-0.0), .real(.leastNonzeroMagnitude), .real(-.greatestFiniteMagnitude), .real(0.1), .real(9_007_199_254_740_993.0),
+                                  .real(Double(bitPattern: 0xc11d1e9548a7f5bd)), .real(Double(bitPattern: 0x3c2603a992d42779))]
+        var rng = SplitMix64(seed: 5)
+        while values.count < 3_000 {
+            let d = Double(bitPattern: rng.next())
+            if d.isFinite { values.append(.real(d)) }
+        }
         let db = try DatabaseQueue(path: path)
         for value in values {
             let back = try db.read { db in try Row.fetchOne(db, sql: "SELECT \(value.sqlLiteral), typeof(\(value.sqlLiteral)), hex(\(value.sqlLiteral))") }
@@ -175,6 +222,9 @@ struct FrequencyEditTests {
             if case .text(let text) = value {
                 // GRDB reads text up to a NUL: compare the bytes.
                 #expect(row[2] as String? == text.utf8.map { String(format: "%02X", $0) }.joined(), "\(value.sqlLiteral)")
+            } else if case .real(let d) = value, d.isFinite {
+                // Bit for bit (the sign of zero included).
+                #expect((row[0] as Double?)?.bitPattern == d.bitPattern, "\(value.sqlLiteral)")
             } else {
                 #expect((row[0] as DatabaseValue) == dbValue(value), "\(value.sqlLiteral)")
             }

@@ -14,11 +14,20 @@ public struct ValueSelection: Sendable, Equatable {
     public var values: [SQLValue]
     /// The width of the bins the values stand for; nil: each value itself.
     public var binWidth: Int64?
+    /// The values as SQL literals read from the file itself (``ValueFrequencies/selection(at:)``):
+    /// text as its very bytes, which a `String` may not hold (invalid UTF-8 is repaired when
+    /// read). Nil: the literals of ``values``.
+    var exactLiterals: [String]?
 
     public init(attribute: String, values: [SQLValue], binWidth: Int64? = nil) {
         self.attribute = attribute
         self.values = values
         self.binWidth = binWidth
+    }
+
+    init(attribute: String, values: [SQLValue], literals: [String], binWidth: Int64?) {
+        self.init(attribute: attribute, values: values, binWidth: binWidth)
+        exactLiterals = literals
     }
 
     /// The condition over alias `t` of `entity` (SQL without arguments: the values are written
@@ -30,8 +39,9 @@ public struct ValueSelection: Sendable, Equatable {
         let column = "t." + quoteIdentifier(entity.attributes[try entity.requireAttributeIndex(attribute)].name)
         let expression = binWidth.map { ValueSelection.binned(column, width: $0) } ?? "+" + column
         var parts: [String] = []
-        let present = values.filter { !$0.isNull }
-        if !present.isEmpty { parts.append("\(expression) IN (\(present.map(\.sqlLiteral).joined(separator: ", ")))") }
+        let literals = exactLiterals ?? values.map(\.sqlLiteral)
+        let present = zip(values, literals).filter { !$0.0.isNull }.map(\.1)
+        if !present.isEmpty { parts.append("\(expression) IN (\(present.joined(separator: ", ")))") }
         if values.contains(.null) { parts.append("\(column) IS NULL") }
         return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
     }
@@ -50,8 +60,9 @@ public struct ValueSelection: Sendable, Equatable {
 
 extension SQLValue {
     /// The value as an SQL literal that SQLite reads back as the same value and storage class:
-    /// `NULL`, `42`, `(-9223372036854775807 - 1)`, `4.5`, `1.0`, `9e999`, `'it''s'`,
-    /// `CAST(X'6100' AS TEXT)` (text holding NUL), `X'00FF'`.
+    /// `NULL`, `42`, `(-9223372036854775807 - 1)`, `1.0`, a real as exact arithmetic
+    /// (``exactRealLiteral(_:)``), `9e999`, `'it''s'`, `CAST(X'6100' AS TEXT)` (text holding NUL),
+    /// `X'00FF'`.
     public var sqlLiteral: String {
         switch self {
         case .null: return "NULL"
@@ -59,14 +70,34 @@ extension SQLValue {
         case .real(let d):
             if d.isNaN { return "NULL" }
             if d.isInfinite { return d < 0 ? "-9e999" : "9e999" }
-            let text = "\(d)"
-            // A real stays a real when read back (`1.0`, not `1`).
-            return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
+            return Self.exactRealLiteral(d)
         case .text(let s):
             if s.utf8.contains(0) { return "CAST(X'" + s.utf8.map { hexByte($0) }.joined() + "' AS TEXT)" }
             return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
         case .blob(let b): return "X'" + b.map { hexByte($0) }.joined() + "'"
         }
+    }
+}
+
+extension SQLValue {
+    /// `d` as SQL that SQLite reads back as exactly `d`, a real: an integral value below 2^53 as
+    /// `42.0`; any other as its integer significand times or divided by powers of two, each an
+    /// integer cast to a real (`(CAST(7205759403792794 AS REAL) / CAST(72057594037927936 AS REAL))`
+    /// for 0.1): every step is exact in IEEE arithmetic, where a decimal text (`0.1`,
+    /// `-477093.3209532162`) is not always parsed back to the same double by SQLite.
+    static func exactRealLiteral(_ d: Double) -> String {
+        if d == 0 { return d.sign == .minus ? "-0.0" : "0.0" }
+        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 { return "\(Int64(d)).0" }
+        // d = m * 2^k, m an integer of at most 53 bits.
+        let m = Int64(d.significand * 4_503_599_627_370_496)   // 2^52
+        var k = Int(d.exponent) - 52
+        var text = "CAST(\(d.sign == .minus ? -m : m) AS REAL)"
+        while k != 0 {
+            let step = min(abs(k), 62)
+            text = "(\(text) \(k > 0 ? "*" : "/") CAST(\(Int64(1) << step) AS REAL))"
+            k += k > 0 ? -step : step
+        }
+        return text
     }
 }
 
