@@ -164,8 +164,11 @@ extension BrowserState {
     package mutating func reduce(_ action: Action) -> [Effect] {
         var effects: [Effect] = []
         if let running, case .key(let key) = action {
-            // While an open or a search runs, keys only cancel it, as the loading line says.
-            guard key == .escape || key == .ctrl("c") || key == .char("q") else { return [] }
+            // While an open or a search runs, keys only cancel it, as the loading line says. An
+            // Alt key is Esc read together with the key after it: the Esc still cancels.
+            let alt: Bool
+            if case .alt = key { alt = true } else { alt = false }
+            guard key == .escape || key == .ctrl("c") || key == .char("q") || alt else { return [] }
             if running == .opening, key != .escape { quitWhenCancelled = true }
             if running == .editing { editCancelRequested = true }
             return [.cancel]

@@ -185,7 +185,8 @@ extension EffectRunner {
         switch role {
         case .frequency:
             guard let collection, let f = state.frequencySheet, let old = frequencies else { return [.failed("the frequency sheet is gone: F again")] }
-            let value = try old.values(in: state.cursorRow..<(state.cursorRow + 1)).first?.value
+            // The cursor's value, exactly (a String would lose invalid UTF-8; GRDB cuts text at a NUL).
+            let value = state.cursorRow < old.count ? try old.selection(at: [state.cursorRow]) : nil
             report(.frequencyProgress(column: f.column, seconds: 0, rows: 0))
             do {
                 let counted = try count(f.column, in: collection, binWidth: f.binWidth, rows: rowsToRead(), started: begun, cancel: cancel, report: report)

@@ -159,6 +159,17 @@ extension ValueFrequencies {
         return ValueSelection(attribute: attribute, values: values, literals: literals, binWidth: binWidth)
     }
 
+    /// The position (0-based) of the one value `selection` holds (another sheet's, read exactly
+    /// by ``selection(at:)``) among these values, nil when it is not one: where a recount finds
+    /// the value the cursor was on, text compared byte for byte.
+    ///
+    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS <literal> ORDER BY pos LIMIT 1`.
+    public func position(of selection: ValueSelection) throws -> Int? {
+        guard let literal = (selection.exactLiterals ?? selection.values.map(\.sqlLiteral)).first else { return nil }
+        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS \(literal) ORDER BY pos LIMIT 1"
+        return try connection.withDatabase { db in try Int.fetchOne(db, sql: sql).map { $0 - 1 } }
+    }
+
     /// The position (0-based) of `value` among these values, nil when it is not one: where a
     /// recount finds the value the cursor was on.
     ///
