@@ -1,3 +1,4 @@
+import GRDB
 /// The rows of a result whose attribute holds one of some values, as a frequency sheet groups
 /// them (``ValueFrequencies``): what an edit from a frequency sheet acts on.
 ///
@@ -76,6 +77,46 @@ extension SQLValue {
             return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
         case .blob(let b): return "X'" + b.map { hexByte($0) }.joined() + "'"
         }
+    }
+}
+
+extension ValueFrequencies {
+    /// The rows of the values at `positions` (0-based), for an edit of them: a ``ValueSelection``
+    /// whose SQL literals are read from this table, so that they are exactly the values counted
+    /// (text as its bytes in the file's encoding, `CAST(X'…' AS TEXT)`, whatever they hold; reals
+    /// in a form SQLite reads back to the same double).
+    /// - Throws: `.invalidArgument` for a position that is not on the sheet.
+    /// - Complexity: one primary-key lookup per position.
+    public func selection(at positions: [Int]) throws -> ValueSelection {
+        let sql = "SELECT value, typeof(value), hex(value) FROM temp.\(quoteIdentifier(name)) WHERE pos = ?"
+        var values: [SQLValue] = [], literals: [String] = []
+        try connection.withDatabase { db in
+            for position in positions {
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [position + 1]) else {
+                    throw BatchStoreError(.invalidArgument, "value \(position + 1) is not on the frequency sheet; nothing was changed")
+                }
+                let value = SQLValue(row: row, at: 0)
+                let hex: String = row[2]
+                values.append(value)
+                switch row[1] as String {
+                case "text": literals.append("CAST(X'\(hex)' AS TEXT)")
+                case "blob": literals.append("X'\(hex)'")
+                default: literals.append(value.sqlLiteral)
+                }
+            }
+        }
+        return ValueSelection(attribute: attribute, values: values, literals: literals, binWidth: binWidth)
+    }
+
+    /// The position (0-based) of the one value `selection` holds (another sheet's, read exactly
+    /// by ``selection(at:)``) among these values, nil when it is not one: where a recount finds
+    /// the value the cursor was on, text compared byte for byte.
+    ///
+    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS <literal> ORDER BY pos LIMIT 1`.
+    public func position(of selection: ValueSelection) throws -> Int? {
+        guard let literal = (selection.exactLiterals ?? selection.values.map(\.sqlLiteral)).first else { return nil }
+        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS \(literal) ORDER BY pos LIMIT 1"
+        return try connection.withDatabase { db in try Int.fetchOne(db, sql: sql).map { $0 - 1 } }
     }
 }
 
