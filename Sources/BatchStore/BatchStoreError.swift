@@ -98,7 +98,10 @@ extension BatchStoreError {
             case .SQLITE_INTERRUPT:
                 return BatchStoreError(.cancelled, "\(prefix)cancelled")
             case .SQLITE_CONSTRAINT:
-                return BatchStoreError(.constraint, "\(prefix)constraint failed: \(text)")
+                // Every write here is one transaction: a constraint failure rolls it all back.
+                let why = error.resultCode == .SQLITE_CONSTRAINT_FOREIGNKEY
+                    ? " (a row refers through a foreign key to one the change would remove, or the change would refer to a row that is not there)" : ""
+                return BatchStoreError(.constraint, "\(prefix)constraint failed: \(text)\(why); nothing was changed")
             case .SQLITE_FULL:
                 return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)the disk is full or the database reached its size limit; the change was rolled back (\(text))")
             case .SQLITE_IOERR:

@@ -156,7 +156,7 @@ extension SQLValue {
             if d.isEmpty {
                 sqlite3_bind_zeroblob(statement, index, 0)
             } else {
-                d.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+                _ = d.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
             }
         }
     }

@@ -343,6 +343,8 @@ extension BrowserState {
             message = nil
             mode = .confirm(.update(rows: n, assignments: text, target: target))
         case .parentRefreshed(let n, let cursor, let kept, let edited):
+            // The result below was read as the file is now: another writer's change is in it.
+            fileChanged = false
             // An edit from this sheet committed (a cancel now is too late: the runner says so).
             if editing != nil { endEdit() }
             parentRefreshed(count: n, cursor: cursor, marks: kept, edited: edited)
@@ -723,7 +725,10 @@ extension BrowserState {
     private mutating func promptKey(_ key: Key, kind: PromptKind, line: LineEditor) -> [Effect] {
         var line = line
         switch key {
-        case .escape, .ctrl("c"), .ctrl("d") where line.text.isEmpty:
+        case .escape, .ctrl("c"):
+            mode = .grid
+            return []
+        case .ctrl("d") where line.text.isEmpty:
             mode = .grid
             return []
         case .char(let c) where kind == .copyRows || kind == .copyCell:

@@ -289,7 +289,11 @@ extension BrowserState {
     /// recount): its count, cursor and marks, which come back with it. After an edit (`edited`),
     /// every other sheet below may be out of date.
     mutating func parentRefreshed(count n: Int, cursor: Int, marks kept: Marks?, edited: Bool) {
-        if edited { for i in sheets.indices { sheets[i].stale = true } }
+        if edited {
+            for i in sheets.indices { sheets[i].stale = true }
+            // The edit used this sheet's marks: done with, as after a table's edit.
+            marks = nil
+        }
         guard let i = parentTableIndex else { return }
         sheets[i].count = n
         sheets[i].cursorRow = min(max(0, cursor), max(0, n - 1))
@@ -303,10 +307,12 @@ extension BrowserState {
         running = nil
         guard let f = frequencySheet else { return }
         showCounts(of: f, values: values, total: total, result: result, cursor: cursor)
+        // Marks were on the old counts' positions: said, not dropped silently.
+        let had = marks.map { $0.all ? "every value's mark" : counted($0.values.count, "mark") }
         marks = nil
         stale = false
         mode = .grid
-        say(message)
+        say(message + (had.map { "; \($0) cleared: v marks the values anew" } ?? ""))
     }
 
     /// The frequency sheet on screen shows new counts (exact after a sample, binned, counted
@@ -451,7 +457,7 @@ extension BrowserState {
         showCounts(of: f, values: values, total: total, result: result, cursor: 0)
         let what = width.map { "in bins of \(group(Int($0))): \(group(values)) \(values == 1 ? "row" : "rows")" }
             ?? "without bins: \(group(values)) distinct \(values == 1 ? "value" : "values")"
-        say("\(f.column) \(what), counted by SQLite in \(milliseconds(seconds)); B for the next width, Enter opens a bin's rows")
+        say("\(f.column) \(what), counted by SQLite in \(milliseconds(seconds)); B for the next width, Enter opens \(width == nil ? "a value's" : "a bin's") rows")
     }
 
     /// Enter on a frequency sheet: the parent's table, filtered to the value at the cursor, as a

@@ -126,7 +126,9 @@ extension EffectRunner {
         }
         let tables = Set((changes.inserted + changes.updated + changes.deleted).map(\.entity.name) + changes.stored.map(\.entity.name)).sorted().joined(separator: ", ")
         let of = tables.isEmpty ? "" : " of \(tables)"
-        let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)"
+        let dangling = changes.danglingReferences > 0
+            ? "; \(changes.danglingReferences == 1 ? "1 of them refers" : "\(group(changes.danglingReferences)) of them refer") through a foreign key to a row that is not there (as before the delete, or gone since)" : ""
+        let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)\(dangling)"
             : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
             : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
         return try afterEdit("undo: \(what)", started: started, state: state, cancel: cancel, report: report)

@@ -17,7 +17,7 @@ struct Snapshot: ParsableCommand {
 
             Keys: each character is its key; special keys go in angle brackets: \(KeyNotation.names) \
             (Ctrl with a letter, e.g. <C-d>; Alt with a letter, e.g. <M-b>). Names are case-insensitive; <lt> is a literal '<', as is \
-            a '<' that opens no name. Example: --keys 'jjj<Enter><Esc>Fgenre'
+            a '<' that opens no name. Example: --keys 'jjj<Enter><Esc>F'
             """)
 
     @Argument(help: "The SQLite file (it must exist); several files show as one result, as in browse.")

@@ -13,6 +13,10 @@ public struct ChangeSet: Sendable {
     public var deleted: [ObjectID]
     /// Changed keys kept in temp tables by the batch requests that made them.
     public var stored: [StoredChanges]
+    /// Rows an undo put back that refer through a foreign key to a row that is not there: as
+    /// they did before the edit (SQLite does not check keys unless asked, so files often hold
+    /// such rows), or because that row went since. The undo restores them all the same.
+    public var danglingReferences = 0
 
     public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [], stored: [StoredChanges] = []) {
         self.inserted = inserted
@@ -31,7 +35,9 @@ public struct ChangeSet: Sendable {
 
     /// Both change sets' IDs and tables.
     public static func + (a: ChangeSet, b: ChangeSet) -> ChangeSet {
-        ChangeSet(inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted, stored: a.stored + b.stored)
+        var sum = ChangeSet(inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted, stored: a.stored + b.stored)
+        sum.danglingReferences = a.danglingReferences + b.danglingReferences
+        return sum
     }
 }
 

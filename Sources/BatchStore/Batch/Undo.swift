@@ -91,11 +91,20 @@ extension ManagedObjectContext {
         let keyTuple = sqlTuple(keys.map(quoteIdentifier))
         let keyCols = (0..<keys.count).map { "u.k\($0)" }.joined(separator: ", ")
         var changes = ChangeSet()
+        var dangling = 0
         // The changed keys move from the journal into a StoredChanges table: no ID array in Swift,
         // and merging costs what the contexts hold, however many rows the undo restores.
         let stored = makeTempTableName("bs_changes")
         let queue = connection.queue
         try withDatabase { db in
+            // Deleted rows come back as they were, dangling keys included: SQLite's key checks
+            // (on in every connection here) would refuse a row that already referred to nothing
+            // before the delete, and the undo would fail with the rows still gone. Off for this
+            // transaction only (the pragma cannot change inside one); the rows that dangle are counted.
+            let restoresRows: Bool
+            if case .delete = entry.kind { restoresRows = true } else { restoresRows = false }
+            if restoresRows { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if restoresRows { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try inBatchWriteTransaction(db, largerCache: true) {
                 try connection.createTempTable(db, named: stored, StoredChanges.keyTableDefinition(entity))
                 if case .upsert(let columns) = entry.kind {
@@ -123,6 +132,8 @@ extension ManagedObjectContext {
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(journal) AS u")
+                    // Counted once they are back: a row may refer to another the undo restores.
+                    dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: journal)
                     kind = .inserted
                 case .upsert:
                     preconditionFailure("BatchStore: an upsert's undo runs above")
@@ -132,12 +143,33 @@ extension ManagedObjectContext {
                 }
                 try connection.dropTempTable(db, named: entry.table)
                 changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])
+                changes.danglingReferences = dangling
                 return .commit
             }
         }
         undoStack.removeLast()
         mergeChanges(changes)
         return changes
+    }
+
+    /// How many of a delete's journaled rows refer through one of `entity`'s foreign keys to a row
+    /// of the destination table that is not there now (a key with a NULL column refers to nothing,
+    /// as SQLite sees it). One `NOT EXISTS` per key over the journal, served by the destination's key.
+    private func danglingReferences(_ db: Database, entity: Entity, keys: [String], columns: [String], journal: String) throws -> Int {
+        let journaled = Dictionary(uniqueKeysWithValues: (keys.enumerated().map { ($1, "u.k\($0)") } + columns.enumerated().map { ($1, "u.c\($0)") }).reversed())
+        var conditions: [String] = []
+        for relationship in entity.relationships {
+            let source = relationship.sourceColumns.compactMap { journaled[$0] }
+            guard source.count == relationship.sourceColumns.count, !source.isEmpty else { continue }
+            var destination = relationship.destinationColumns
+            if destination.isEmpty { destination = store.schema.entity(named: relationship.destinationEntityName)?.primaryKey ?? [] }
+            guard destination.count == source.count else { continue }
+            let present = source.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+            let match = zip(destination, source).map { "p.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
+            conditions.append("(\(present) AND NOT EXISTS (SELECT 1 FROM main.\(quoteIdentifier(relationship.destinationEntityName)) AS p WHERE \(match)))")
+        }
+        guard !conditions.isEmpty else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) AS u WHERE \(conditions.joined(separator: " OR "))") ?? 0
     }
 
     /// Undoes an upsert by replaying its journal backwards, one write at a time: an inserted row is
