@@ -42,7 +42,8 @@ public enum Action: Sendable {
     case textLoaded(TextSheet)
     case searchFound(row: Int?, text: String, wrapped: Bool)
     /// Progress of a search that takes a while: rows of the result looked at so far.
-    case searchProgress(text: String, rows: Int)
+    /// `rows` is 0 when SQLite does not count them (a search over a range of the ID table).
+    case searchProgress(text: String, rows: Int, seconds: Double = 0)
     /// A search was cancelled: the cursor stays where it was.
     case searchCancelled
     /// The working line of an edit key (``BrowserState/editing``): seconds so far.
@@ -282,8 +283,10 @@ extension BrowserState {
             } else {
                 say("not found: \(text)", error: true)
             }
-        case .searchProgress(let text, let n):
-            say("searching for \(text): \(rows(n)) looked at (Esc cancels the search)")
+        case .searchProgress(let text, let n, let seconds):
+            // The time so far always; the rows looked at where SQLite counts them.
+            let looked = n > 0 ? ", \(rows(n)) looked at" : ""
+            say("searching for \(TerminalText.escapingControlCharacters(text)): \(String(format1: seconds)) s\(looked) (Esc cancels the search)")
         case .searchCancelled:
             running = nil
             submitted = nil

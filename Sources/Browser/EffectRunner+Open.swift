@@ -81,7 +81,7 @@ extension EffectRunner {
                 if cancel.isSet { return .cancel }
                 if clock() - started >= 0.2, clock() - lastDraw >= 0.1 {
                     lastDraw = clock()
-                    report(.searchProgress(text: text, rows: p.rowsScanned))
+                    report(.searchProgress(text: text, rows: p.rowsScanned, seconds: lastDraw - started))
                 }
                 return .proceed
             }

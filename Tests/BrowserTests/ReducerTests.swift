@@ -74,6 +74,11 @@ struct ReducerTests {
         #expect(s.reduce(.key(.escape)) == [] && s.mode == .grid && !s.quit)
         for k in [Key.char(":"), .char("4"), .char("2"), .enter] { _ = s.reduce(.key(k)) }
         #expect(s.cursorRow == 41)
+        // A long search's line: the time so far, and the rows looked at where SQLite counts them.
+        _ = s.reduce(.searchProgress(text: "x\u{1B}", rows: 0, seconds: 2.25))
+        #expect(s.message == "searching for x\\e: 2.3 s (Esc cancels the search)", "\(s.message ?? "")")
+        _ = s.reduce(.searchProgress(text: "x", rows: 12_345, seconds: 3))
+        #expect(s.message == "searching for x: 3.0 s, 12,345 rows looked at (Esc cancels the search)")
         // Past the end: on the last row, and said.
         for k in [Key.char(":"), .char("9"), .char("9"), .char("9"), .char("9"), .enter] { _ = s.reduce(.key(k)) }
         #expect(s.cursorRow == s.count - 1 && s.message == "row 9,999 is past the end: on the last, row \(group(s.count))", "\(s.message ?? "")")
