@@ -156,7 +156,8 @@ extension ManagedObjectContext {
     /// of the destination table that is not there now (a key with a NULL column refers to nothing,
     /// as SQLite sees it). One `NOT EXISTS` per key over the journal, served by the destination's key.
     private func danglingReferences(_ db: Database, entity: Entity, keys: [String], columns: [String], journal: String) throws -> Int {
-        let journaled = Dictionary(uniqueKeysWithValues: (keys.enumerated().map { ($1, "u.k\($0)") } + columns.enumerated().map { ($1, "u.c\($0)") }).reversed())
+        // A key column is journaled twice when it is also among the columns: either copy holds it.
+        let journaled = Dictionary(keys.enumerated().map { ($1, "u.k\($0)") } + columns.enumerated().map { ($1, "u.c\($0)") }, uniquingKeysWith: { first, _ in first })
         var conditions: [String] = []
         for relationship in entity.relationships {
             let source = relationship.sourceColumns.compactMap { journaled[$0] }
