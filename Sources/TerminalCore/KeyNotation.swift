@@ -93,6 +93,7 @@ public enum KeyNotation {
         case .tab: return "Tab"
         case .delete: return "Del"
         case .resize: return "resize"
+        case .named(let name): return TerminalText.escapingControlCharacters(name)
         }
     }
 }

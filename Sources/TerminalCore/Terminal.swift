@@ -8,6 +8,9 @@ public enum Key: Sendable, Hashable {
     case enter, escape, backspace, tab, delete
     /// The terminal changed size.
     case resize
+    /// A key with no use in the browser, by its name (`F1`, `Insert`, `Shift-Tab`): said to be
+    /// unknown, as any other.
+    case named(String)
 }
 
 /// Where frames go and keys come from: ncurses in the program, ``MemoryTerminal`` in tests and the

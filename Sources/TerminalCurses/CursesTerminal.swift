@@ -190,7 +190,10 @@ public final class CursesTerminal: TerminalBackend {
             case KEY_RESIZE:
                 previous = nil
                 return .resize
-            default: return nil
+            case KEY_IC: return .named("Insert")
+            case KEY_BTAB: return .named("Shift-Tab")
+            case KEY_F0 + 1...KEY_F0 + 63: return .named("F\(Int32(ch) - KEY_F0)")
+            default: return .named("key \(ch)")
             }
         }
         switch ch {

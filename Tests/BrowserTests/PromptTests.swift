@@ -294,6 +294,15 @@ struct PromptTests {
         #expect(s.messageIsError && s.message == "unknown key Ctrl-T: ? lists the keys")
         _ = press(&s, [.alt("x")])
         #expect(s.message == "unknown key Alt-x: ? lists the keys")
+        // Function keys and the like, by name (they cleared the message line and said nothing).
+        for name in ["F1", "F5", "Insert", "Shift-Tab"] {
+            _ = press(&s, [.named(name)])
+            #expect(s.messageIsError && s.message == "unknown key \(name): ? lists the keys", "\(s.message ?? "")")
+        }
+        _ = press(&s, [.char("/")])
+        _ = press(&s, [.named("F1")])
+        #expect(s.mode == .prompt(.search, text: "") && s.message?.hasPrefix("unknown key F1 in a prompt") == true, "\(s.message ?? "")")
+        _ = press(&s, [.escape])
         _ = press(&s, [.char("\u{1B}")])
         #expect(s.message == "unknown key \\e: ? lists the keys")
         _ = press(&s, [.tab])
