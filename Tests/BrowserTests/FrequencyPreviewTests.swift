@@ -133,7 +133,7 @@ struct FrequencyPreviewTests {
         _ = s.reduce(.failed("database or disk is full"))
         #expect(s.frequencySheet == nil && s.sheetDepth == 0 && s.table == "n" && s.count == 300_000 && s.cursorRow == 7 && s.currentColumnName == "v")
         #expect(s.running == nil && s.messageIsError && s.message == "database or disk is full")
-        #expect(s.reduce(.key(.char("j"))).contains { if case .loadWindow = $0 { return true } else { return false } } || s.cursorRow == 8)
+        _ = s.reduce(.key(.char("j")))
         #expect(s.cursorRow == 8, "keys act again")
     }
 }

@@ -65,8 +65,8 @@ enum Step: CustomStringConvertible, Equatable {
     /// Enter on the row's k (a foreign key into r): r's row k, or no sheet when k is NULL; with
     /// `back` (1 or 2), R there, the prompt's choice (p or q), its rows against the model; Esc back.
     case follow(back: Int?)
-    /// `:w FILE.tsv`: the file's ids against the model's result as the file holds it now.
-    case write
+    /// `:w FILE.tsv` or `:w FILE.json`: the file's ids against the model's result as the file holds it now.
+    case write(json: Bool)
     /// `y t`: the copy's row against the model's row at the cursor.
     case copy
     /// F on a column, B some times, values marked (v) or every one (V) or the cursor's, then D or
@@ -77,7 +77,7 @@ enum Step: CustomStringConvertible, Equatable {
         switch rng.below(146) {
         case 134..<146: return .frequencyEdit(FrequencyEditPlan.random(&rng))
         case 122..<127: return .follow(back: rng.below(3) == 0 ? nil : 1 + rng.below(2))
-        case 127..<130: return .write
+        case 127..<130: return .write(json: rng.below(2) == 0)
         case 130..<134: return .copy
         case 0..<8: return .open(rng.below(2))
         case 8..<22: return .filter(ModelFilter.random(&rng))
@@ -113,7 +113,7 @@ enum Step: CustomStringConvertible, Equatable {
         case .columns(let op): return op.description
         case .modelOnlyDelete: return "[model only: delete]"
         case .follow(let back): return "\(ModelRun.jumpText(1)) Enter\(back.map { " R \($0) Enter Esc" } ?? "") Esc        (follow k to r)"
-        case .write: return ":w FILE.tsv Enter"
+        case .write(let json): return ":w FILE.\(json ? "json" : "tsv") Enter"
         case .copy: return "y t"
         case .frequencyEdit(let plan): return plan.description
         }
@@ -443,28 +443,10 @@ enum ModelRun {
         case .delete, .update:
             guard inGrid, let t = model.table else { return nil }
             if b.state.count == 0 { b.send(.char(step == .delete ? "D" : "U")); return nil }
-            let updating = step != .delete
-            let target = model.target(updating: updating)
-            if case .update(let d) = step {
-                b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
-                guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
-                if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
-                b.send(.char("y"))
-                var before: [Int64: ModelRow?] = [:]
-                for id in target {
-                    before[id] = model.rows[t][id]
-                    if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
-                }
-                model.undo.append((table: t, before: before, kind: Model.Kind.update))
-            } else {
-                b.send(.char("D"))
-                guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
-                if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
-                b.send(.char("y"))
-                var before: [Int64: ModelRow?] = [:]
-                for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
-                model.undo.append((table: t, before: before, kind: Model.Kind.delete))
-            }
+            let target = model.target(updating: step != .delete)
+            var d: Int?
+            if case .update(let by) = step { d = by }
+            if let wrong = confirmEdit(update: d, of: target, table: t, browser: b, model: &model) { return wrong }
             let said = target.count == 1 ? "1 row " : "\(group(target.count)) rows "
             if b.state.message?.contains(said) != true { return "the message says \(b.state.message ?? "nothing"), the model \(said)" }
             model.refetch(keepingMarks: false)
@@ -507,15 +489,40 @@ enum ModelRun {
             guard inGrid, let t = model.table else { return nil }
             model.view.unhide(1)
             return followStep(back: back, table: t, browser: b, model: model)
-        case .write:
+        case .write(let json):
             guard inGrid, let t = model.table else { return nil }
-            return writeStep(table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent)
+            return writeStep(json: json, table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent)
         case .copy:
             guard inGrid, let t = model.table else { return nil }
             return copyStep(table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent + "/copies")
         case .frequencyEdit(let plan):
             guard inGrid, let t = model.table else { return nil }
             return frequencyEditStep(plan, table: t, browser: b, model: &model)
+        }
+        return nil
+    }
+
+    /// `U k = k + d Enter` (with `update`) or `D`: the confirmation must offer exactly `target`'s
+    /// rows; `y`, and the model makes the same edit, with its before-image for `u`.
+    static func confirmEdit(update d: Int?, of target: [Int64], table t: Int, browser b: Browser, model: inout Model) -> String? {
+        var before: [Int64: ModelRow?] = [:]
+        if let d {
+            b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
+            guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
+            if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
+            b.send(.char("y"))
+            for id in target {
+                before[id] = model.rows[t][id]
+                if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
+            }
+            model.undo.append((table: t, before: before, kind: Model.Kind.update))
+        } else {
+            b.send(.char("D"))
+            guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
+            if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
+            b.send(.char("y"))
+            for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
+            model.undo.append((table: t, before: before, kind: Model.Kind.delete))
         }
         return nil
     }
@@ -558,14 +565,20 @@ enum ModelRun {
         return nil
     }
 
-    /// `:w FILE.tsv`: one line per row of the result as the file holds it now (its filter and
-    /// sort), in the model's order, after the header.
-    static func writeStep(table t: Int, browser b: Browser, model: Model, folder: String) -> String? {
-        let file = folder + "/w\(UInt32.random(in: 0...UInt32.max)).tsv"
+    /// `:w FILE.tsv` (one line per row after the header) or `:w FILE.json` (one array of objects):
+    /// the rows of the result as the file holds it now (its filter and sort), in the model's order.
+    static func writeStep(json: Bool, table t: Int, browser b: Browser, model: Model, folder: String) -> String? {
+        let file = folder + "/w\(UInt32.random(in: 0...UInt32.max)).\(json ? "json" : "tsv")"
         b.send(keys(":w \(file)") + [.enter])
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return ":w wrote nothing: \(b.state.message ?? "")" }
+        guard let data = FileManager.default.contents(atPath: file) else { return ":w wrote nothing: \(b.state.message ?? "")" }
         try? FileManager.default.removeItem(atPath: file)
-        let ids = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast().map { Int64($0.prefix { $0 != "\t" }) }
+        let ids: [Int64?]
+        if json {
+            guard let objects = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return ":w wrote no JSON array: \(String(decoding: data.prefix(80), as: UTF8.self))" }
+            ids = objects.map { ($0["id"] as? NSNumber)?.int64Value }
+        } else {
+            ids = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast().map { Int64($0.prefix { $0 != "\t" }) }
+        }
         let expected = model.result(t)
         if ids != expected { return ":w wrote ids \(ids.prefix(8))… (\(ids.count)), the model \(expected.prefix(8))… (\(expected.count))" }
         if b.state.message?.hasPrefix("wrote \(rows(expected.count)) to ") != true { return ":w said \(b.state.message ?? "nothing")" }
@@ -740,25 +753,7 @@ enum ModelRun {
             guard let row = model.rows[t][id], model.filters[t].matches(row) else { return false }
             return chosen.map { $0.contains(binned(ModelValue(row, id: id, column: c), width: width)) } ?? true
         }
-        var before: [Int64: ModelRow?] = [:]
-        if let d = plan.update {
-            b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
-            guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
-            if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
-            b.send(.char("y"))
-            for id in target {
-                before[id] = model.rows[t][id]
-                if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
-            }
-            model.undo.append((table: t, before: before, kind: Model.Kind.update))
-        } else {
-            b.send(.char("D"))
-            guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
-            if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
-            b.send(.char("y"))
-            for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
-            model.undo.append((table: t, before: before, kind: Model.Kind.delete))
-        }
+        if let wrong = confirmEdit(update: plan.update, of: target, table: t, browser: b, model: &model) { return wrong }
         let said = (plan.update == nil ? "deleted " : "updated ") + rows(target.count)
         if b.state.message?.hasPrefix(said) != true { return "the message says \(b.state.message ?? "nothing"), the model \(said)" }
         // The table below is read again (its marks kept where their rows still are), then the sheet counted again.

@@ -31,8 +31,11 @@ public struct ValueSelection: Sendable, Equatable {
         exactLiterals = literals
     }
 
+    /// The values as SQL literals: read from the file (``exactLiterals``), else ``SQLValue/sqlLiteral``.
+    var literals: [String] { exactLiterals ?? values.map(\.sqlLiteral) }
+
     /// The condition over alias `t` of `entity` (SQL without arguments: the values are written
-    /// as exact literals, ``SQLValue/sqlLiteral``):
+    /// as exact literals, ``literals``):
     /// `(+t."genre" IN ('Drama', 1) OR t."genre" IS NULL)`; binned,
     /// `(CASE WHEN t."year" < '' THEN … END IN (1990, 2000))`. `0` for no values.
     /// - Throws: `.noSuchAttribute` for a name that is not a column of `entity`.
@@ -40,7 +43,6 @@ public struct ValueSelection: Sendable, Equatable {
         let column = "t." + quoteIdentifier(entity.attributes[try entity.requireAttributeIndex(attribute)].name)
         let expression = binWidth.map { ValueSelection.binned(column, width: $0) } ?? "+" + column
         var parts: [String] = []
-        let literals = exactLiterals ?? values.map(\.sqlLiteral)
         let present = zip(values, literals).filter { !$0.0.isNull }.map(\.1)
         if !present.isEmpty { parts.append("\(expression) IN (\(present.joined(separator: ", ")))") }
         if values.contains(.null) { parts.append("\(column) IS NULL") }
@@ -114,7 +116,7 @@ extension ValueFrequencies {
     ///
     /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS <literal> ORDER BY pos LIMIT 1`.
     public func position(of selection: ValueSelection) throws -> Int? {
-        guard let literal = (selection.exactLiterals ?? selection.values.map(\.sqlLiteral)).first else { return nil }
+        guard let literal = selection.literals.first else { return nil }
         let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS \(literal) ORDER BY pos LIMIT 1"
         return try connection.withDatabase { db in try Int.fetchOne(db, sql: sql).map { $0 - 1 } }
     }

@@ -131,21 +131,6 @@ public final class ValueFrequencies {
     }
 }
 
-extension ValueFrequencies {
-    /// The position (0-based) of `value` among these values, nil when it is not one: where a
-    /// recount finds the value the cursor was on.
-    ///
-    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS ? ORDER BY pos LIMIT 1` (the table's
-    /// `value` has no affinity: the integer 1 finds 1 or 1.0, never '1').
-    /// - Complexity: a scan of the table (one per recount).
-    public func position(of value: SQLValue) throws -> Int? {
-        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS ? ORDER BY pos LIMIT 1"
-        return try connection.withDatabase { db in
-            try Int.fetchOne(db, sql: sql, arguments: [value].statementArguments).map { $0 - 1 }
-        }
-    }
-}
-
 extension BatchFaultingCollection {
     /// The distinct values of `attribute` over this result's rows (its filter; its order does not
     /// matter), with their counts, most frequent first: a batched result of its own (see
