@@ -107,7 +107,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BatchStorePostgresTests",
-            dependencies: ["BatchStorePostgres", "BatchStore", "TestSupport"]
+            dependencies: ["BatchStorePostgres", "BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "TerminalCoreTests",

@@ -4,8 +4,9 @@ import Foundation
 /// A PostgreSQL database opened by URL, with its schema read once from the catalogs.
 ///
 /// The counterpart of ``PersistentStore`` for a server: the store connects once to read the
-/// schema, then each user of it opens its own ``PostgresSession``. So far a store reads its schema
-/// and hands out sessions; fetching, faulting and batch requests over it are still to come.
+/// schema, then each user of it opens its own ``PostgresSession``. A store reads its schema, hands
+/// out sessions, and fetches in batches (``fetchBatched(_:residentBatches:)``); batch requests
+/// over it are still to come.
 public final class PostgresStore: Sendable {
     /// The URL (its description hides the password).
     public let url: PostgresStoreURL
@@ -15,7 +16,12 @@ public final class PostgresStore: Sendable {
     public let schema: PostgresSchema
     /// The server's version when the store was opened (`15.18 (Debian 15.18-0+deb12u1)`).
     public let serverVersion: String
+    /// The database's character type (`datctype`: `C`, `en_US.UTF-8`, …), which decides what
+    /// regular expressions' character classes match.
+    public let characterType: String
     private let environment: [String: String]
+    /// One entity per table and view, made once, so object IDs of two results compare equal.
+    private let entities: [String: Entity]
 
     /// Connects to `url`, reads the schema (four catalog queries) and closes that session.
     /// `environment` supplies libpq's variables (`PGPASSWORD`, `PGPASSFILE`, `HOME`, …).
@@ -28,7 +34,52 @@ public final class PostgresStore: Sendable {
         let session = try PostgresSession.open(url, environment: environment)
         defer { session.close() }
         self.serverVersion = try session.serverVersion()
-        self.schema = try PostgresSchema.read(from: session, storeName: self.name)
+        self.characterType = try session.query("SELECT datctype::text FROM pg_catalog.pg_database WHERE datname = current_database()").first?.first?.textValue ?? ""
+        let schema = try PostgresSchema.read(from: session, storeName: self.name)
+        self.schema = schema
+        self.entities = Dictionary(schema.tables.map { ($0.name, $0.makeEntity()) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// True when the database's character classes cover ASCII only (character type C or POSIX).
+    var hasASCIICharacterClasses: Bool { ["C", "POSIX"].contains(characterType) }
+
+    /// The entity of the table or view named `name` (as ``table(named:)`` finds it).
+    public func entity(named name: String) throws -> Entity {
+        let table = try table(named: name)
+        guard let entity = entities[table.name] else { throw BatchStoreError(.noSuchEntity, "no table or view named \(name.debugDescription)") }
+        return entity
+    }
+
+    /// Fetches with batching, as ``ManagedObjectContext/fetchBatched(_:residentBatches:progress:)``
+    /// does on SQLite: opens a session of the result's own, runs the ID fetch into a temp table
+    /// there (`CREATE TEMP TABLE … AS SELECT row_number() OVER () AS pos, <key> FROM (SELECT … WHERE
+    /// … ORDER BY …)`, then a primary key on `pos`), and returns the collection; rows are faulted
+    /// `fetchBatchSize` at a time (100 when 0) by position range as they are touched. The session
+    /// ends, and its temp table with it, when the last copy of the collection goes away.
+    ///
+    /// The predicate and sort keys compile to PostgreSQL with NSPredicate's semantics (see
+    /// `PostgresQueryBuilder`): the same request selects the same rows in the same order as on a
+    /// SQLite store holding the same values.
+    ///
+    /// Objects of the result have no context yet (`managedObjectContext` is nil): they hold their
+    /// values, and edits through the result throw `.readOnly`.
+    /// - Complexity: the ID fetch runs on the server (a sort of the matching keys); client memory
+    ///   stays O(batch size × resident batches) whatever the table's size.
+    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8) throws -> BatchFaultingCollection {
+        var request = request
+        if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
+        let table = try table(named: request.entityName)
+        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
+        let session = try openSession()
+        do {
+            try PostgresTextFunctions.install(in: session)
+            let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
+            let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: nil)
+            return BatchFaultingCollection(storage: storage)
+        } catch {
+            session.close()
+            throw error
+        }
     }
 
     /// Parses `url` (see ``PostgresStoreURL``) and opens it.

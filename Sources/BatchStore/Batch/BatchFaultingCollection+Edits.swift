@@ -72,8 +72,12 @@ extension BatchFaultingCollection {
 
     /// The result's source, as the edits see it.
     private var editor: any ResultEditing {
-        guard let editor = storage.source as? any ResultEditing else { preconditionFailure("every result source edits (StoreResultSource, CoordinatedResultSource)") }
-        return editor
+        get throws {
+            guard let editor = storage.source as? any ResultEditing else {
+                throw BatchStoreError(.readOnly, "results over \(storage.ids.location) cannot be edited yet")
+            }
+            return editor
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The objects of one batch, as a fault made them.
-struct FaultedBatch {
+package struct FaultedBatch {
     var objects: [ManagedObject?]
     /// The packed values the batch's objects point to: one per store the batch came from; none
     /// where objects keep decoded values (a child context).
@@ -10,6 +10,17 @@ struct FaultedBatch {
     /// identity map of each context they belong to, one per element of ``packed`` in the same
     /// order (empty: nothing is reused).
     var recyclers: [(map: IdentityMap, link: ContextLink)] = []
+
+    init(objects: [ManagedObject?], packed: [PackedRows], recyclers: [(map: IdentityMap, link: ContextLink)] = []) {
+        self.objects = objects
+        self.packed = packed
+        self.recyclers = recyclers
+    }
+
+    /// Objects with their own decoded values, reused by nothing (another engine's batch).
+    package init(objects: [ManagedObject?]) {
+        self.init(objects: objects, packed: [])
+    }
 }
 
 /// The resident batches of a result: a bounded LRU keyed by batch number, with the last batch

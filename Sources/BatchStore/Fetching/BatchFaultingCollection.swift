@@ -31,7 +31,7 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
     /// Fixed bounds for slices; nil follows the storage's count (which ``refresh(keeping:)`` changes).
     let bounds: Range<Int>?
 
-    init(storage: ResultStorage, bounds: Range<Int>? = nil) {
+    package init(storage: ResultStorage, bounds: Range<Int>? = nil) {
         self.storage = storage
         self.bounds = bounds
     }

@@ -9,7 +9,7 @@ import Foundation
 ///   `SELECT s, k FROM (SELECT 0 AS s, t.rowid AS k, <sort keys> AS o0… FROM main."T" AS t WHERE …
 ///   UNION ALL SELECT 1, … FROM bs_store1."T" AS t WHERE …) ORDER BY o0…, s, k LIMIT …`: ties
 ///   sort by store, then key.
-struct IDQuery {
+package struct IDQuery {
     /// One store's share of the query.
     struct Part {
         var entity: Entity
@@ -22,13 +22,13 @@ struct IDQuery {
     }
 
     /// The SELECT (the INSERT in front of it is the ID table's).
-    let select: String
-    let arguments: [SQLValue]
+    package let select: String
+    package let arguments: [SQLValue]
     /// A query for an estimate of the rows the fetch scans (for progress), or nil.
-    let estimateSQL: String?
+    package let estimateSQL: String?
 
     /// A query given as SQL text (a search over an ID table).
-    init(select: String, arguments: [SQLValue], estimateSQL: String? = nil) {
+    package init(select: String, arguments: [SQLValue], estimateSQL: String? = nil) {
         self.select = select
         self.arguments = arguments
         self.estimateSQL = estimateSQL

@@ -8,7 +8,7 @@ import Foundation
 /// This is the seam for another database engine: a source owns its dialect and its connection;
 /// the result logic above it (``ResultStorage``: the ID table's life, the batch cache, refresh with
 /// anchors, positions, membership, statistics, the error contract) is written once.
-protocol ResultSource: AnyObject {
+package protocol ResultSource: AnyObject {
     /// The result's IDs, in an ID table on the source's own database, made with the source.
     var ids: any IDStore { get }
     /// The ID query for `request`, in the source's dialect.
@@ -63,7 +63,7 @@ public enum ResultRows: Sendable, Equatable {
     /// The ID table as the FROM clause's `ids` for these rows: the whole table, or for a sample,
     /// the rows at its positions (`pos IN (…)`, the positions written out as integers, one
     /// primary-key lookup each).
-    func idsSource(_ qualifiedName: String, count: Int) -> String {
+    package func idsSource(_ qualifiedName: String, count: Int) -> String {
         guard case .sample(let size) = self, size > 0, count > size else { return "\(qualifiedName) AS ids" }
         return "(SELECT * FROM \(qualifiedName) WHERE pos IN (\(Self.samplePositions(size, of: count).map { String($0 + 1) }.joined(separator: ",")))) AS ids"
     }
@@ -83,7 +83,7 @@ public enum ResultRows: Sendable, Equatable {
 /// The values of one attribute over a result's rows: `select` has one column, `value`, one row
 /// per row of the result that still exists, and runs on `connection` (the ID table's) with
 /// `arguments`.
-struct ColumnValues {
+package struct ColumnValues {
     /// The attribute's name as the schema spells it.
     let attribute: String
     /// Its declared type (the first store's, with several).
@@ -95,7 +95,7 @@ struct ColumnValues {
 
 /// Where a result's IDs live: a table on the source's database, in result order, which never
 /// enters Swift memory (``IDTable`` for SQLite). Positions are 0-based.
-protocol IDStore: AnyObject {
+package protocol IDStore: AnyObject {
     /// Rows in the table.
     var count: Int { get }
     /// How long the last fill took, in seconds.
@@ -119,14 +119,14 @@ protocol IDStore: AnyObject {
 
 /// The shared core of every batched result: its ID table, its batch cache, its source, and the
 /// one error contract (the subscript gives nil and records ``lastError``; `object(at:)` throws).
-final class ResultStorage: ResidentBatches {
+package final class ResultStorage: ResidentBatches {
     let source: ResultSource
     let request: FetchRequest
     let cache: BatchCache
     private(set) var lastError: BatchStoreError?
 
     /// Makes the result and runs its ID fetch (see ``IDTable/fill(_:progress:)``).
-    init(source: ResultSource, request: FetchRequest, residentBatches: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+    package init(source: ResultSource, request: FetchRequest, residentBatches: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         self.source = source
         self.request = request
         self.cache = BatchCache(batchSize: request.fetchBatchSize, residentLimit: residentBatches)

@@ -27,7 +27,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// True for objects inserted in the context and not saved yet.
     @exclusivity(unchecked) public internal(set) var isInserted = false
 
-    init(objectID: ObjectID, link: ContextLink, values: [SQLValue]?) {
+    package init(objectID: ObjectID, link: ContextLink, values: [SQLValue]?) {
         self.objectID = objectID
         self.link = link
         self.storage = values.map { .decoded($0) } ?? .fault
@@ -192,7 +192,7 @@ public final class ManagedObject: CustomStringConvertible {
 
 /// The one reference from a context's objects back to it. The context clears it in `deinit`, so
 /// objects that outlive their context see nil instead of a dangling pointer.
-final class ContextLink {
+package final class ContextLink {
     unowned(unsafe) var context: ManagedObjectContext?
-    init(_ context: ManagedObjectContext?) { self.context = context }
+    package init(_ context: ManagedObjectContext?) { self.context = context }
 }

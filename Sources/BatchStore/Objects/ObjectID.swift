@@ -144,7 +144,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key as SQL values, in the order of ``Entity`` key columns.
-    var keyValues: [SQLValue] {
+    package var keyValues: [SQLValue] {
         switch key {
         case .rowid(let r): return [.integer(r)]
         case .primaryKey(let v): return v

@@ -17,7 +17,7 @@ extension PredicateArgument: ExpressibleByIntegerLiteral, ExpressibleByFloatLite
 }
 
 /// Comparison operators of the predicate language.
-enum ComparisonOperator: String, Sendable {
+package enum ComparisonOperator: String, Sendable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -32,7 +32,7 @@ enum ComparisonOperator: String, Sendable {
 }
 
 /// An expression: a value, a key path, arithmetic or a function call.
-indirect enum ExpressionNode: Sendable, Equatable {
+package indirect enum ExpressionNode: Sendable, Equatable {
     case value(SQLValue)
     case keyPath([String], column: Int)
     case binary(String, ExpressionNode, ExpressionNode)
@@ -44,7 +44,7 @@ indirect enum ExpressionNode: Sendable, Equatable {
 }
 
 /// A predicate tree, produced by the parser and compiled to SQL per entity.
-indirect enum PredicateNode: Sendable, Equatable {
+package indirect enum PredicateNode: Sendable, Equatable {
     case constant(Bool)
     case not(PredicateNode)
     case and([PredicateNode])
@@ -63,7 +63,7 @@ indirect enum PredicateNode: Sendable, Equatable {
 /// ```
 /// Values are never spliced into SQL; names are checked against the schema and quoted.
 public struct FetchPredicate: Sendable, Equatable, CustomStringConvertible {
-    let node: PredicateNode
+    package let node: PredicateNode
     /// The text the predicate was parsed from.
     public let format: String
 

@@ -3,7 +3,7 @@ import Foundation
 /// Compiles predicates, expressions and sort keys against one entity into SQL text with `?`
 /// placeholders and an argument list. Names are resolved against the schema and quoted; values are
 /// only ever bound.
-final class QueryBuilder {
+package final class QueryBuilder {
     let entity: Entity
     let schema: Schema
     let alias: String
@@ -60,13 +60,13 @@ final class QueryBuilder {
     }
 
     /// " (names are case-sensitive)" when `suggestion` differs from `name` only by case.
-    static func caseNote(_ name: String, _ suggestion: String) -> String {
+    package static func caseNote(_ name: String, _ suggestion: String) -> String {
         name.caseInsensitiveCompare(suggestion) == .orderedSame ? " (names are case-sensitive)" : ""
     }
 
     /// The name among `names` that `name` most likely meant: the same but for case, else one within
     /// two edits (for names of four or more characters).
-    static func suggestion(for name: String, among names: [String]) -> String? {
+    package static func suggestion(for name: String, among names: [String]) -> String? {
         if let same = names.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return same }
         guard name.count >= 4 else { return nil }
         let lower = Array(name.lowercased())

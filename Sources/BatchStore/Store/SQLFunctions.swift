@@ -18,8 +18,8 @@ import GRDBSQLite
 ///   `needle`, or matches it as an NSPredicate LIKE pattern (3); an empty needle is found in
 ///   nothing; NULL when either is not text.
 /// - `bs_pow(a, b)`: `a ** b` as a real; NULL unless both are numbers.
-enum SQLFunctions {
-    static func fold(_ s: String, flags: Int) -> String {
+package enum SQLFunctions {
+    package static func fold(_ s: String, flags: Int) -> String {
         var options: String.CompareOptions = []
         if flags & 1 != 0 { options.insert(.caseInsensitive) }
         if flags & 2 != 0 { options.insert(.diacriticInsensitive) }
@@ -186,7 +186,7 @@ enum SQLFunctions {
     }
 
     /// Compiles a MATCHES pattern, or returns a message naming what is wrong with it.
-    static func validateRegex(_ pattern: String) -> String? {
+    package static func validateRegex(_ pattern: String) -> String? {
         do {
             _ = try NSRegularExpression(pattern: pattern)
             return nil

@@ -39,6 +39,22 @@ public struct Attribute: Sendable, Hashable {
     /// True for generated columns (`GENERATED ALWAYS AS …`), which cannot be written.
     public let isGenerated: Bool
 
+    init(name: String, declaredType: String, isNotNull: Bool, defaultValueSQL: String?, primaryKeyPosition: Int?, isGenerated: Bool) {
+        self.name = name
+        self.declaredType = declaredType
+        self.isNotNull = isNotNull
+        self.defaultValueSQL = defaultValueSQL
+        self.primaryKeyPosition = primaryKeyPosition
+        self.isGenerated = isGenerated
+    }
+
+    /// A column of another engine's table, its type as that engine writes it.
+    package init(engineColumn name: String, declaredType: String, isNotNull: Bool, defaultValueSQL: String?,
+                 primaryKeyPosition: Int?, isGenerated: Bool) {
+        self.init(name: name, declaredType: declaredType, isNotNull: isNotNull, defaultValueSQL: defaultValueSQL,
+                  primaryKeyPosition: primaryKeyPosition, isGenerated: isGenerated)
+    }
+
     /// The SQLite type affinity the declared type gives (`INTEGER`, `TEXT`, `BLOB`, `REAL`, `NUMERIC`).
     public var affinity: String {
         let t = declaredType.uppercased()
@@ -150,9 +166,24 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// For rowid tables: the name that reaches the rowid (`rowid`, `_rowid_` or `oid`, whichever no
     /// column shadows), or nil when all three are shadowed (then the table is keyed like a view).
     let rowidName: String?
+    /// The key columns another engine gives (a PostgreSQL table's primary key, or `ctid`), in
+    /// place of what ``kind`` implies; nil for SQLite.
+    let explicitKeyColumns: [String]?
+    /// True when the engine refuses edits whatever the key (a PostgreSQL table browsed by `ctid`).
+    let isReadOnlyByEngine: Bool
 
-    init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
-         relationships: [Relationship], indexedColumns: Set<String>) {
+    convenience init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
+                     relationships: [Relationship], indexedColumns: Set<String>) {
+        self.init(name: name, kind: kind, storeName: storeName, attributes: attributes, uniquenessConstraints: uniquenessConstraints,
+                  relationships: relationships, indexedColumns: indexedColumns, keyColumns: nil, readOnly: false)
+    }
+
+    /// An entity of another engine's table or view, keyed by `keyColumns` (empty: no stable key,
+    /// like a view). `kind` is `.withoutRowidTable` for a keyed table, `.view` for the rest.
+    package init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
+                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnly: Bool) {
+        self.explicitKeyColumns = keyColumns
+        self.isReadOnlyByEngine = readOnly
         self.name = name
         self.kind = kind
         self.storeName = storeName
@@ -165,7 +196,7 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
         var index: [String: Int] = [:]
         for (i, a) in attributes.enumerated() where index[a.name] == nil { index[a.name] = i }
         self.attributeIndex = index
-        if kind == .table {
+        if kind == .table, keyColumns == nil {
             let lower = Set(attributes.map { $0.name.lowercased() })
             self.rowidName = ["rowid", "_rowid_", "oid"].first { !lower.contains($0) }
         } else {
@@ -174,7 +205,7 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True for views, which batch requests and saves refuse.
-    public var isReadOnly: Bool { kind == .view || keyColumns.isEmpty }
+    public var isReadOnly: Bool { kind == .view || keyColumns.isEmpty || isReadOnlyByEngine }
 
     /// The attribute with this name (exact match first, then case-insensitive as SQLite does).
     public func attribute(named name: String) -> Attribute? {
@@ -195,7 +226,8 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
 
     /// The SQL expressions (relative to a table alias) that identify a row, or empty when rows have no
     /// stable key (views, or tables whose rowid names are all shadowed and that declare no key).
-    var keyColumns: [String] {
+    package var keyColumns: [String] {
+        if let explicitKeyColumns { return explicitKeyColumns }
         switch kind {
         case .table:
             if let rowidName { return [rowidName] }

@@ -1,0 +1,283 @@
+import BatchStore
+import Foundation
+
+/// A column of a result's ID table on PostgreSQL: its name there, and the table column it copies
+/// (whose type and kind say how to read it back and how to bind a value compared with it).
+struct PostgresIDColumn {
+    /// `key`, `k0`, `k1`, … or, for a relation without a key, `c0`, `c1`, …
+    let name: String
+    /// The SQL expression filling it, on the row under `t` (`t."id"`, `t.ctid`).
+    let source: String
+    /// How its values read: the column's kind, or text for `ctid`.
+    let kind: PostgresValueKind
+    let baseTypeOID: Int64
+    /// The type a bound value is cast to before it is compared with the column (`bigint`, `tid`).
+    let sqlType: String
+
+    /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
+    func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
+
+    /// The ID columns of `table`: its primary key, its `ctid`, or every column.
+    static func of(_ table: PostgresTable) -> [PostgresIDColumn] {
+        switch table.rowKey {
+        case .primaryKey(let names):
+            let columns = names.compactMap { table.column(named: $0) }
+            return columns.enumerated().map { i, c in
+                PostgresIDColumn(name: columns.count == 1 ? "key" : "k\(i)", source: "t.\(quoteIdentifier(c.name))", kind: c.kind,
+                                 baseTypeOID: c.baseTypeOID, sqlType: c.declaredType)
+            }
+        case .ctid:
+            return [PostgresIDColumn(name: "key", source: "t.ctid", kind: .text, baseTypeOID: 27, sqlType: "tid")]
+        case .none:
+            return table.columns.enumerated().map { i, c in
+                PostgresIDColumn(name: "c\(i)", source: "t.\(quoteIdentifier(c.name))", kind: c.kind, baseTypeOID: c.baseTypeOID, sqlType: c.declaredType)
+            }
+        }
+    }
+}
+
+/// The row IDs of one result on PostgreSQL, in result order, in a temp table of the result's own
+/// session: `pg_temp."bs_ids_N"(pos bigint PRIMARY KEY, <ID columns>)`, filled by one
+/// `CREATE TEMP TABLE … AS SELECT row_number() OVER () AS pos, s.* FROM (<ID query>) AS s`. The IDs
+/// never cross the network; positions are 1-based in SQL and 0-based in Swift.
+final class PostgresIDTable: IDStore {
+    let session: PostgresSession
+    let columns: [PostgresIDColumn]
+    /// True when the columns identify a row (a key); false for a relation's values, which may
+    /// repeat, so a refill keeps no anchor.
+    let keyed: Bool
+    private(set) var name: String
+    private(set) var count = 0
+    private(set) var fillSeconds = 0.0
+    private var nextName = 0
+
+    init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool) {
+        self.session = session
+        self.columns = columns
+        self.keyed = keyed
+        self.name = ""
+        self.name = makeName()
+    }
+
+    private func makeName() -> String {
+        nextName += 1
+        return "bs_ids_\(nextName)"
+    }
+
+    var location: String { "PostgreSQL temp table \(name)" }
+    var qualifiedName: String { "pg_temp.\(quoteIdentifier(name))" }
+    private var columnList: String { columns.map(\.name).joined(separator: ", ") }
+
+    func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+        count = try build(name, query)
+    }
+
+    func fillSQL(_ query: IDQuery) -> String { createSQL(name, query) }
+
+    private func createSQL(_ name: String, _ query: IDQuery) -> String {
+        // row_number() over the ordered subquery numbers rows in the order the sort yields them.
+        "CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s"
+    }
+
+    /// Creates and fills the table, then indexes `pos`; on failure no table is left.
+    private func build(_ name: String, _ query: IDQuery) throws -> Int {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let n = try session.execute(createSQL(name, query), query.arguments) ?? 0
+        do {
+            try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(name)) ADD PRIMARY KEY (pos)")
+        } catch {
+            _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
+            throw error
+        }
+        fillSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return n
+    }
+
+    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
+        let keys = keyed ? try anchors.compactMap { try row(at: $0) } : []
+        let fresh = makeName()
+        let newCount = try build(fresh, query)
+        try session.execute("DROP TABLE \(qualifiedName)")
+        try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(name))")
+        count = newCount
+        for key in keys {
+            if let position = try position(of: key) { return position }
+        }
+        return nil
+    }
+
+    func row(at position: Int) throws -> [SQLValue]? {
+        guard position >= 0 && position < count else { return nil }
+        let select = columns.map { $0.read("ids") }.joined(separator: ", ")
+        return try session.query("SELECT \(select) FROM \(qualifiedName) AS ids WHERE pos = $1", [.integer(Int64(position + 1))]).first
+    }
+
+    /// `CAST($n AS <type>)` for each column, numbered from `first`.
+    private func placeholders(from first: Int) -> String {
+        "(" + columns.enumerated().map { "CAST($\(first + $0) AS \($1.sqlType))" }.joined(separator: ", ") + ")"
+    }
+
+    /// The first position whose ID columns are `values`.
+    func position(of values: [SQLValue]) throws -> Int? {
+        let match = columns.enumerated().map { "\($1.name) IS NOT DISTINCT FROM CAST($\($0 + 1) AS \($1.sqlType))" }.joined(separator: " AND ")
+        let rows = try session.query("SELECT pos FROM \(qualifiedName) WHERE \(match) ORDER BY pos LIMIT 1", values)
+        return rows.first?.first?.integerValue.map { Int($0) - 1 }
+    }
+
+    func contains(_ rows: [[SQLValue]]) throws -> Set<[SQLValue]> {
+        var found = Set<[SQLValue]>()
+        let select = columns.map { $0.read("ids") }.joined(separator: ", ")
+        let tuple = "(" + columns.map { "ids.\($0.name)" }.joined(separator: ", ") + ")"
+        var offset = 0
+        while offset < rows.count {
+            let chunk = Array(rows[offset..<min(rows.count, offset + 500)])
+            offset += chunk.count
+            let list = chunk.indices.map { placeholders(from: 1 + $0 * columns.count) }.joined(separator: ", ")
+            for row in try session.query("SELECT \(select) FROM \(qualifiedName) AS ids WHERE \(tuple) IN (\(list))", chunk.flatMap { $0 }) {
+                found.insert(row)
+            }
+        }
+        return found
+    }
+
+    func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
+        var best: Int?
+        for query in queries {
+            guard let pos = try session.query(query.select, query.arguments).first?.first?.integerValue else { continue }
+            let p = Int(pos) - 1
+            if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
+        }
+        return best
+    }
+}
+
+/// A result over one PostgreSQL table: its ID table is in the result's own session, and a batch
+/// is one join by position range,
+/// `SELECT ids.pos, ids.key, t.<columns> FROM pg_temp."bs_ids_N" AS ids JOIN "s"."T" AS t
+/// ON t."id" = ids.key WHERE ids.pos BETWEEN $1 AND $2` (a nested loop: an index range scan of
+/// `pos`, then a primary-key lookup, or a TID lookup by `ctid`, per row).
+///
+/// Objects have no context yet: they hold their values and are read-only; edits of a PostgreSQL
+/// result are refused with `.readOnly`.
+final class PostgresResultSource: ResultSource {
+    let store: PostgresStore
+    let table: PostgresTable
+    let entity: Entity
+    let idTable: PostgresIDTable
+    /// Shared by the result's objects: no context behind them.
+    private let link = ContextLink(nil)
+
+    init(store: PostgresStore, table: PostgresTable, entity: Entity, session: PostgresSession) {
+        self.store = store
+        self.table = table
+        self.entity = entity
+        self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none)
+    }
+
+    deinit { idTable.session.close() }
+
+    var ids: any IDStore { idTable }
+    var session: PostgresSession { idTable.session }
+    var isAddressable: Bool { idTable.keyed }
+    var objectsAlive: Int { 0 }
+    var packsValues: Bool { false }
+
+    func idQuery(_ request: FetchRequest) throws -> IDQuery {
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
+        }
+        let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
+        let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
+        var order = try request.sortDescriptors.map { try builder.order($0) }
+        if isAddressable { order += idTable.columns.map { "\($0.source) ASC" } }
+        let select = idTable.columns.map { "\($0.source) AS \($0.name)" }.joined(separator: ", ")
+        var limit = ""
+        if request.fetchLimit > 0 { limit += " LIMIT \(request.fetchLimit)" }
+        if request.fetchOffset > 0 { limit += " OFFSET \(request.fetchOffset)" }
+        let sql = "SELECT \(select.isEmpty ? "NULL AS c0" : select) FROM \(builder.fromClause)\(condition)"
+            + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")) + limit
+        return IDQuery(select: sql, arguments: builder.arguments)
+    }
+
+    /// The row's columns under `t`, each read as its kind.
+    private var columnList: String { table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ") }
+
+    private(set) lazy var faultSQL: String = {
+        let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
+        guard isAddressable else {
+            let values = idTable.columns.map { $0.read("ids") }
+            return "SELECT ids.pos\(values.isEmpty ? "" : ", " + values.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids WHERE ids.pos BETWEEN $1 AND $2"
+        }
+        let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
+        let columns = columnList
+        return "SELECT ids.pos, \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(idTable.qualifiedName) AS ids JOIN \(table.qualifiedSQL) AS t ON \(on) WHERE ids.pos BETWEEN $1 AND $2"
+    }()
+
+    func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
+        (faultSQL, [.integer(Int64(positions.lowerBound + 1)), .integer(Int64(positions.upperBound))])
+    }
+
+    func fault(_ positions: Range<Int>) throws -> FaultedBatch {
+        let (sql, arguments) = try faultStatement(positions)
+        let rows = try session.query(sql, arguments)
+        var objects = [ManagedObject?](repeating: nil, count: positions.count)
+        let keyCount = isAddressable ? idTable.columns.count : 0
+        for row in rows {
+            guard let pos = row.first?.integerValue else { continue }
+            let slot = Int(pos) - 1 - positions.lowerBound
+            guard slot >= 0 && slot < objects.count else { continue }
+            let id = isAddressable
+                ? ObjectID(entity: entity, key: .primaryKey(Array(row[1..<(1 + keyCount)])))
+                : ObjectID(entity: entity, key: .position(Int(pos) - 1))
+            objects[slot] = ManagedObject(objectID: id, link: link, values: Array(row[(1 + keyCount)...]))
+        }
+        return FaultedBatch(objects: objects)
+    }
+
+    func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
+        guard isAddressable else { return ObjectID(entity: entity, key: .position(position)) }
+        return ObjectID(entity: entity, key: .primaryKey(idRow))
+    }
+
+    func idRow(of id: ObjectID) -> [SQLValue]? {
+        guard isAddressable, id.entity === entity, id.isAddressable else { return nil }
+        return id.keyValues
+    }
+
+    func storeName(idRow: [SQLValue]) -> String? { store.name }
+
+    func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
+        guard isAddressable else { throw BatchStoreError(.invalidQuery, "\(table.name) has no row key, so it cannot be searched in place") }
+        let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
+        let condition = try builder.compile(predicate.node)
+        let after = builder.bind(.integer(Int64(position + 1)))
+        let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
+        let from = (["\(idTable.qualifiedName) AS ids JOIN \(table.qualifiedSQL) AS t ON \(on)"] + builder.joins).joined(separator: " ")
+        let sql = "SELECT ids.pos FROM \(from) WHERE ids.pos \(backwards ? "<" : ">") \(after) AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+        return [IDQuery(select: sql, arguments: builder.arguments)]
+    }
+
+    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
+        throw BatchStoreError(.invalidQuery, "frequencies and summaries over PostgreSQL are not built yet")
+    }
+}
+
+extension PostgresTable {
+    /// The table as an ``Entity``: its columns as attributes (types as PostgreSQL writes them),
+    /// keyed by its primary key, by `ctid` (read-only), or not at all (a view).
+    func makeEntity() -> Entity {
+        let attributes = columns.map {
+            Attribute(engineColumn: $0.name, declaredType: $0.declaredType, isNotNull: $0.isNotNull, defaultValueSQL: $0.defaultValueSQL,
+                      primaryKeyPosition: $0.primaryKeyPosition, isGenerated: $0.isGenerated)
+        }
+        let keys: [String]
+        switch rowKey {
+        case .primaryKey(let names): keys = names
+        case .ctid: keys = ["ctid"]
+        case .none: keys = []
+        }
+        return Entity(name: name, kind: keys.isEmpty ? .view : .withoutRowidTable, storeName: storeName, attributes: attributes,
+                      uniquenessConstraints: uniquenessConstraints, relationships: relationships, indexedColumns: indexedColumns,
+                      keyColumns: keys, readOnly: isReadOnly)
+    }
+}

@@ -1,0 +1,103 @@
+import BatchStore
+import Foundation
+
+/// The text functions NSPredicate's semantics need and PostgreSQL lacks, as SQL functions in the
+/// session's own `pg_temp` schema (created once per session, gone with it; no extension, no
+/// privilege beyond a temporary table's):
+///
+/// - `pg_temp.bs_fold_c(text)`, `bs_fold_d`, `bs_fold_cd`: `[c]`, `[d]` and `[cd]` folding, the
+///   same as SQLite stores compute in Swift (`String.folding(options:locale: nil)`);
+/// - `pg_temp.bs_lower(text)`, `bs_upper`: Unicode `lowercase()` and `uppercase()`, the same as
+///   Swift's `lowercased()` and `uppercased()` (PostgreSQL's own follow the database's locale,
+///   and under `C` change ASCII letters only).
+///
+/// Each is a table of what Swift gives for every code point of planes 0 and 1 (taken inside a
+/// word), written as `translate()` (one-to-one and deleted code points) followed by a
+/// `replace()` per code point that becomes several. Text that is all ASCII takes a shortcut, `lower(x COLLATE "C")` or the
+/// text itself, which is what the table gives for ASCII. Each function is one SQL expression, so
+/// the planner inlines it into the query.
+enum PostgresTextFunctions {
+    /// What one function does to each code point that it changes.
+    struct Mapping: Equatable {
+        /// Code points mapped to one code point: `translate(x, from, to)`.
+        var from = ""
+        var to = ""
+        /// Code points removed (after `from` in translate's first string, with nothing in `to`).
+        var deleted = ""
+        /// Code points that become several, applied with `replace()` after translate.
+        var expanded: [(String, String)] = []
+
+        static func == (a: Mapping, b: Mapping) -> Bool {
+            a.from == b.from && a.to == b.to && a.deleted == b.deleted && a.expanded.elementsEqual(b.expanded, by: ==)
+        }
+    }
+
+    /// The functions, by name, with what Swift does to one code point for each.
+    static let functions: [(name: String, map: @Sendable (String) -> String, ascii: String)] = [
+        ("bs_fold_c", { SQLFunctions.fold($0, flags: 1) }, #"lower($1 COLLATE "C")"#),
+        ("bs_fold_d", { SQLFunctions.fold($0, flags: 2) }, "$1"),
+        ("bs_fold_cd", { SQLFunctions.fold($0, flags: 3) }, #"lower($1 COLLATE "C")"#),
+        ("bs_lower", { $0.lowercased() }, #"lower($1 COLLATE "C")"#),
+        ("bs_upper", { $0.uppercased() }, #"upper($1 COLLATE "C")"#),
+    ]
+
+    /// The mapping of every code point of planes 0 and 1 that `map` changes, each taken between
+    /// two letters (`a` + code point + `a`), as it is met in text: a combining mark that folding
+    /// removes after a letter is removed there (alone, Foundation keeps it), and a letter whose
+    /// mapping depends on its place (a final sigma) maps as it does inside a word.
+    static func mapping(_ map: (String) -> String) -> Mapping {
+        var mapping = Mapping()
+        let around = map("a")
+        for value in UInt32(1)...0x1FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let original = String(String.UnicodeScalarView([scalar]))
+            let inContext = Array(map("a" + original + "a").unicodeScalars)
+            let edge = Array(around.unicodeScalars)
+            let scalars: [Unicode.Scalar]
+            if inContext.count >= 2 * edge.count, Array(inContext.prefix(edge.count)) == edge, Array(inContext.suffix(edge.count)) == edge {
+                scalars = Array(inContext.dropFirst(edge.count).dropLast(edge.count))
+            } else {
+                scalars = Array(map(original).unicodeScalars)
+            }
+            guard scalars != [scalar] else { continue }
+            switch scalars.count {
+            case 0: mapping.deleted.unicodeScalars.append(scalar)
+            case 1:
+                mapping.from.unicodeScalars.append(scalar)
+                mapping.to.unicodeScalars.append(scalars[0])
+            default: mapping.expanded.append((original, String(String.UnicodeScalarView(scalars))))
+            }
+        }
+        return mapping
+    }
+
+    /// `CREATE OR REPLACE FUNCTION pg_temp.…` for each function; computed once per process
+    /// (about 130,000 code points through Foundation, a fraction of a second). Code points that
+    /// folding removes (combining marks) are removed after the first character only, as
+    /// Foundation keeps a mark that follows no letter.
+    static let createStatements: [String] = functions.map { function in
+        let m = mapping(function.map)
+        var body: String
+        if m.deleted.isEmpty {
+            body = "translate($1, \(literal(m.from)), \(literal(m.to)))"
+        } else {
+            body = "translate(left($1, 1), \(literal(m.from)), \(literal(m.to))) || translate(substr($1, 2), \(literal(m.from + m.deleted)), \(literal(m.to)))"
+        }
+        for (from, to) in m.expanded { body = "replace(\(body), \(literal(from)), \(literal(to)))" }
+        return """
+            CREATE OR REPLACE FUNCTION pg_temp.\(function.name)(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $bs$
+            SELECT CASE WHEN octet_length($1) = char_length($1) THEN \(function.ascii) ELSE \(body) END
+            $bs$
+            """
+    }
+
+    /// A standard SQL string literal ('' for a quote).
+    static func literal(_ s: String) -> String {
+        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// Creates the functions in `session`'s `pg_temp` schema (one statement each).
+    static func install(in session: PostgresSession) throws {
+        for statement in createStatements { try session.execute(statement) }
+    }
+}

@@ -1,0 +1,177 @@
+import BatchStore
+import BatchStorePostgres
+import Foundation
+import Testing
+import TestSupport
+
+/// `BatchFaultingCollection` over PostgreSQL: the ID fetch into a temp table of the result's own
+/// session, faults by position range, rows deleted between fetch and fault, refresh with anchors,
+/// search in place, membership, and the keys a table can have (primary key, composite, `ctid`, none).
+@Suite("PostgreSQL batched fetches")
+struct FetchTests {
+    static let rows = 5_000
+
+    /// `movie` with `rows` rows: a score no index serves, a title, a year with NULLs; `director`
+    /// for a to-one key path; `pairs` with a composite key; `heap` with no key; `recent`, a view.
+    static func store(_ server: PostgresServer) throws -> (PostgresStore, String) {
+        let database = try server.makeDatabase("fetch", sql: """
+            CREATE TABLE director (id int PRIMARY KEY, name text);
+            INSERT INTO director SELECT g, 'director ' || g FROM generate_series(1, 50) g;
+            CREATE TABLE movie (id bigint PRIMARY KEY, title text NOT NULL, score int, year smallint,
+                                director_id int REFERENCES director, price numeric(8,2));
+            INSERT INTO movie SELECT g, 'title ' || g, (g * 7919) % 1000, CASE WHEN g % 10 = 0 THEN NULL ELSE 1900 + g % 120 END,
+                                     1 + g % 50, g / 100.0 FROM generate_series(1, \(rows)) g;
+            CREATE TABLE pairs (a int, b text, v int, PRIMARY KEY (a, b));
+            INSERT INTO pairs SELECT g % 7, 'b' || g, g FROM generate_series(1, 300) g;
+            CREATE TABLE heap (v int, w text);
+            INSERT INTO heap SELECT g, 'w' || g FROM generate_series(1, 300) g;
+            CREATE VIEW recent AS SELECT id, title FROM movie WHERE year >= 2000;
+            """)
+        return (try PostgresStore(url: server.url(database: database), environment: noPasswordFile), database)
+    }
+
+    static func ints(_ result: BatchFaultingCollection, _ key: String) throws -> [Int64?] {
+        try result.map { try $0?.value(forKey: key).integerValue }
+    }
+
+    @Test("sorted by an unindexed column: the server's order, faulted a batch at a time, memory bounded")
+    func sortedFetch() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        let request = BatchStore.FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "title", ascending: false)],
+                                              fetchBatchSize: 100)
+        let result = try store.fetchBatched(request, residentBatches: 4)
+        #expect(result.count == Self.rows)
+        #expect(result.statistics.batchesFaulted == 0)
+        #expect(result.statistics.idStorage.hasPrefix("PostgreSQL temp table"))
+        let expected = try server.psql("SELECT id FROM movie ORDER BY score, title COLLATE \"C\" DESC, id", database: database)
+            .split(separator: "\n").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(expected.count == Self.rows)
+        // Touching one row faults its batch only.
+        #expect(try result[4_321]?.value(forKey: "id").integerValue == expected[4_321])
+        #expect(result.statistics.batchesFaulted == 1)
+        var peakResident = 0
+        var ids: [Int64] = []
+        for object in result {
+            ids.append(try #require(object?.value(forKey: "id").integerValue))
+            peakResident = max(peakResident, result.statistics.batchesResident)
+        }
+        #expect(ids == expected)
+        #expect(peakResident <= 4)
+        #expect(result.statistics.batchesFaulted == 1 + Self.rows / 100)
+        // Values read as their kinds: numeric as the server writes it.
+        let first = try #require(result[0])
+        #expect(try first.value(forKey: "price").textValue != nil)
+        #expect(first.managedObjectContext == nil)
+    }
+
+    @Test("a predicate with a key path through a to-one relationship, with limit and offset")
+    func predicateLimitOffset() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        var request = BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("director.name ENDSWITH '7' AND year != nil AND score < 500"),
+                                              sortDescriptors: [SortDescriptor(key: "year", ascending: false)], fetchLimit: 40, fetchOffset: 5)
+        request.fetchBatchSize = 16
+        let result = try store.fetchBatched(request)
+        let expected = try server.psql("""
+            SELECT m.id FROM movie m JOIN director d ON d.id = m.director_id WHERE d.name LIKE '%7' AND m.year IS NOT NULL AND m.score < 500
+            ORDER BY m.year DESC, m.id LIMIT 40 OFFSET 5
+            """, database: database).split(separator: "\n").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(expected.count == 40)
+        #expect(try Self.ints(result, "id") == expected)
+    }
+
+    @Test("a row deleted between fetch and fault is nil; refresh keeps the anchor's row in view")
+    func deletedAndRefreshed() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 50))
+        let id300 = try #require(try result.objectID(at: 299))
+        _ = try server.psql("DELETE FROM movie WHERE id IN (10, 11, 12)", database: database)
+        #expect(result[9] == nil)
+        #expect(result[12] != nil)
+        #expect(result.lastError == nil)
+        #expect(result.count == Self.rows)
+        _ = try server.psql("DELETE FROM movie WHERE id <= 100", database: database)
+        let anchored = try result.refresh(keeping: [299])
+        #expect(result.count == Self.rows - 100)
+        #expect(anchored == 199)
+        #expect(try result.objectID(at: 199) == id300)
+        #expect(try result[199]?.value(forKey: "id").integerValue == 300)
+        #expect(try result.members(of: [id300]) == [id300])
+    }
+
+    @Test("search in place finds the next and previous matching positions")
+    func searchInPlace() throws {
+        let server = try PostgresServer.require()
+        let (store, _) = try Self.store(server)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "id")]))
+        let predicate = try FetchPredicate("title ENDSWITH '77'")
+        #expect(try result.firstPosition(matching: predicate, after: 100, backwards: false, progress: nil) == 176)
+        #expect(try result.firstPosition(matching: predicate, after: 176, backwards: true, progress: nil) == 76)
+        #expect(try result.firstPosition(matching: try FetchPredicate("title == 'none'"), after: 0, backwards: false, progress: nil) == nil)
+    }
+
+    @Test("composite keys, ctid for a table without a key (read-only), and a view without one")
+    func keys() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        let pairs = try store.fetchBatched(BatchStore.FetchRequest(entityName: "pairs", predicate: try FetchPredicate("a == 3"), sortDescriptors: [SortDescriptor(key: "v", ascending: false)]))
+        #expect(pairs.count == 43)
+        let id = try #require(try pairs.objectID(at: 0))
+        #expect(id.uriRepresentation.hasSuffix("/pairs/ki3,tb297"))
+        #expect(try pairs.members(of: [id]) == [id])
+
+        let heap = try store.fetchBatched(BatchStore.FetchRequest(entityName: "heap", predicate: try FetchPredicate("v > 290")))
+        #expect(try Self.ints(heap, "v") == Array(291...300).map { Int64($0) })
+        #expect(heap.entity.isReadOnly)
+        let ctid = try server.psql("SELECT ctid FROM heap WHERE v = 291", database: database)
+        #expect(try heap.objectID(at: 0)?.keyValues == [.text(ctid)])
+
+        let recent = try store.fetchBatched(BatchStore.FetchRequest(entityName: "recent", sortDescriptors: [SortDescriptor(key: "id")]))
+        let titles = try server.psql("SELECT title FROM recent ORDER BY id", database: database).split(separator: "\n").map { SQLValue.text(String($0)) }
+        #expect(recent.count == titles.count)
+        #expect(try recent.map { try $0?.value(forKey: "title") } == titles)
+        #expect(try recent.objectID(at: 0)?.isAddressable == false)
+    }
+
+    @Test("edits through a PostgreSQL result are refused with one line, and the table is unchanged")
+    func editsRefused() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie"))
+        #expect(throws: BatchStoreError.self) { try result.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "movie")), undoable: false) }
+        do {
+            _ = try result.count(forDelete: BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "movie")))
+            Issue.record("a delete count over PostgreSQL did not throw")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .readOnly)
+            #expect(!error.message.contains("\n"))
+        }
+        #expect(try server.psql("SELECT count(*) FROM movie", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.rows)")
+    }
+
+    @Test("bad requests: one line naming the problem, and no session left behind")
+    func badRequests() throws {
+        let server = try PostgresServer.require()
+        let (store, database) = try Self.store(server)
+        func error(_ request: BatchStore.FetchRequest) -> BatchStoreError? {
+            do { _ = try store.fetchBatched(request); return nil } catch { return error as? BatchStoreError }
+        }
+        #expect(error(BatchStore.FetchRequest(entityName: "nope"))?.code == .noSuchEntity)
+        #expect(error(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("titel == 'x'")))?.message.contains("did you mean \"title\"") == true)
+        #expect(error(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("year < 'x'")))?.code == .invalidQuery)
+        #expect(error(BatchStore.FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: "nope")]))?.code == .noSuchAttribute)
+        #expect(error(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("title MATCHES '\\\\bx'")))?.code == .invalidQuery)
+        // The test server's character type is C: \w would match ASCII only, so it is refused by name.
+        #expect(store.characterType == "C")
+        let ascii = error(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("title MATCHES '\\\\w+'")))
+        #expect(ascii?.code == .invalidQuery)
+        #expect(ascii?.message.contains("ASCII only") == true)
+        #expect(error(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("title MATCHES '[[:alpha:]]+'")))?.message.contains("[:alpha:]") == true)
+        // Every session a failed fetch opened is closed again.
+        Thread.sleep(forTimeInterval: 0.2)
+        let sessions = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'faultline'", database: database)
+        #expect(sessions.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+}
