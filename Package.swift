@@ -76,6 +76,7 @@ let package = Package(
             name: "faultline",
             dependencies: [
                 "BatchStore",
+                "BatchStorePostgres",
                 "FaultlineCodecs",
                 "FaultlineDemo",
                 "FaultlineBench",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import BatchStorePostgres
 import Browser
 import FaultlineDemo
 import Foundation
@@ -29,6 +30,9 @@ struct Browse: ParsableCommand {
     }
 
     func run() throws {
+        if databases.contains(where: PostgresStoreURL.isStoreURL) {
+            throw BatchStoreError(.invalidArgument, "browsing PostgreSQL is not built yet; `faultline export <url> --table T` reads a table")
+        }
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
         var opened = try view.open(paths)
         // Up and Down recall earlier prompts across runs; `snapshot` keeps no history.

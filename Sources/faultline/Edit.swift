@@ -1,11 +1,12 @@
 import ArgumentParser
 import BatchStore
+import BatchStorePostgres
 import Browser
 import Foundation
 
 /// The file, table and filter that `export`, `update` and `delete` all take.
 struct TableOptions: ParsableArguments {
-    @Argument(help: "The SQLite file (it must exist); several files are one result across stores.")
+    @Argument(help: "The SQLite file (it must exist); several files are one result across stores. export also takes a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir).")
     var databases: [String]
 
     @Option(help: "With several files: which stores, by name (the file name without extension), e.g. 'a,b'.")
@@ -18,8 +19,16 @@ struct TableOptions: ParsableArguments {
         stores.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
     }
 
+    /// The PostgreSQL URL given instead of a file, if one was (`postgres://…`, `postgresql://…`).
+    var postgresURL: String? {
+        databases.count == 1 && PostgresStoreURL.isStoreURL(databases[0]) ? databases[0] : nil
+    }
+
     func validate() throws {
         guard !databases.isEmpty else { throw ValidationError("name the SQLite file") }
+        if databases.count > 1, databases.contains(where: PostgresStoreURL.isStoreURL) {
+            throw ValidationError("a PostgreSQL URL cannot be combined with other stores")
+        }
         if stores != nil && databases.count < 2 { throw ValidationError("--stores needs several files") }
     }
 
@@ -35,6 +44,9 @@ struct TableOptions: ParsableArguments {
     /// in the files' order, after checking each has the table), the table's entity, and how many
     /// stores have it.
     func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
+        if postgresURL != nil {
+            throw BatchStoreError(.invalidArgument, "PostgreSQL URLs work with export so far; update, delete and import over PostgreSQL are not built yet")
+        }
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {
             let context = try ManagedObjectContext(store: stores[0])

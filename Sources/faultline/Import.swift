@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchStore
+import BatchStorePostgres
 import FaultlineCodecs
 import Browser
 import Foundation
@@ -45,6 +46,9 @@ struct Import: ParsableCommand {
     var dryRun = false
 
     func run() throws {
+        if PostgresStoreURL.isStoreURL(database) {
+            throw BatchStoreError(.invalidArgument, "import into PostgreSQL is not built yet")
+        }
         let format = self.format ?? ImportFormat(rawValue: (file as NSString).pathExtension.lowercased()) ?? .ndjson
         let handle: FileHandle
         if file == "-" { handle = .standardInput } else {
