@@ -14,6 +14,10 @@ struct PostgresIDColumn {
     /// The type a bound value is cast to before it is compared with the column (`bigint`, `tid`).
     let sqlType: String
 
+    /// The column's source as the ID fetch's last sort key: text by code point (`COLLATE "C"`), as
+    /// SQLite orders a text key, whatever the database's collation.
+    var orderSQL: String { [25, 1042, 1043].contains(baseTypeOID) ? "\(source) COLLATE \"C\"" : source }
+
     /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
     func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
 
@@ -166,6 +170,16 @@ final class PostgresResultSource: ResultSource {
     let idTable: PostgresIDTable
     /// Shared by the result's objects: no context behind them.
     private let link = ContextLink(nil)
+    /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
+    private var hasTextFunctions = false
+
+    /// Creates the `pg_temp` text functions in the session before the first statement that calls
+    /// them (most fetches call none, and building their tables costs a fraction of a second).
+    private func prepare(_ sql: String) throws {
+        guard !hasTextFunctions, sql.contains("pg_temp.bs_") else { return }
+        try PostgresTextFunctions.install(in: session)
+        hasTextFunctions = true
+    }
 
     init(store: PostgresStore, table: PostgresTable, entity: Entity, session: PostgresSession) {
         self.store = store
@@ -189,13 +203,14 @@ final class PostgresResultSource: ResultSource {
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
         var order = try request.sortDescriptors.map { try builder.order($0) }
-        if isAddressable { order += idTable.columns.map { "\($0.source) ASC" } }
+        if isAddressable { order += idTable.columns.map { "\($0.orderSQL) ASC" } }
         let select = idTable.columns.map { "\($0.source) AS \($0.name)" }.joined(separator: ", ")
         var limit = ""
         if request.fetchLimit > 0 { limit += " LIMIT \(request.fetchLimit)" }
         if request.fetchOffset > 0 { limit += " OFFSET \(request.fetchOffset)" }
         let sql = "SELECT \(select.isEmpty ? "NULL AS c0" : select) FROM \(builder.fromClause)\(condition)"
             + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", ")) + limit
+        try prepare(sql)
         return IDQuery(select: sql, arguments: builder.arguments)
     }
 
@@ -254,6 +269,7 @@ final class PostgresResultSource: ResultSource {
         let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
         let from = (["\(idTable.qualifiedName) AS ids JOIN \(table.qualifiedSQL) AS t ON \(on)"] + builder.joins).joined(separator: " ")
         let sql = "SELECT ids.pos FROM \(from) WHERE ids.pos \(backwards ? "<" : ">") \(after) AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
+        try prepare(sql)
         return [IDQuery(select: sql, arguments: builder.arguments)]
     }
 

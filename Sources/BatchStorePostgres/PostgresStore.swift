@@ -72,7 +72,6 @@ public final class PostgresStore: Sendable {
         guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
         let session = try openSession()
         do {
-            try PostgresTextFunctions.install(in: session)
             let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
             let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: nil)
             return BatchFaultingCollection(storage: storage)

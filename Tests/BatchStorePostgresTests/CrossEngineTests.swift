@@ -41,17 +41,7 @@ struct CrossEngineTests {
         }
     }
 
-    struct Generator {
-        var state: UInt64
-        mutating func next(_ n: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(max(n, 1)))
-        }
-        mutating func pick<T>(_ a: [T]) -> T { a[next(a.count)] }
-    }
+    typealias Generator = SeededGenerator
 
     static let texts = ["", "a", "A", "ab", "Ab", "é", "É", "e", "e\u{301}", "élan", "Élan", "ELAN", "straße", "STRASSE", "日本語", "b*c", "a?b",
                         "10", "x y", "🙂", "Ω", "ω", "Dr", "Drama", "Ōzu", "İstanbul", "Kelvin \u{212A}", "ﬁne", "Σίσυφος", "100%", "a_b", "back\\slash"]

@@ -135,6 +135,22 @@ struct FetchTests {
         #expect(try recent.objectID(at: 0)?.isAddressable == false)
     }
 
+    @Test("a text key breaks ties by code point whatever the column's collation, as SQLite orders it")
+    func textKeyOrder() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("textkey", sql: """
+            CREATE TABLE word (w text COLLATE "und-x-icu" PRIMARY KEY, n int);
+            INSERT INTO word VALUES ('a', 1), ('B', 1), ('é', 1), ('Z', 1), ('b', 2);
+            """)
+        // ICU's order is a, b, B, é, Z; code points give B, Z, a, b, é.
+        #expect(try server.psql("SELECT string_agg(w, ',' ORDER BY w) FROM word", database: database) == "a,b,B,é,Z")
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let all = try store.fetchBatched(BatchStore.FetchRequest(entityName: "word"))
+        #expect(try all.map { try $0?.value(forKey: "w").textValue } == ["B", "Z", "a", "b", "é"])
+        let ties = try store.fetchBatched(BatchStore.FetchRequest(entityName: "word", sortDescriptors: [SortDescriptor(key: "n", ascending: false)]))
+        #expect(try ties.map { try $0?.value(forKey: "w").textValue } == ["b", "B", "Z", "a", "é"])
+    }
+
     @Test("edits through a PostgreSQL result are refused with one line, and the table is unchanged")
     func editsRefused() throws {
         let server = try PostgresServer.require()

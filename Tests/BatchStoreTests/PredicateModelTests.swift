@@ -116,17 +116,7 @@ import TestSupport
 
     // MARK: Random data and predicates
 
-    struct Generator {
-        var state: UInt64
-        mutating func next(_ n: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(max(n, 1)))
-        }
-        mutating func pick<T>(_ a: [T]) -> T { a[next(a.count)] }
-    }
+    typealias Generator = SeededGenerator
 
     static let texts = ["", "a", "A", "ab", "Ab", "é", "É", "e", "élan", "Élan", "ELAN", "straße", "日本語", "b*c", "a?b", "10", "x y", "🙂", "Ω", "Dr", "Drama"]
     static let numbers: [SQLValue] = [-3, -1.5, 0, 0.5, 1, 2, 2.5, 7, 10, 12]

@@ -108,3 +108,22 @@ public func rowChecksum(_ path: String, table: String = "n", columns: [String] =
         return "\(count) rows, \(hash)"
     }
 }
+
+/// A deterministic random sequence (SplitMix64) for random runs that must replay: the same seed
+/// gives the same predicates, rows and keys on every machine.
+public struct SeededGenerator {
+    public var state: UInt64
+    public init(state: UInt64) { self.state = state }
+
+    /// A number in `0..<n` (0 when `n` is 0 or less).
+    public mutating func next(_ n: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(max(n, 1)))
+    }
+
+    /// One element of `a`, which must not be empty.
+    public mutating func pick<T>(_ a: [T]) -> T { a[next(a.count)] }
+}
