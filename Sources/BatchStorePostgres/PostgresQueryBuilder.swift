@@ -136,6 +136,9 @@ final class PostgresQueryBuilder {
         var constant: SQLValue?
         /// True for a bare column reference (its kind is the column's).
         var isColumn = false
+        /// True for numbers that are surely integers (integer and boolean columns, integer
+        /// constants, integer arithmetic): their arithmetic runs exactly, in `numeric`.
+        var isInteger = false
         var name: String
 
         static func kind(of value: SQLValue) -> Kind {
@@ -155,9 +158,9 @@ final class PostgresQueryBuilder {
     static func columnOperand(_ column: PostgresColumn, alias: String, name: String) -> Operand {
         let sql = "\(alias).\(quoteIdentifier(column.name))"
         switch column.kind {
-        case .integer: return Operand(sql: column.baseTypeOID == 26 ? "\(sql)::int8" : sql, kind: .number, isColumn: true, name: name)
+        case .integer: return Operand(sql: column.baseTypeOID == 26 ? "\(sql)::int8" : sql, kind: .number, isColumn: true, isInteger: true, name: name)
         case .real, .numeric: return Operand(sql: sql, kind: .number, isColumn: true, name: name)
-        case .boolean: return Operand(sql: "\(sql)::int", kind: .number, isColumn: true, name: name)
+        case .boolean: return Operand(sql: "\(sql)::int", kind: .number, isColumn: true, isInteger: true, name: name)
         case .blob: return Operand(sql: sql, kind: .blob, isColumn: true, name: name)
         case .text where [25, 1043].contains(column.baseTypeOID):
             return Operand(sql: sql, kind: .text, isColumn: true, name: name)
@@ -188,13 +191,15 @@ final class PostgresQueryBuilder {
         switch e {
         case .value(let v):
             let name = v.isTextValue ? (v.textValue ?? "").debugDescription : v.description
-            return Operand(sql: bind(v), kind: Operand.kind(of: v), constant: v, name: name)
+            var o = Operand(sql: bind(v), kind: Operand.kind(of: v), constant: v, name: name)
+            if case .integer = v { o.isInteger = true }
+            return o
         case .keyPath(let path, let position):
             return try column(for: path, at: position)
         case .negate(let inner):
             let o = try operand(inner)
             try requireNumber(o, for: "-")
-            return Operand(sql: "(-\(o.sql))", kind: .number, name: "an arithmetic expression")
+            return Operand(sql: o.isInteger ? "(-(\(o.sql))::numeric)" : "(-(\(o.sql))::float8)", kind: .number, isInteger: o.isInteger, name: "an arithmetic expression")
         case .binary(let op, let l, let r):
             let lo = try operand(l), ro = try operand(r)
             if op == "||" {
@@ -203,13 +208,27 @@ final class PostgresQueryBuilder {
             try requireNumber(lo, for: op)
             try requireNumber(ro, for: op)
             let sql: String
+            var integer = false
             switch op {
             // NSExpression divides as floating point (9 / 4 is 2.25); SQLite gives NULL for / 0.
-            case "/": sql = "(\(lo.sql)::float8 / NULLIF(\(ro.sql), 0)::float8)"
-            case "**": sql = "power(\(lo.sql)::float8, \(ro.sql)::float8)"
-            default: sql = "(\(lo.sql) \(op) \(ro.sql))"
+            case "/": sql = "((\(lo.sql))::float8 / NULLIF((\(ro.sql))::float8, 0))"
+            // SQLite's bs_pow: nil where pow() is not finite (a negative base and a fractional
+            // exponent, zero to a negative power), where PostgreSQL's power() fails.
+            case "**":
+                let (b, e) = ("(\(lo.sql))::float8", "(\(ro.sql))::float8")
+                sql = "(CASE WHEN (\(b) < 0 AND \(e) <> trunc(\(e))) OR (\(b) = 0 AND \(e) < 0) THEN NULL ELSE power(\(b), \(e)) END)"
+            // SQLite's %: both sides as integers, nil for a zero divisor, the dividend's sign.
+            case "%":
+                sql = "(trunc((\(lo.sql))::numeric) % NULLIF(trunc((\(ro.sql))::numeric), 0))"
+                integer = true
+            default:
+                // Integers add, subtract and multiply exactly (numeric never overflows, where
+                // SQLite turns an overflowing integer into a real); anything with a real, as reals.
+                integer = lo.isInteger && ro.isInteger
+                let cast = integer ? "numeric" : "float8"
+                sql = "((\(lo.sql))::\(cast) \(op) (\(ro.sql))::\(cast))"
             }
-            return Operand(sql: sql, kind: .number, name: "an arithmetic expression")
+            return Operand(sql: sql, kind: .number, isInteger: integer, name: "an arithmetic expression")
         case .function(let name, let args, let position):
             return try function(name, args, column: position)
         case .list:
@@ -258,25 +277,36 @@ final class PostgresQueryBuilder {
         case "abs":
             try arity(1...1)
             try requireNumber(operands[0], for: "abs()")
-            return result("abs(\(operands[0].sql))", .number)
+            var o = result("abs(\(operands[0].sql))", .number)
+            o.isInteger = operands[0].isInteger
+            return o
         case "round":
             try arity(1...2)
             try operands.forEach { try requireNumber($0, for: "round()") }
             // SQLite rounds half away from zero and answers a real, as numeric's round does.
-            let digits = operands.count == 2 ? ", (\(operands[1].sql))::int" : ""
+            // SQLite reads negative digits as 0.
+            let digits = operands.count == 2 ? ", greatest((\(operands[1].sql))::int, 0)" : ""
             return result("(round((\(operands[0].sql))::numeric\(digits)))::float8", .number)
         case "length":
             try arity(1...1)
             let o = operands[0]
-            return result(o.kind == .blob ? "octet_length(\(o.sql))" : "char_length(\(textForm(o)))", .number)
+            var length = result(o.kind == .blob ? "octet_length(\(o.sql))" : "char_length(\(textForm(o)))", .number)
+            length.isInteger = true
+            return length
         case "trim":
             try arity(1...1)
-            return result(operands[0].kind == .text ? "btrim(\(operands[0].sql), ' ')" : operands[0].sql, operands[0].kind)
+            // SQLite's trim() answers text, a number's text form included.
+            return result("btrim(\(textForm(operands[0])), ' ')", .text)
         case "concat":
             try arity(1...64)
             return result("(" + operands.map { "coalesce(\(textForm($0)), '')" }.joined(separator: " || ") + ")", .text)
         case "substr", "substring":
             try arity(2...3)
+            for o in operands.dropFirst() {
+                if let v = o.constant?.doubleValue, v < 0 {
+                    throw BatchStoreError(.invalidQuery, "substr() at column \(column) with a negative start or length is not supported on PostgreSQL yet")
+                }
+            }
             let rest = operands.dropFirst().map { "(\($0.sql))::int" }.joined(separator: ", ")
             return result("substr(\(textForm(operands[0])), \(rest))", .text)
         case "string":
@@ -425,6 +455,9 @@ final class PostgresQueryBuilder {
         }
         if let problem = SQLFunctions.validateRegex(pattern) { throw BatchStoreError(.invalidQuery, problem) }
         let folded = flags & 2 != 0 ? SQLFunctions.fold(pattern, flags: 2) : pattern
+        if flags & 1 != 0, asciiCharacterClasses {
+            throw BatchStoreError(.invalidQuery, "MATCHES[c] on PostgreSQL folds case by the database's locale, which is C (ASCII only) here; write the pattern for both cases, as in [Ee]lan, or compare lowercase(x)")
+        }
         let regex = try Self.postgresRegex(folded, asciiCharacterClasses: asciiCharacterClasses)
         let lo = try operand(l)
         guard lo.kind == .text else { return "FALSE" }
@@ -454,7 +487,7 @@ final class PostgresQueryBuilder {
             let c = scalars[i]
             if c == "\\", i + 1 < scalars.count {
                 let next = scalars[i + 1]
-                if "bBAzZGpPQEhRXNk".unicodeScalars.contains(next) { throw refuse("\\\(next)") }
+                if "bBAzZGpPQEhHRXNkvVx".unicodeScalars.contains(next) { throw refuse("\\\(next)") }
                 if asciiCharacterClasses, "wWdDsS".unicodeScalars.contains(next) { throw refuseClass("\\\(next)") }
                 out.unicodeScalars.append(c)
                 out.unicodeScalars.append(next)
@@ -481,13 +514,15 @@ final class PostgresQueryBuilder {
             }
             switch c {
             case "[":
+                // ICU reads a top-level [:alpha:] as a class; PostgreSQL as the characters in it.
+                if i + 1 < scalars.count, scalars[i + 1] == ":" { throw refuse("a [:class:] outside brackets") }
                 inBracket = true
                 out.unicodeScalars.append(c)
                 // A ']' first in the class is a literal in both syntaxes; so is a '^' before it.
                 if i + 1 < scalars.count, scalars[i + 1] == "^" { out += "^"; i += 1 }
                 if i + 1 < scalars.count, scalars[i + 1] == "]" { out += "]"; i += 1 }
             case ".":
-                out += "[^\\n\\r\\u0085\\u2028\\u2029]"
+                out += "[^\\n\\v\\f\\r\\u0085\\u2028\\u2029]"
             case "(":
                 if i + 1 < scalars.count, scalars[i + 1] == "?" {
                     let rest = String(String.UnicodeScalarView(scalars[(i + 2)...].prefix(2)))
@@ -495,6 +530,10 @@ final class PostgresQueryBuilder {
                         throw refuse("(?\(rest.prefix(1))")
                     }
                 }
+                out.unicodeScalars.append(c)
+            case "$":
+                // ICU's $ also matches before a final line end; PostgreSQL's only at the end.
+                if i + 1 < scalars.count { throw refuse("a $ before the end of the pattern") }
                 out.unicodeScalars.append(c)
             case "*", "+", "?", "}":
                 out.unicodeScalars.append(c)

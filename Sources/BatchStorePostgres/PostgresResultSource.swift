@@ -18,6 +18,11 @@ struct PostgresIDColumn {
     /// SQLite orders a text key, whatever the database's collation.
     var orderSQL: String { [25, 1042, 1043].contains(baseTypeOID) ? "\(source) COLLATE \"C\"" : source }
 
+    /// A bound value (`$n`) as the column's type; a boolean key, read as 1 or 0, through int4.
+    func cast(_ placeholder: String) -> String {
+        kind == .boolean ? "CAST(CAST(\(placeholder) AS int4) AS boolean)" : "CAST(\(placeholder) AS \(sqlType))"
+    }
+
     /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
     func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
 
@@ -31,7 +36,10 @@ struct PostgresIDColumn {
                                  baseTypeOID: c.baseTypeOID, sqlType: c.declaredType)
             }
         case .ctid:
-            return [PostgresIDColumn(name: "key", source: "t.ctid", kind: .text, baseTypeOID: 27, sqlType: "tid")]
+            // ctid is unique within one table only: a parent's rows and its inheritance children's
+            // can share one, so the table's OID goes with it.
+            return [PostgresIDColumn(name: "k0", source: "t.tableoid", kind: .integer, baseTypeOID: 26, sqlType: "oid"),
+                    PostgresIDColumn(name: "k1", source: "t.ctid", kind: .text, baseTypeOID: 27, sqlType: "tid")]
         case .none:
             return table.columns.enumerated().map { i, c in
                 PostgresIDColumn(name: "c\(i)", source: "t.\(quoteIdentifier(c.name))", kind: c.kind, baseTypeOID: c.baseTypeOID, sqlType: c.declaredType)
@@ -118,12 +126,12 @@ final class PostgresIDTable: IDStore {
 
     /// `CAST($n AS <type>)` for each column, numbered from `first`.
     private func placeholders(from first: Int) -> String {
-        "(" + columns.enumerated().map { "CAST($\(first + $0) AS \($1.sqlType))" }.joined(separator: ", ") + ")"
+        "(" + columns.enumerated().map { $1.cast("$\(first + $0)") }.joined(separator: ", ") + ")"
     }
 
     /// The first position whose ID columns are `values`.
     func position(of values: [SQLValue]) throws -> Int? {
-        let match = columns.enumerated().map { "\($1.name) IS NOT DISTINCT FROM CAST($\($0 + 1) AS \($1.sqlType))" }.joined(separator: " AND ")
+        let match = columns.enumerated().map { "\($1.name) IS NOT DISTINCT FROM \($1.cast("$\($0 + 1)"))" }.joined(separator: " AND ")
         let rows = try session.query("SELECT pos FROM \(qualifiedName) WHERE \(match) ORDER BY pos LIMIT 1", values)
         return rows.first?.first?.integerValue.map { Int($0) - 1 }
     }
@@ -289,7 +297,7 @@ extension PostgresTable {
         let keys: [String]
         switch rowKey {
         case .primaryKey(let names): keys = names
-        case .ctid: keys = ["ctid"]
+        case .ctid: keys = ["tableoid", "ctid"]
         case .none: keys = []
         }
         return Entity(name: name, kind: keys.isEmpty ? .view : .withoutRowidTable, storeName: storeName, attributes: attributes,

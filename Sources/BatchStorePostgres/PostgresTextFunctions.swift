@@ -14,8 +14,8 @@ import Foundation
 /// Each is a table of what Swift gives for every code point of planes 0 and 1 (taken inside a
 /// word), written as `translate()` (one-to-one and deleted code points) followed by a
 /// `replace()` per code point that becomes several. Text that is all ASCII takes a shortcut, `lower(x COLLATE "C")` or the
-/// text itself, which is what the table gives for ASCII. Each function is one SQL expression, so
-/// the planner inlines it into the query.
+/// text itself, which is what the table gives for ASCII. Each function is one SQL expression and
+/// not STRICT, so the planner inlines it into the query.
 enum PostgresTextFunctions {
     /// What one function does to each code point that it changes.
     struct Mapping: Equatable {
@@ -71,21 +71,63 @@ enum PostgresTextFunctions {
         return mapping
     }
 
-    /// `CREATE OR REPLACE FUNCTION pg_temp.…` for each function; computed once per process
-    /// (about 130,000 code points through Foundation, a fraction of a second). Code points that
-    /// folding removes (combining marks) are removed after the first character only, as
-    /// Foundation keeps a mark that follows no letter.
+    /// Where Foundation's diacritic folding removes combining marks: after a character whose
+    /// decomposition starts with a letter below U+0510 (Latin, Greek, Cyrillic), every mark it
+    /// removes after `a` (`all`); after any other character (Hebrew, Devanagari, kana, Armenian),
+    /// only some (`afterOthers`: those it removes after Armenian `Ա`); at the start of the text,
+    /// none. `bases` are the characters of the first kind, found by folding each one followed
+    /// by a Hebrew point (which only such a base loses).
+    struct Marks {
+        var all: [Unicode.Scalar] = []
+        var afterOthers: [Unicode.Scalar] = []
+        var bases: [Unicode.Scalar] = []
+    }
+
+    static func marks(_ map: (String) -> String) -> Marks {
+        var marks = Marks()
+        let probe: Unicode.Scalar = "\u{5B8}"
+        let a = map("a"), armenian = map("\u{531}")
+        for value in UInt32(1)...0x1FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let c = String(String.UnicodeScalarView([scalar]))
+            if map("a" + c) == a, map(c) == c { marks.all.append(scalar) }
+            if map("\u{531}" + c) == armenian, map(c) == c { marks.afterOthers.append(scalar) }
+            if !map(c + String(probe)).unicodeScalars.contains(probe) { marks.bases.append(scalar) }
+        }
+        return marks
+    }
+
+    /// A regular-expression bracket of `scalars` (ascending), as ranges of `\uXXXX` / `\UXXXXXXXX`.
+    static func bracket(_ scalars: [Unicode.Scalar]) -> String {
+        func escape(_ v: UInt32) -> String { v <= 0xFFFF ? String(format: "\\u%04X", v) : String(format: "\\U%08X", v) }
+        var parts: [String] = []
+        var i = 0
+        while i < scalars.count {
+            var j = i
+            while j + 1 < scalars.count, scalars[j + 1].value == scalars[j].value + 1 { j += 1 }
+            parts.append(i == j ? escape(scalars[i].value) : escape(scalars[i].value) + "-" + escape(scalars[j].value))
+            i = j + 1
+        }
+        return "[" + parts.joined() + "]"
+    }
+
+    /// `CREATE OR REPLACE FUNCTION pg_temp.…` for each function; computed once per process, the
+    /// first time a fetch needs them (about 130,000 code points through Foundation). For the
+    /// diacritic folds, marks are removed first where Foundation removes them (see ``Marks``),
+    /// then the table is applied. Not STRICT, so that the planner inlines each call.
     static let createStatements: [String] = functions.map { function in
         let m = mapping(function.map)
-        var body: String
-        if m.deleted.isEmpty {
-            body = "translate($1, \(literal(m.from)), \(literal(m.to)))"
-        } else {
-            body = "translate(left($1, 1), \(literal(m.from)), \(literal(m.to))) || translate(substr($1, 2), \(literal(m.from + m.deleted)), \(literal(m.to)))"
+        var input = "$1"
+        if !m.deleted.isEmpty {
+            let marks = marks(function.map)
+            let afterBase = "regexp_replace($1, \(literal("(" + bracket(marks.bases) + ")" + bracket(marks.all) + "+")), '\\1', 'g')"
+            input = marks.afterOthers.isEmpty ? afterBase
+                : "(left(\(afterBase), 1) || regexp_replace(substr(\(afterBase), 2), \(literal(bracket(marks.afterOthers) + "+")), '', 'g'))"
         }
+        var body = "translate(\(input), \(literal(m.from)), \(literal(m.to)))"
         for (from, to) in m.expanded { body = "replace(\(body), \(literal(from)), \(literal(to)))" }
         return """
-            CREATE OR REPLACE FUNCTION pg_temp.\(function.name)(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $bs$
+            CREATE OR REPLACE FUNCTION pg_temp.\(function.name)(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $bs$
             SELECT CASE WHEN octet_length($1) = char_length($1) THEN \(function.ascii) ELSE \(body) END
             $bs$
             """

@@ -74,7 +74,7 @@ extension BatchFaultingCollection {
     private var editor: any ResultEditing {
         get throws {
             guard let editor = storage.source as? any ResultEditing else {
-                throw BatchStoreError(.readOnly, "results over \(storage.ids.location) cannot be edited yet")
+                throw BatchStoreError(.readOnly, "\(storage.source.entity.name) cannot be edited through this result: batch edits over its engine are not built yet")
             }
             return editor
         }
