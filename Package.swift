@@ -108,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BatchStorePostgresTests",
-            dependencies: ["BatchStorePostgres", "BatchStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BatchStorePostgres", "BatchStore", "Browser", "TerminalCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "TerminalCoreTests",

@@ -63,8 +63,12 @@ final class PostgresIDTable: IDStore {
     private(set) var fillSeconds = 0.0
     private var nextName = 0
 
-    init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool) {
+    /// Asks the server to cancel a backend's statement (see ``PostgresStore/cancelStatement(of:)``).
+    let cancel: ((Int) -> Void)?
+
+    init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool, cancel: ((Int) -> Void)? = nil) {
         self.session = session
+        self.cancel = cancel
         self.columns = columns
         self.keyed = keyed
         self.name = ""
@@ -81,7 +85,7 @@ final class PostgresIDTable: IDStore {
     private var columnList: String { columns.map(\.name).joined(separator: ", ") }
 
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
-        count = try build(name, query)
+        count = try build(name, query, progress: progress)
     }
 
     func fillSQL(_ query: IDQuery) -> String { createSQL(name, query) }
@@ -92,9 +96,30 @@ final class PostgresIDTable: IDStore {
     }
 
     /// Creates and fills the table, then indexes `pos`; on failure no table is left.
-    private func build(_ name: String, _ query: IDQuery) throws -> Int {
+    private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int {
         let started = DispatchTime.now().uptimeNanoseconds
-        let n = try session.execute(createSQL(name, query), query.arguments) ?? 0
+        let n: Int
+        if let progress, let cancel {
+            let pid = try session.backendPID()
+            var cancelled = false
+            do {
+                n = try session.execute(createSQL(name, query), query.arguments, every: 0.05, watch: { seconds in
+                    progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: seconds)) == .proceed
+                }, cancel: {
+                    cancelled = true
+                    cancel(pid)
+                }) ?? 0
+            } catch let error as BatchStoreError where error.code == .cancelled && cancelled {
+                throw BatchStoreError(.cancelled, "the fetch was cancelled")
+            }
+            // A cancel that came as the statement ended: the table exists; drop it.
+            if cancelled {
+                _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
+                throw BatchStoreError(.cancelled, "the fetch was cancelled")
+            }
+        } else {
+            n = try session.execute(createSQL(name, query), query.arguments) ?? 0
+        }
         do {
             try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(name)) ADD PRIMARY KEY (pos)")
         } catch {
@@ -193,7 +218,8 @@ final class PostgresResultSource: ResultSource {
         self.store = store
         self.table = table
         self.entity = entity
-        self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none)
+        self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
+                                       cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
     }
 
     deinit { idTable.session.close() }
@@ -225,16 +251,29 @@ final class PostgresResultSource: ResultSource {
     /// The row's columns under `t`, each read as its kind.
     private var columnList: String { table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ") }
 
-    private(set) lazy var faultSQL: String = {
+    private(set) lazy var faultSQL: String = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE ids.pos BETWEEN $1 AND $2")
+
+    /// Rows as a fault reads them (`pos`, the key, the columns) from the ID rows `ids` names.
+    private func rowsSQL(ids: String, tail: String) -> String {
         let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
         guard isAddressable else {
             let values = idTable.columns.map { $0.read("ids") }
-            return "SELECT ids.pos\(values.isEmpty ? "" : ", " + values.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids WHERE ids.pos BETWEEN $1 AND $2"
+            return "SELECT ids.pos\(values.isEmpty ? "" : ", " + values.joined(separator: ", ")) FROM \(ids)\(tail)"
         }
         let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
         let columns = columnList
-        return "SELECT ids.pos, \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(idTable.qualifiedName) AS ids JOIN \(table.qualifiedSQL) AS t ON \(on) WHERE ids.pos BETWEEN $1 AND $2"
-    }()
+        return "SELECT ids.pos, \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids) JOIN \(table.qualifiedSQL) AS t ON \(on)\(tail)"
+    }
+
+    /// The first `fetchBatchSize` rows of `request` (fewer with a smaller limit), before any ID
+    /// table exists: the ID query with a LIMIT, numbered and joined to the table in one statement.
+    func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        var first = request
+        first.fetchLimit = min(request.fetchBatchSize, request.fetchLimit > 0 ? request.fetchLimit : Int.max)
+        let query = try idQuery(first)
+        let sql = rowsSQL(ids: "(SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s) AS ids", tail: " ORDER BY ids.pos")
+        return try objects(from: session.query(sql, query.arguments), positions: 0..<first.fetchLimit).compactMap { $0 }
+    }
 
     func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
         (faultSQL, [.integer(Int64(positions.lowerBound + 1)), .integer(Int64(positions.upperBound))])
@@ -242,7 +281,11 @@ final class PostgresResultSource: ResultSource {
 
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
         let (sql, arguments) = try faultStatement(positions)
-        let rows = try session.query(sql, arguments)
+        return FaultedBatch(objects: objects(from: try session.query(sql, arguments), positions: positions))
+    }
+
+    /// The fault query's rows as objects in the slots of `positions` (nil where none came).
+    private func objects(from rows: [[SQLValue]], positions: Range<Int>) -> [ManagedObject?] {
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
         let keyCount = isAddressable ? idTable.columns.count : 0
         for row in rows {
@@ -254,7 +297,7 @@ final class PostgresResultSource: ResultSource {
                 : ObjectID(entity: entity, key: .position(Int(pos) - 1))
             objects[slot] = ManagedObject(objectID: id, link: link, values: Array(row[(1 + keyCount)...]))
         }
-        return FaultedBatch(objects: objects)
+        return objects
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {

@@ -140,6 +140,42 @@ public final class PostgresSession: Sendable {
         }
     }
 
+    /// ``execute(_:_:)``, calling `watch` with the seconds so far about every `interval` seconds
+    /// until the statement ends. When `watch` returns false, `cancel` runs once (it should ask the
+    /// server to cancel the statement, see ``PostgresStore/cancelStatement(of:)``) and the call
+    /// goes on waiting for the server's answer: the statement's error (`57014`, cancelled), or its
+    /// result when it ended first.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: [SQLValue] = [], every interval: Double, watch: (Double) -> Bool, cancel: () -> Void) throws -> Int? {
+        let future = send(sql, arguments)
+        precondition(!future.eventLoop.inEventLoop, "PostgresSession: a synchronous call on the connection's event loop would wait for itself")
+        let done = DispatchSemaphore(value: 0)
+        future.whenComplete { _ in done.signal() }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var cancelled = false
+        while done.wait(timeout: .now() + interval) == .timedOut {
+            guard !cancelled else { continue }
+            if !watch(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) {
+                cancelled = true
+                cancel()
+            }
+        }
+        do {
+            return try future.wait().metadata.rows
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+    }
+
+    /// The process ID of the server backend serving this session (`pg_backend_pid()`), which
+    /// ``PostgresStore/cancelStatement(of:)`` names.
+    public func backendPID() throws -> Int {
+        guard let pid = try query("SELECT pg_backend_pid()").first?.first?.integerValue else {
+            throw BatchStoreError(.postgres("XX000"), "the server did not say its backend process ID")
+        }
+        return Int(pid)
+    }
+
     /// The server's version (`SHOW server_version`), e.g. `15.18 (Debian 15.18-0+deb12u1)`.
     public func serverVersion() throws -> String {
         try query("SHOW server_version").first?.first?.textValue ?? ""

@@ -61,11 +61,18 @@ public final class PostgresStore: Sendable {
     /// `PostgresQueryBuilder`): the same request selects the same rows in the same order as on a
     /// SQLite store holding the same values.
     ///
+    /// `firstBatch`, when given, gets the result's first `fetchBatchSize` rows before the ID fetch
+    /// runs (one `… ORDER BY … LIMIT` query on the same session). `progress` is called about every
+    /// 50 ms while the server fills the ID table (elapsed seconds only: PostgreSQL does not report
+    /// a query's progress); `.cancel` cancels the statement on the server
+    /// (``cancelStatement(of:)``), leaves no temp table, and the call throws `.cancelled`.
+    ///
     /// Objects of the result have no context yet (`managedObjectContext` is nil): they hold their
     /// values, and edits through the result throw `.readOnly`.
     /// - Complexity: the ID fetch runs on the server (a sort of the matching keys); client memory
     ///   stays O(batch size × resident batches) whatever the table's size.
-    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8) throws -> BatchFaultingCollection {
+    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)? = nil,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
         let table = try table(named: request.entityName)
@@ -73,12 +80,24 @@ public final class PostgresStore: Sendable {
         let session = try openSession()
         do {
             let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
-            let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: nil)
+            if let firstBatch { firstBatch(try source.firstRows(request)) }
+            let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: progress)
             return BatchFaultingCollection(storage: storage)
         } catch {
             session.close()
             throw error
         }
+    }
+
+    /// Asks the server to cancel the statement the backend `pid` is running, from a session of
+    /// its own (`pg_cancel_backend`, which signals the backend as libpq's cancel request does; a
+    /// role may cancel its own sessions). The statement then fails with `57014`.
+    /// - Returns: false when the server could not be asked (the statement then runs to its end).
+    @discardableResult
+    public func cancelStatement(of pid: Int) -> Bool {
+        guard let session = try? openSession() else { return false }
+        defer { session.close() }
+        return (try? session.query("SELECT pg_cancel_backend($1::int4)", [.integer(Int64(pid))]).first?.first?.integerValue) == 1
     }
 
     /// Parses `url` (see ``PostgresStoreURL``) and opens it.

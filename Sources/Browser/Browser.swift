@@ -66,6 +66,16 @@ public final class Browser {
         try self.init(coordinator: coordinator, options: options, backend: backend, environment: .live)
     }
 
+    /// A browser over any ``FetchingContext`` (a PostgreSQL store's, say), named `name` on screen.
+    public convenience init(context: any FetchingContext, name: String, options: BrowserOptions, backend: TerminalBackend) throws {
+        try self.init(context: context, name: name, options: options, backend: backend, environment: .live)
+    }
+
+    /// A browser over any ``FetchingContext``, with the clock and memory readings of `environment`.
+    package convenience init(context: any FetchingContext, name: String, options: BrowserOptions, backend: TerminalBackend, environment: BrowserEnvironment) throws {
+        try self.init(data: BrowserData(context: context), name: name, options: options, backend: backend, environment: environment)
+    }
+
     /// A browser over one file, with the clock and memory readings of `environment`.
     package convenience init(store: PersistentStore, options: BrowserOptions, backend: TerminalBackend, environment: BrowserEnvironment) throws {
         try self.init(data: BrowserData(context: try ManagedObjectContext(store: store)), name: (store.path as NSString).lastPathComponent, options: options,
@@ -87,6 +97,7 @@ public final class Browser {
         worker = EffectWorker(runner: EffectRunner(data: data, options: options, environment: environment))
         let size = backend.size
         state = BrowserState(width: size.width, height: size.height, databaseName: name)
+        state.engineName = data.engineName
     }
 
     /// Objects alive in the browser's context(s).

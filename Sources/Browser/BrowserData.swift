@@ -36,13 +36,11 @@ final class BrowserData {
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
 
     /// The object `id` names, read from its store (one store's context, or the coordinated
-    /// context's for the store the ID names).
+    /// context's for the store the ID names, or the server's).
     /// - Throws: `.objectNotFound` when the row is gone.
-    func existingObject(with id: ObjectID) throws -> ManagedObject {
-        if let one = context as? ManagedObjectContext { return try one.existingObject(with: id) }
-        if let several = context as? CoordinatedContext { return try several.context(for: id.entity.storeName).existingObject(with: id) }
-        throw BatchStoreError(.objectNotFound, "\(id): no context reads its store")
-    }
+    func existingObject(with id: ObjectID) throws -> ManagedObject { try context.existingObject(with: id) }
+    /// The engine holding the IDs, for messages (`SQLite`, `PostgreSQL`).
+    var engineName: String { context.engineName }
 
     // Edits act on the rows of `result` only: the `marked` ones that are still in it, or (nil)
     // every row of it; given `values` (an edit from a frequency sheet), only the rows whose

@@ -335,6 +335,8 @@ public struct BrowserState: Sendable {
     public internal(set) var height: Int
     public internal(set) var mode: Mode = .grid
     public internal(set) var databaseName = ""
+    /// The engine holding the result's row IDs (`SQLite`, `PostgreSQL`), for the memory panel.
+    public internal(set) var engineName = "SQLite"
     public internal(set) var readOnlyReason: String?
 
     // Picker

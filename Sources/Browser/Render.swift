@@ -342,8 +342,10 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
     if let bytes = m.valueBytesResident { lines.append(("values   \(group(max(bytes, 0) / 1024)) KB packed", .plain)) }
     lines.append(("faulted  \(counted(m.batchesFaulted, "batch", "batches"))", .plain))
     lines.append(("row IDs  \(group(m.idsHeld))", .plain))
-    lines.append(("  in SQLite \(group(m.idsHeld - m.idsInSwiftMemory))", .plain))
-    lines.append(("  in Swift  \(group(m.idsInSwiftMemory))", .plain))
+    // "in SQLite", "in PostgreSQL": the Swift line's figure starts under the engine's.
+    let engine = "in \(state.engineName)"
+    lines.append(("  \(engine) \(group(m.idsHeld - m.idsInSwiftMemory))", .plain))
+    lines.append(("  \("in Swift".padding(toLength: max(engine.count, 8), withPad: " ", startingAt: 0)) \(group(m.idsInSwiftMemory))", .plain))
     lines.append(("last fault \(m.lastFaultSeconds.map { String(format2: $0 * 1000) + " ms" } ?? "–")", .plain))
     if let n = state.eagerLoaded { lines.append(("eager array \(rows(n))", p.error)) }
     var y = rect.y

@@ -12,7 +12,7 @@ struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Browse a table of a SQLite file in the terminal (the default command; no DB opens the demo).")
 
-    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Without any, the demo database (1M movies), created in the cache directory on first run.")
+    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir), browsed read-only. Without any, the demo database (1M movies), created in the cache directory on first run.")
     var databases: [String] = []
 
     var database: String? { databases.first }
@@ -30,9 +30,6 @@ struct Browse: ParsableCommand {
     }
 
     func run() throws {
-        if databases.contains(where: PostgresStoreURL.isStoreURL) {
-            throw BatchStoreError(.invalidArgument, "browsing PostgreSQL is not built yet; `faultline export <url> --table T` reads a table")
-        }
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
         var opened = try view.open(paths)
         // Up and Down recall earlier prompts across runs; `snapshot` keeps no history.
@@ -76,12 +73,8 @@ struct ViewOptions: ParsableArguments {
 
     /// The files at `paths` (each must exist), checked against the table, filter and sort before
     /// any screen is drawn.
+    /// A PostgreSQL URL (one, alone) opens the database it names, read-only, instead.
     func open(_ paths: [String]) throws -> OpenedView {
-        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
-        let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
-        if let table {
-            if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }
-        }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
         var options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
@@ -89,7 +82,18 @@ struct ViewOptions: ParsableArguments {
         let environment = ProcessInfo.processInfo.environment
         options.osc52 = environment["FAULTLINE_OSC52"] == "1"
         options.copyDirectory = Self.stateFolder(environment)
-        return OpenedView(stores: stores, coordinator: coordinator, options: options)
+        if paths.contains(where: PostgresStoreURL.isStoreURL) {
+            guard paths.count == 1 else { throw BatchStoreError(.invalidArgument, "a PostgreSQL URL cannot be browsed together with other stores") }
+            let store = try PostgresStore(url: paths[0])
+            if let table { _ = try store.entity(named: table) }
+            return OpenedView(stores: [], coordinator: nil, postgres: store, options: options)
+        }
+        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
+        let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
+        if let table {
+            if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }
+        }
+        return OpenedView(stores: stores, coordinator: coordinator, postgres: nil, options: options)
     }
 
     /// Where `y` writes its file: `$XDG_STATE_HOME/faultline`, else `$HOME/.local/state/faultline`
@@ -101,14 +105,24 @@ struct ViewOptions: ParsableArguments {
     }
 }
 
-/// Files opened for a browser session, and the options it starts with.
+/// Files (or a PostgreSQL database) opened for a browser session, and the options it starts with.
 struct OpenedView {
     let stores: [PersistentStore]
     let coordinator: PersistentStoreCoordinator?
+    let postgres: PostgresStore?
     var options: BrowserOptions
 
-    /// A browser over the files (one store, or several as one) on `backend`.
+    /// What the screen and a picture's title call it: the file names, or the database's.
+    var title: String {
+        if let postgres { return "\(postgres.name) (PostgreSQL)" }
+        return stores.map { ($0.path as NSString).lastPathComponent }.joined(separator: " ")
+    }
+
+    /// A browser over the files (one store, or several as one), or the database, on `backend`.
     func browser(backend: TerminalBackend, environment: BrowserEnvironment) throws -> Browser {
+        if let postgres {
+            return try Browser(context: PostgresContext(store: postgres), name: title, options: options, backend: backend, environment: environment)
+        }
         if let coordinator { return try Browser(coordinator: coordinator, options: options, backend: backend, environment: environment) }
         return try Browser(store: stores[0], options: options, backend: backend, environment: environment)
     }

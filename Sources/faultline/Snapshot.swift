@@ -20,7 +20,7 @@ struct Snapshot: ParsableCommand {
             a '<' that opens no name. Example: --keys 'jjj<Enter><Esc>F'
             """)
 
-    @Argument(help: "The SQLite file (it must exist); several files show as one result, as in browse.")
+    @Argument(help: "The SQLite file (it must exist); several files show as one result, as in browse. Or a PostgreSQL URL.")
     var databases: [String]
 
     @OptionGroup var view: ViewOptions
@@ -69,7 +69,7 @@ struct Snapshot: ParsableCommand {
             browser.send(key)
             while browser.idle() {}
         }
-        let svg = terminal.screen.svg(title: "faultline " + (databases.map { ($0 as NSString).lastPathComponent }.joined(separator: " ")))
+        let svg = terminal.screen.svg(title: "faultline " + opened.title)
         do {
             try Data(svg.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
         } catch {

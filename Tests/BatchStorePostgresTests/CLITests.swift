@@ -41,11 +41,52 @@ struct CLITests {
         #expect(down.stderr.contains("cannot connect to PostgreSQL"))
         #expect(!FileManager.default.fileExists(atPath: "postgresql:"))
 
-        for verb in [["delete", url, "--table", "movie", "--all"], ["update", url, "--table", "movie", "--all", "--set", "score = 0"], [url]] {
+        for verb in [["delete", url, "--table", "movie", "--all"], ["update", url, "--table", "movie", "--all", "--set", "score = 0"]] {
             let refused = try CLI.run(verb, environment: environment)
             #expect(refused.status == 2, "\(verb)")
             #expect(refused.stderr.contains("not built yet"), "\(verb): \(refused.stderr)")
         }
         #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == "3000|150021")
+    }
+
+    @Test("faultline <url> browses in a real terminal: the table list with counts, open, the end, a filter, a sort; edit keys refused; the table unchanged")
+    func browseInTmux() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("tmux", sql: """
+            CREATE TABLE movie (id int PRIMARY KEY, title text, score int);
+            INSERT INTO movie SELECT g, 'title ' || g, (g * 37) % 101 FROM generate_series(1, 200000) g;
+            CREATE TABLE tiny (k text PRIMARY KEY);
+            INSERT INTO tiny VALUES ('a'), ('b');
+            """)
+        let url = server.url(database: database)
+        let home = TempDir()
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(url))", width: 100, height: 20,
+                         environment: ["HOME": home.url.path, "PGPASSFILE": "/nonexistent"])
+        try t.waitFor("movie's exact count") { $0.contains("movie") && $0.contains("200,000 rows") }
+        try t.waitFor("tiny's exact count") { $0.contains("tiny") && $0.contains("2 rows") }
+        #expect(try t.screen().contains { $0.contains("(PostgreSQL)") })
+        try t.send("Enter")
+        try t.waitFor("row 1 of 200,000")
+        try t.type("G")
+        let end = try t.waitFor("row 200,000 of 200,000")
+        #expect(end.contains { $0.hasPrefix("200,000") && $0.contains("title 200000") })
+        try t.type("f")
+        try t.type("score == 100 AND title ENDSWITH '7'")
+        try t.send("Enter")
+        let matching = try server.psql("SELECT count(*) FROM movie WHERE score = 100 AND title LIKE '%7'", database: database)
+        let n = try #require(Int(matching))
+        #expect(n > 100 && n < 1_000)
+        try t.waitFor("row 1 of \(n)")
+        try t.type("S")   // the id column, descending
+        let sorted = try t.waitFor("sort: id desc")
+        let top = try server.psql("SELECT id FROM movie WHERE score = 100 AND title LIKE '%7' ORDER BY id DESC LIMIT 1", database: database)
+        #expect(sorted.contains { $0.split(separator: " ").dropFirst().first.map(String.init) == top }, "\(sorted)")
+        #expect(sorted.contains { $0.contains("IDs in PostgreSQL") })
+        try t.type("D")
+        try t.waitFor("D does nothing: edits over PostgreSQL are not built yet")
+        try t.type("q")
+        let exit = try t.waitForExit()
+        #expect(exit.status == 0)
+        #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == "200000|\((1...200_000).reduce(0) { $0 + ($1 * 37) % 101 })")
     }
 }

@@ -7,6 +7,8 @@ import Foundation
 ///
 /// Not thread-safe, like the contexts: use it on the thread or actor that made it.
 public protocol FetchingContext: AnyObject {
+    /// The engine that holds the IDs and runs the SQL (`SQLite`, `PostgreSQL`), for messages.
+    var engineName: String { get }
     /// The names of the stores behind the context, in order (one for a ``ManagedObjectContext``).
     var storeNames: [String] { get }
     /// The tables and views that can be fetched (with several stores, those of the first).
@@ -25,6 +27,9 @@ public protocol FetchingContext: AnyObject {
     ///     then throws `.cancelled` and leaves no temp table). It must not use this context.
     func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
                       progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection
+    /// The object `id` names, read from its store.
+    /// - Throws: `.objectNotFound` when the row is gone.
+    func existingObject(with id: ObjectID) throws -> ManagedObject
     /// Streams the rows `request` matches (in every store), in its order, forward only, as one
     /// statement: no ID table and no objects (see ``ManagedObjectContext/streamRows(_:_:)``).
     func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws
@@ -53,6 +58,10 @@ public protocol FetchingContext: AnyObject {
     func refreshAllObjects()
     /// Changes when another connection commits to any of the files (`PRAGMA data_version`).
     func dataVersion() throws -> Int
+}
+
+extension FetchingContext {
+    public var engineName: String { "SQLite" }
 }
 
 extension ManagedObjectContext: FetchingContext {

@@ -25,6 +25,11 @@ extension CoordinatedContext: FetchingContext {
         return request.fetchLimit > 0 ? min(request.fetchLimit, afterOffset) : afterOffset
     }
 
+    /// The object `id` names, read by the context of the store the ID names.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        try context(for: id.entity.storeName).existingObject(with: id)
+    }
+
     public var registeredObjectCount: Int { contexts.reduce(0) { $0 + $1.registeredObjectCount } }
     public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
 }

@@ -166,6 +166,12 @@ public struct BatchStatistics: Sendable, Equatable {
 
 /// Progress of an ID fetch, handed to the progress handler of ``ProgressiveFetch/finish(progress:)``.
 public struct IDFetchProgress: Sendable {
+    package init(rowsScanned: Int, estimatedRows: Int?, elapsed: Double) {
+        self.rowsScanned = rowsScanned
+        self.estimatedRows = estimatedRows
+        self.elapsed = elapsed
+    }
+
     /// Rows the ID fetch has scanned from the table so far (full-scan steps).
     public var rowsScanned: Int
     /// An estimate of the rows to scan (the table's largest rowid), when known.

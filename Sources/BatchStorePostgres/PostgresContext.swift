@@ -1,0 +1,103 @@
+import BatchStore
+import Foundation
+
+/// A ``FetchingContext`` over one PostgreSQL store: what the browser (and any caller written
+/// against the protocol) needs to list tables, open batched results, count and look up rows on a
+/// server, as a ``ManagedObjectContext`` does on a SQLite file.
+///
+/// Each result opened here has a session of its own (its temp table lives there); the context
+/// keeps one more session, opened at its first count or lookup, for those. Batch edits over
+/// PostgreSQL are not built yet: the context is read-only (``readOnlyReason`` says so, and the
+/// edit calls throw `.readOnly`), and it keeps no identity map (objects are values with no context).
+///
+/// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
+public final class PostgresContext: FetchingContext {
+    public let store: PostgresStore
+    private var lookupSession: PostgresSession?
+
+    public init(store: PostgresStore) {
+        self.store = store
+    }
+
+    deinit { lookupSession?.close() }
+
+    private func session() throws -> PostgresSession {
+        if let lookupSession, !lookupSession.isClosed { return lookupSession }
+        let opened = try store.openSession()
+        lookupSession = opened
+        return opened
+    }
+
+    public var engineName: String { "PostgreSQL" }
+    public var storeNames: [String] { [store.name] }
+    public var entities: [Entity] { store.schema.tables.compactMap { try? store.entity(named: $0.name) } }
+    public var readOnlyReason: String? { "edits over PostgreSQL are not built yet (export, filter and sort work)" }
+    public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
+
+    public func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection {
+        try store.fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress)
+    }
+
+    public func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws {
+        throw BatchStoreError(.invalidQuery, "writing a PostgreSQL result from here is not built yet: `faultline export <url> --table \(request.entityName)` writes it")
+    }
+
+    /// `SELECT count(*)` of the rows `request` matches (within its limit and offset).
+    public func count(for request: FetchRequest) throws -> Int {
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
+            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
+        }
+        let table = try store.table(named: request.entityName)
+        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
+        let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
+        let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
+        var sql = "SELECT count(*) FROM \(builder.fromClause)\(condition)"
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            let limit = request.fetchLimit > 0 ? " LIMIT \(request.fetchLimit)" : ""
+            sql = "SELECT count(*) FROM (SELECT 1 FROM \(builder.fromClause)\(condition)\(limit) OFFSET \(request.fetchOffset)) AS s"
+        }
+        let session = try session()
+        if sql.contains("pg_temp.bs_") { try PostgresTextFunctions.install(in: session) }
+        guard let n = try session.query(sql, builder.arguments).first?.first?.integerValue else {
+            throw BatchStoreError(.postgres("XX000"), "the server did not answer a count")
+        }
+        return Int(n)
+    }
+
+    /// The row `id` names, read now.
+    /// - Throws: `.objectNotFound` when it is gone; `.invalidQuery` for an ID of a row without a key.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        let table = try store.table(named: id.entity.name)
+        guard id.isAddressable, table.rowKey != .none else {
+            throw BatchStoreError(.invalidQuery, "\(table.name) has no row key, so a row of it cannot be looked up again")
+        }
+        let keys = PostgresIDColumn.of(table)
+        let values = id.keyValues
+        guard values.count == keys.count else { throw BatchStoreError(.objectNotFound, "\(id): not a key of \(table.name)") }
+        let condition = keys.enumerated().map { "\($1.source) = \($1.cast("$\($0 + 1)"))" }.joined(separator: " AND ")
+        let columns = table.columns.map { $0.selectExpression(alias: "t") }
+        let sql = "SELECT \(columns.isEmpty ? "NULL" : columns.joined(separator: ", ")) FROM \(table.qualifiedSQL) AS t WHERE \(condition)"
+        guard let row = try session().query(sql, values).first else {
+            throw BatchStoreError(.objectNotFound, "\(id) is gone: another session deleted it")
+        }
+        return ManagedObject(objectID: id, link: ContextLink(nil), values: columns.isEmpty ? [] : row)
+    }
+
+    private var editRefusal: BatchStoreError { BatchStoreError(.readOnly, readOnlyReason ?? "") }
+
+    public func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult { throw editRefusal }
+    public func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult { throw editRefusal }
+    public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport { throw editRefusal }
+    public var registeredObjectCount: Int { 0 }
+    public var canUndo: Bool { false }
+    public func undo() throws -> ChangeSet { throw BatchStoreError(.readOnly, "nothing to undo") }
+    public func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T { try body() }
+    public func merge(_ changes: ChangeSet) {}
+    public func refreshAllObjects() {}
+
+    /// PostgreSQL has no `data_version`: another session's commits are not watched yet.
+    public func dataVersion() throws -> Int {
+        throw BatchStoreError(.invalidQuery, "PostgreSQL has no data_version: other sessions' commits are not watched yet")
+    }
+}
