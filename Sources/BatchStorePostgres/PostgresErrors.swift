@@ -66,7 +66,12 @@ enum PostgresErrors {
         case "28P01", "28000": return BatchStoreError(.authenticationFailed, message)
         case "3D000": return BatchStoreError(.noSuchDatabase, message)
         case "42501": return BatchStoreError(.permissionDenied, message)
-        case "57014": return BatchStoreError(.cancelled, message)
+        case "57014":
+            // A cancel request (ours) is a cancel; the server's statement_timeout is an error to show.
+            if message.contains("statement timeout") {
+                return BatchStoreError(.postgres(state), "\(message): the server's statement_timeout stopped it")
+            }
+            return BatchStoreError(.cancelled, message)
         case "23505", "23503", "23502", "23514", "23P01": return BatchStoreError(.constraint, "constraint failed: \(message)")
         case "42P01": return BatchStoreError(.noSuchEntity, message)
         case "42703": return BatchStoreError(.noSuchAttribute, message)

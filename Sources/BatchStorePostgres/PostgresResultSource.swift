@@ -63,6 +63,8 @@ final class PostgresIDTable: IDStore {
     private(set) var fillSeconds = 0.0
     private var nextName = 0
 
+    /// The session's backend process, once asked (a cancel names it).
+    private var backendPID: Int?
     /// Asks the server to cancel a backend's statement (see ``PostgresStore/cancelStatement(of:)``).
     let cancel: ((Int) -> Void)?
 
@@ -98,28 +100,13 @@ final class PostgresIDTable: IDStore {
     /// Creates and fills the table, then indexes `pos`; on failure no table is left.
     private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int {
         let started = DispatchTime.now().uptimeNanoseconds
-        let n: Int
-        if let progress, let cancel {
-            let pid = try session.backendPID()
-            var cancelled = false
-            do {
-                n = try session.execute(createSQL(name, query), query.arguments, every: 0.05, watch: { seconds in
-                    progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: seconds)) == .proceed
-                }, cancel: {
-                    cancelled = true
-                    cancel(pid)
-                }) ?? 0
-            } catch let error as BatchStoreError where error.code == .cancelled && cancelled {
-                throw BatchStoreError(.cancelled, "the fetch was cancelled")
-            }
+        let create = createSQL(name, query)
+        let n = try watching(progress) { watch, cancel in
+            try session.execute(create, query.arguments, every: 0.05, watch: watch, cancel: cancel) ?? 0
+        } onLateCancel: {
             // A cancel that came as the statement ended: the table exists; drop it.
-            if cancelled {
-                _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
-                throw BatchStoreError(.cancelled, "the fetch was cancelled")
-            }
-        } else {
-            n = try session.execute(createSQL(name, query), query.arguments) ?? 0
-        }
+            _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
+        } ?? session.execute(create, query.arguments) ?? 0
         do {
             try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(name)) ADD PRIMARY KEY (pos)")
         } catch {
@@ -128,6 +115,34 @@ final class PostgresIDTable: IDStore {
         }
         fillSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         return n
+    }
+
+    /// Runs `body` with a watch that reports the seconds so far to `progress` and a cancel that
+    /// asks the server to cancel this session's statement; nil (without running `body`) when
+    /// there is no `progress` or no way to cancel. A cancel makes the call throw `.cancelled`,
+    /// also when the statement had ended as it came (after `onLateCancel`, which undoes it).
+    func watching<T>(_ progress: ((IDFetchProgress) -> IDFetchDecision)?, _ body: (_ watch: (Double) -> Bool, _ cancel: () -> Void) throws -> T,
+                     onLateCancel: () -> Void = {}) throws -> T? {
+        guard let progress, let cancel else { return nil }
+        let pid = try backendPID ?? session.backendPID()
+        backendPID = pid
+        var cancelled = false
+        let value: T
+        do {
+            value = try body({ seconds in
+                progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: seconds)) == .proceed
+            }, {
+                cancelled = true
+                cancel(pid)
+            })
+        } catch let error as BatchStoreError where error.code == .cancelled && cancelled {
+            throw BatchStoreError(.cancelled, "the fetch was cancelled")
+        }
+        if cancelled {
+            onLateCancel()
+            throw BatchStoreError(.cancelled, "the fetch was cancelled")
+        }
+        return value
     }
 
     func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
@@ -267,12 +282,17 @@ final class PostgresResultSource: ResultSource {
 
     /// The first `fetchBatchSize` rows of `request` (fewer with a smaller limit), before any ID
     /// table exists: the ID query with a LIMIT, numbered and joined to the table in one statement.
-    func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
+    /// `progress` is called as during the ID fetch (a sort of the whole table takes a while even
+    /// for a LIMIT), and `.cancel` cancels the query on the server: the call throws `.cancelled`.
+    func firstRows(_ request: FetchRequest, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> [ManagedObject] {
         var first = request
         first.fetchLimit = min(request.fetchBatchSize, request.fetchLimit > 0 ? request.fetchLimit : Int.max)
         let query = try idQuery(first)
         let sql = rowsSQL(ids: "(SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s) AS ids", tail: " ORDER BY ids.pos")
-        return try objects(from: session.query(sql, query.arguments), positions: 0..<first.fetchLimit).compactMap { $0 }
+        let rows = try idTable.watching(progress) { watch, cancel in
+            try session.query(sql, query.arguments, every: 0.05, watch: watch, cancel: cancel)
+        } ?? session.query(sql, query.arguments)
+        return objects(from: rows, positions: 0..<first.fetchLimit).compactMap { $0 }
     }
 
     func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {

@@ -147,7 +147,21 @@ public final class PostgresSession: Sendable {
     /// result when it ended first.
     @discardableResult
     public func execute(_ sql: String, _ arguments: [SQLValue] = [], every interval: Double, watch: (Double) -> Bool, cancel: () -> Void) throws -> Int? {
-        let future = send(sql, arguments)
+        try waitWatching(send(sql, arguments), every: interval, watch: watch, cancel: cancel).metadata.rows
+    }
+
+    /// ``query(_:_:)``, watched and cancelled as ``execute(_:_:every:watch:cancel:)`` is.
+    public func query(_ sql: String, _ arguments: [SQLValue] = [], every interval: Double, watch: (Double) -> Bool, cancel: () -> Void) throws -> [[SQLValue]] {
+        let result = try waitWatching(send(sql, arguments), every: interval, watch: watch, cancel: cancel)
+        do {
+            return try Self.values(of: result)
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+    }
+
+    private func waitWatching(_ future: EventLoopFuture<PostgresQueryResult>, every interval: Double, watch: (Double) -> Bool,
+                              cancel: () -> Void) throws -> PostgresQueryResult {
         precondition(!future.eventLoop.inEventLoop, "PostgresSession: a synchronous call on the connection's event loop would wait for itself")
         let done = DispatchSemaphore(value: 0)
         future.whenComplete { _ in done.signal() }
@@ -161,7 +175,7 @@ public final class PostgresSession: Sendable {
             }
         }
         do {
-            return try future.wait().metadata.rows
+            return try future.wait()
         } catch {
             throw PostgresErrors.wrap(error)
         }

@@ -62,7 +62,8 @@ public final class PostgresStore: Sendable {
     /// SQLite store holding the same values.
     ///
     /// `firstBatch`, when given, gets the result's first `fetchBatchSize` rows before the ID fetch
-    /// runs (one `… ORDER BY … LIMIT` query on the same session). `progress` is called about every
+    /// runs (one `… ORDER BY … LIMIT` query on the same session, watched and cancelled as the ID
+    /// fetch is). `progress` is called about every
     /// 50 ms while the server fills the ID table (elapsed seconds only: PostgreSQL does not report
     /// a query's progress); `.cancel` cancels the statement on the server
     /// (``cancelStatement(of:)``), leaves no temp table, and the call throws `.cancelled`.
@@ -80,7 +81,7 @@ public final class PostgresStore: Sendable {
         let session = try openSession()
         do {
             let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
-            if let firstBatch { firstBatch(try source.firstRows(request)) }
+            if let firstBatch { firstBatch(try source.firstRows(request, progress: progress)) }
             let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: progress)
             return BatchFaultingCollection(storage: storage)
         } catch {

@@ -33,7 +33,7 @@ public enum Action: Sendable {
     case started(Work)
     /// The first rows of a result whose IDs are still being fetched.
     case openingFirstRows(table: String, columns: [String], rows: [RowSnapshot])
-    case loadProgress(fraction: Double?, rows: Int)
+    case loadProgress(fraction: Double?, rows: Int, seconds: Double = 0)
     /// An open was cancelled: the previous result comes back, or (with none) what was asked for,
     /// empty, so `r` asks again.
     case openCancelled(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?)
@@ -244,9 +244,11 @@ extension BrowserState {
             windowValid = true
             loading = 0
             loadingRows = 0
-        case .loadProgress(let fraction, let rows):
+            loadingSeconds = 0
+        case .loadProgress(let fraction, let rows, let seconds):
             loading = fraction ?? -1
             loadingRows = rows
+            loadingSeconds = seconds
         case .openCancelled(let t, let cols, let f, let s):
             running = nil
             submitted = nil

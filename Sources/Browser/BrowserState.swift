@@ -325,6 +325,7 @@ struct ShownResult: Sendable {
         s.columnView = columnView; s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
         s.loading = nil
         s.loadingRows = 0
+        s.loadingSeconds = 0
     }
 }
 
@@ -398,6 +399,8 @@ public struct BrowserState: Sendable {
     /// Fraction of the ID fetch done while a result opens (nil: not loading).
     public internal(set) var loading: Double?
     public internal(set) var loadingRows = 0
+    /// Seconds the ID fetch has run (shown when the engine does not count rows: PostgreSQL).
+    public internal(set) var loadingSeconds = 0.0
     public internal(set) var fileChanged = false
     /// The open or search running now, which Esc cancels (nil: keys act as usual).
     public internal(set) var running: Work?

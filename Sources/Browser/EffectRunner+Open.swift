@@ -27,7 +27,7 @@ extension EffectRunner {
                 }, progress: { progress in
                     if clock() - lastDraw >= 0.1 {
                         lastDraw = clock()
-                        report(.loadProgress(fraction: progress.fractionCompleted, rows: progress.rowsScanned))
+                        report(.loadProgress(fraction: progress.fractionCompleted, rows: progress.rowsScanned, seconds: progress.elapsed))
                     }
                     return cancel.isSet ? .cancel : .proceed
                 })

@@ -211,7 +211,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         parts.append(state.sheets.isEmpty ? state.table ?? "" : state.sheetPath.joined(separator: " › "))
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
-            parts.append("loading IDs\(percent), \(rows(state.loadingRows)) so far (Esc cancels)")
+            // SQLite counts the rows it has looked at; PostgreSQL says nothing until the end.
+            let sofar = state.loadingRows > 0 || state.loadingSeconds == 0 ? "\(rows(state.loadingRows)) so far" : "\(String(format1: state.loadingSeconds)) s"
+            parts.append("loading IDs\(percent), \(sofar) (Esc cancels)")
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
             if !s.filter.isEmpty { parts.append("filter: \(s.filter)") }

@@ -186,6 +186,15 @@ struct PostgresBrowserTests {
         // Cancelled on the server: the call did not wait out the 20 s sleep.
         #expect(Date().timeIntervalSince(started) < 15)
         #expect(calls.count >= 3 && calls == calls.sorted() && (calls.last ?? 0) > 0.3)
+        // The server's statement_timeout is not a cancel: one line that names it.
+        try server.psql("ALTER DATABASE \(database) SET statement_timeout = '300ms'", database: database)
+        let limited = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        #expect {
+            _ = try limited.fetchBatched(BatchStore.FetchRequest(entityName: "slow"), progress: { _ in .proceed })
+        } throws: { error in
+            guard let error = error as? BatchStoreError, case .postgres("57014") = error.code else { return false }
+            return error.message == "canceling statement due to statement timeout: the server's statement_timeout stopped it"
+        }
         let active = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%bs_ids%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
         #expect(active.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }

@@ -57,6 +57,7 @@ struct CLITests {
             INSERT INTO movie SELECT g, 'title ' || g, (g * 37) % 101 FROM generate_series(1, 200000) g;
             CREATE TABLE tiny (k text PRIMARY KEY);
             INSERT INTO tiny VALUES ('a'), ('b');
+            CREATE FUNCTION slow_rows() RETURNS SETOF int LANGUAGE sql AS $$ SELECT pg_sleep(30); SELECT g FROM generate_series(1, 10) g $$;
             """)
         let url = server.url(database: database)
         let home = TempDir()
@@ -88,5 +89,19 @@ struct CLITests {
         let exit = try t.waitForExit()
         #expect(exit.status == 0)
         #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == "200000|\((1...200_000).reduce(0) { $0 + ($1 * 37) % 101 })")
+
+        // An ID fetch that takes long shows its time so far; Esc cancels it on the server at once.
+        try server.psql("CREATE VIEW slow AS SELECT x AS id FROM slow_rows() AS x", database: database)
+        let slow = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(url)) --table slow", width: 100, height: 12,
+                            environment: ["HOME": home.url.path, "PGPASSFILE": "/nonexistent"])
+        try slow.waitFor("the time so far") { $0.contains("loading IDs, ") && $0.contains(" s (Esc cancels)") }
+        let pressed = Date()
+        try slow.send("Escape")
+        try slow.waitFor("loading cancelled")
+        #expect(Date().timeIntervalSince(pressed) < 20, "the cancel did not wait out the 30 s statement")
+        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%slow_rows%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
+        #expect(running == "0")
+        try slow.type("q")
+        #expect(try slow.waitForExit().status == 0)
     }
 }
