@@ -65,6 +65,7 @@ let package = Package(
             name: "FaultlineBench",
             dependencies: [
                 "BatchStore",
+                "BatchStorePostgres",
                 "Browser",
                 "TerminalCore",
                 "FaultlineDemo",

@@ -190,6 +190,25 @@ public final class PostgresSession: Sendable {
         return Int(pid)
     }
 
+    /// Streams the rows of one query to `onRow` as they arrive (postgres-nio's row callback: no
+    /// result held in memory, nothing between the wire and the callback) and returns how many
+    /// there were. `onRow` runs on the connection's event loop, one row at a time; the calling
+    /// thread blocks until the last. The raw baseline `faultline bench` compares a sweep with.
+    @discardableResult
+    public func streamRows(_ sql: String, _ arguments: [SQLValue] = [], _ onRow: @escaping @Sendable ([SQLValue]) -> Void) throws -> Int {
+        if connection.isClosed { throw BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed") }
+        let counter = IDCounter()
+        do {
+            _ = try Self.waitOffLoop(connection.query(Self.query(sql, arguments), logger: logger) { row in
+                onRow(try row.map(Self.value(of:)))
+                _ = counter.add()
+            })
+        } catch {
+            throw PostgresErrors.wrap(error)
+        }
+        return counter.add() - 1
+    }
+
     /// The server's version (`SHOW server_version`), e.g. `15.18 (Debian 15.18-0+deb12u1)`.
     public func serverVersion() throws -> String {
         try query("SHOW server_version").first?.first?.textValue ?? ""

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchStorePostgres
 import FaultlineBench
 import FaultlineDemo
 import Foundation
@@ -12,8 +13,14 @@ struct Bench: ParsableCommand {
     @Option(help: "Rows of demo data to create.")
     var rows: Int = 1_000_000
 
-    @Option(help: "Use this existing demo database instead of creating one.")
+    @Option(help: "Use this existing demo database instead of creating one; or a PostgreSQL URL (postgresql://user@host/db): the batched result there against PostgreSQL's own statements, on a table of --rows rows it makes (faultline_bench_movie, kept for the next run) or on --table.")
     var db: String?
+
+    @Option(help: "With a PostgreSQL URL: measure this table (a one-column primary key) instead of making one.")
+    var table: String?
+
+    @Option(help: "With a PostgreSQL URL: the column to sort by (default votes; pick one without an index).")
+    var sortColumn: String?
 
     @Option(help: "Runs per timing; the median is reported.")
     var repeats: Int = 3
@@ -48,6 +55,14 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        if let db, PostgresStoreURL.isStoreURL(db) {
+            guard !(browserOnly || memoryOnly || shellOnly || sheetsOnly || skipEager || plot != nil) else {
+                throw ValidationError("with a PostgreSQL URL, bench takes --rows, --table, --sort-column, --repeats and --json only")
+            }
+            print(try Benchmark.postgresReport(.init(url: db, table: table, sortColumn: sortColumn, rows: rows, repeats: repeats, json: json), status: printError))
+            return
+        }
+        if table != nil || sortColumn != nil { throw ValidationError("--table and --sort-column go with a PostgreSQL URL in --db") }
         let options = Benchmark.Options(rows: rows, db: db, repeats: repeats, json: json, plot: plot,
                                         skipEager: skipEager, browserOnly: browserOnly, memoryOnly: memoryOnly, shellOnly: shellOnly, sheetsOnly: sheetsOnly)
         print(try Benchmark.report(options, status: printError) { path, rows in
@@ -66,8 +81,15 @@ struct BenchWorker: ParsableCommand {
     @Flag var eager = false
     @Option var batchSize: Int = 100
     @Option var mode: String = "sweep"
+    @Option var table: String = ""
+    @Option var sort: String = ""
+    @Option var limit: Int = 0
 
     func run() throws {
+        if mode == "pg-sweep" {
+            try Benchmark.postgresSweepWorker(url: database, table: table, sort: sort, limit: limit, batchSize: batchSize) { print($0) }
+            return
+        }
         try Benchmark.worker(database: database, mode: mode, eager: eager, batchSize: batchSize) { print($0) }
     }
 }

@@ -1,0 +1,260 @@
+import BatchStore
+import BatchStorePostgres
+import FaultlineDemo
+import Foundation
+import Synchronization
+
+/// `faultline bench <postgres URL>`: the batched result over PostgreSQL beside PostgreSQL's own
+/// statements, in one run (issue 15's targets).
+extension Benchmark {
+    /// The table the bench makes when no `--table` is given, kept for the next run.
+    public static let postgresBenchTable = "faultline_bench_movie"
+    /// The unindexed column the bench sorts by.
+    static let postgresSortColumn = "votes"
+
+    public struct PostgresOptions: Sendable {
+        public var url: String
+        /// An existing table to measure (it needs a primary key and a `votes`-like column to sort
+        /// by: `sortColumn`); nil makes `faultline_bench_movie` with `rows` rows.
+        public var table: String?
+        public var sortColumn: String?
+        public var rows: Int
+        public var repeats: Int
+        public var json: Bool
+
+        public init(url: String, table: String?, sortColumn: String?, rows: Int, repeats: Int, json: Bool) {
+            self.url = url
+            self.table = table
+            self.sortColumn = sortColumn
+            self.rows = rows
+            self.repeats = repeats
+            self.json = json
+        }
+    }
+
+    struct PostgresFigures: Codable, Sendable {
+        var rows: Int
+        var table: String
+        var sortColumn: String
+        var server: String
+        var comparisons: [Comparison]
+        var faultMilliseconds: Double
+        var faultTargetMilliseconds: Double
+        var sweepPeakRSS: Int
+        var sweepPeakRSSAtMillion: Int?
+        var notMeasured: [String]
+    }
+
+    /// Measures and reports; `status` gets progress lines (not with `json`).
+    public static func postgresReport(_ options: PostgresOptions, status: @escaping (String) -> Void) throws -> String {
+        func note(_ line: String) { if !options.json { status(line) } }
+        var store = try PostgresStore(url: options.url)
+        let tableName: String
+        if let table = options.table {
+            tableName = try store.table(named: table).name
+        } else {
+            tableName = postgresBenchTable
+            if try ensureBenchTable(store, rows: options.rows, note: note) { store = try PostgresStore(url: options.url) }
+        }
+        let sortColumn = options.sortColumn ?? postgresSortColumn
+        let table = try store.table(named: tableName)
+        guard case .primaryKey(let keyColumns) = table.rowKey, keyColumns.count == 1, let key = keyColumns.first else {
+            throw BatchStoreError(.invalidArgument, "bench needs a table with a one-column primary key; \(table.name) has none")
+        }
+        guard table.column(named: sortColumn) != nil else {
+            throw BatchStoreError(.noSuchAttribute, "\(table.name) has no column \(sortColumn.debugDescription) to sort by (--sort-column)")
+        }
+        let session = try store.openSession()
+        defer { session.close() }
+        let rows = Int(try session.query("SELECT count(*) FROM \(table.qualifiedSQL)").first?.first?.integerValue ?? 0)
+        let q = table.qualifiedSQL
+        let s = quoteIdentifier(sortColumn)
+        let k = quoteIdentifier(key)
+        let request = FetchRequest(entityName: table.name, sortDescriptors: [SortDescriptor(key: sortColumn)], fetchBatchSize: 100)
+        var comparisons: [Comparison] = []
+
+        note("opening \(formatCount(rows)) rows sorted by \(sortColumn) (unindexed), against CREATE TEMP TABLE … AS SELECT key … ORDER BY …")
+        var ours: [Double] = [], raw: [Double] = []
+        var sweepable: BatchFaultingCollection?
+        for _ in 0..<options.repeats {
+            try session.execute("DROP TABLE IF EXISTS pg_temp.bench_keys")
+            raw.append(try time { try session.execute("CREATE TEMP TABLE bench_keys AS SELECT \(k) FROM \(q) ORDER BY \(s), \(k)") })
+            sweepable = nil
+            ours.append(try time { sweepable = try store.fetchBatched(request, residentBatches: 8) })
+        }
+        try session.execute("DROP TABLE IF EXISTS pg_temp.bench_keys")
+        comparisons.append(Comparison(name: "open, sorted by \(sortColumn)", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.2,
+                                      baseline: "CREATE TEMP TABLE AS SELECT key ORDER BY \(sortColumn), key"))
+
+        note("the first screen of that sort, against … ORDER BY … LIMIT 100")
+        ours = []; raw = []
+        for _ in 0..<options.repeats {
+            raw.append(try time { _ = try session.query("SELECT * FROM \(q) ORDER BY \(s), \(k) LIMIT 100") })
+            let started = DispatchTime.now().uptimeNanoseconds
+            var firstSeconds = 0.0
+            let canceller = CancelAfterFirst()
+            _ = try? store.fetchBatched(request, residentBatches: 8, firstBatch: { _ in
+                firstSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                canceller.cancel()
+            }, progress: { _ in canceller.isCancelled ? .cancel : .proceed })
+            ours.append(firstSeconds)
+        }
+        comparisons.append(Comparison(name: "first screen (100 rows) of that sort", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.2,
+                                      baseline: "SELECT * ORDER BY \(sortColumn), key LIMIT 100"))
+
+        note("faulting batches at random positions")
+        guard let result = sweepable else { throw BatchStoreError(.invalidQuery, "no result to fault") }
+        var g = SplitMix64(seed: 15)
+        var faults: [Double] = []
+        for _ in 0..<200 where result.count > 0 {
+            let position = Int(g.next() % UInt64(result.count))
+            faults.append(try time { _ = try result.object(at: position) })
+        }
+        let faultMilliseconds = median(faults) * 1000
+
+        note("sweeping every row, every value (batches of 1,000), against a raw postgres-nio row stream of the same query")
+        ours = []; raw = []
+        var sweepRequest = request
+        sweepRequest.fetchBatchSize = 1_000
+        for _ in 0..<options.repeats {
+            let sink = Mutex(0)
+            raw.append(try time {
+                try session.streamRows("SELECT * FROM \(q) ORDER BY \(s), \(k)") { values in sink.withLock { $0 &+= checksum(values) } }
+            })
+            ours.append(try time {
+                let all = try store.fetchBatched(sweepRequest, residentBatches: 2)
+                var total = 0
+                for object in all {
+                    guard let object else { continue }
+                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
+                }
+                if total == 42 { note("") }
+            })
+        }
+        comparisons.append(Comparison(name: "full sweep, every value", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.5,
+                                      baseline: "postgres-nio row stream of SELECT * ORDER BY \(sortColumn), key"))
+
+        note("client memory of full sweeps, each in a fresh process")
+        let peak = try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 0)
+        let peakAtMillion = rows > 1_000_000 ? try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 1_000_000) : nil
+
+        let figures = PostgresFigures(rows: rows, table: table.name, sortColumn: sortColumn, server: store.serverVersion, comparisons: comparisons,
+                                      faultMilliseconds: faultMilliseconds, faultTargetMilliseconds: 2, sweepPeakRSS: peak, sweepPeakRSSAtMillion: peakAtMillion,
+                                      notMeasured: [
+                                        "batch update of 2.5M rows against psql's UPDATE: batch edits over PostgreSQL are not built yet",
+                                        "psql | pspg first screen and memory: " + (which("pspg") == nil ? "pspg is not installed here" : "not automated yet (pspg needs a terminal)"),
+                                      ])
+        if options.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(figures), as: UTF8.self)
+        }
+        return postgresLines(figures).joined(separator: "\n")
+    }
+
+    /// The report's lines.
+    static func postgresLines(_ f: PostgresFigures) -> [String] {
+        func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+        var lines = ["PostgreSQL \(f.server): \(formatCount(f.rows)) rows of \(f.table), sorted by \(f.sortColumn) (no index); medians, one run",
+                     pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target"]
+        for c in f.comparisons {
+            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+            lines.append(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
+                         + pad(String(format: "%.2fx", c.ratio), 8) + mark)
+            lines.append("    raw: \(c.baseline)")
+        }
+        lines.append(pad("one batch fault (100 rows, random position)", 44) + String(format: "%.2f ms", f.faultMilliseconds)
+                     + (f.faultMilliseconds <= f.faultTargetMilliseconds ? "   ≤ 2 ms ok" : "   ≤ 2 ms MISSED"))
+        let rssOK = f.sweepPeakRSS <= 40 << 20
+        lines.append(pad("client peak RSS, full sweep", 44) + mb(f.sweepPeakRSS) + (rssOK ? "   ≤ 40 MB ok" : "   ≤ 40 MB MISSED"))
+        if let million = f.sweepPeakRSSAtMillion {
+            let within = abs(f.sweepPeakRSS - million) <= 5 << 20
+            lines.append(pad("  the same over the first 1M rows", 44) + mb(million) + (within ? "   within 5 MB ok" : "   within 5 MB MISSED"))
+        }
+        for line in f.notMeasured { lines.append("not measured: " + line) }
+        return lines
+    }
+
+    /// Makes (or keeps, when it has `rows` rows) the bench's table; true when it made it.
+    static func ensureBenchTable(_ store: PostgresStore, rows: Int, note: (String) -> Void) throws -> Bool {
+        let session = try store.openSession()
+        defer { session.close() }
+        if store.schema.table(named: postgresBenchTable) != nil,
+           try session.query("SELECT count(*) FROM \(quoteIdentifier(postgresBenchTable))").first?.first?.integerValue == Int64(rows) {
+            return false
+        }
+        note("creating \(formatCount(rows)) rows in \(postgresBenchTable) (kept for the next run; DROP TABLE \(postgresBenchTable) removes it)")
+        try session.execute("DROP TABLE IF EXISTS \(quoteIdentifier(postgresBenchTable))")
+        try session.execute("""
+            CREATE TABLE \(quoteIdentifier(postgresBenchTable)) (id bigint PRIMARY KEY, title text NOT NULL, year int, rating float8, votes int, genre text)
+            """)
+        try session.execute("""
+            INSERT INTO \(quoteIdentifier(postgresBenchTable))
+            SELECT g, 'Movie ' || g, CASE WHEN g % 50 = 0 THEN NULL ELSE 1900 + (g * 7919) % 125 END, ((g * 104729) % 100) / 10.0,
+                   (g * 31337) % 1000003, (ARRAY['Drama','Comedy','Noir','Western','Horror','Musical','Documentary','Animation'])[1 + g % 8]
+            FROM generate_series(1::bigint, \(rows)) AS g
+            """)
+        try session.execute("ANALYZE \(quoteIdentifier(postgresBenchTable))")
+        return true
+    }
+
+    /// The peak RSS of one full batched sweep in a fresh process (`bench-worker URL --mode pg-sweep:…`).
+    static func sweepWorker(url: String, table: String, sortColumn: String, limit: Int) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = [workerCommand, url, "--mode", "pg-sweep", "--batch-size", "1000", "--table", table, "--sort", sortColumn, "--limit", String(limit)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let peak = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BatchStoreError(.invalidQuery, "the memory worker failed (exit \(process.terminationStatus))")
+        }
+        return peak
+    }
+
+    /// The worker's side: one sweep of `table` sorted by `sort` (the first `limit` rows; 0: all),
+    /// every value read, batches of `batchSize` with two resident; prints the peak RSS in bytes.
+    public static func postgresSweepWorker(url: String, table: String, sort: String, limit: Int, batchSize: Int, output: (String) -> Void) throws {
+        let store = try PostgresStore(url: url)
+        let entity = try store.entity(named: table)
+        let rows = try store.fetchBatched(FetchRequest(entityName: entity.name, sortDescriptors: [SortDescriptor(key: sort)], fetchLimit: limit,
+                                                       fetchBatchSize: batchSize), residentBatches: 2)
+        var total = 0
+        for object in rows {
+            guard let object else { continue }
+            total &+= checksum(try entity.attributes.indices.map { try object.value(at: $0) })
+        }
+        if total == 42 { output("") }
+        output(String(ProcessMemory.peakResidentBytes()))
+    }
+
+    /// A number from every value, so no read is optimised away.
+    static func checksum(_ values: [SQLValue]) -> Int {
+        var sum = 0
+        for value in values {
+            switch value {
+            case .integer(let n): sum &+= Int(truncatingIfNeeded: n)
+            case .real(let d): sum &+= Int(d)
+            case .text(let t): sum &+= t.utf8.count
+            case .blob(let b): sum &+= b.count
+            case .null: sum &+= 1
+            }
+        }
+        return sum
+    }
+
+    private static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    static func which(_ program: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// Set once the first screen has come: the bench then cancels the ID fetch it does not need.
+private final class CancelAfterFirst: @unchecked Sendable {
+    private(set) var isCancelled = false
+    func cancel() { isCancelled = true }
+}
