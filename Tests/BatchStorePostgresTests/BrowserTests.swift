@@ -59,6 +59,7 @@ struct PostgresBrowserTests {
             INSERT INTO movie VALUES \(values);
             CREATE TABLE heap(v int);
             INSERT INTO heap SELECT g FROM generate_series(1, 250) g;
+            CREATE VIEW old AS SELECT title, year FROM movie WHERE year < 1950;
             """)
         return (path, try PostgresStore(url: server.url(database: database), environment: noPasswordFile), database)
     }
@@ -129,6 +130,7 @@ struct PostgresBrowserTests {
         browser.send(.char("k"))   // a key redraws with the counts
         #expect(terminal.lines.contains { $0.contains("movie") && $0.contains("3,000 rows") }, "\(terminal.lines)")
         #expect(terminal.lines.contains { $0.contains("heap") && $0.contains("250 rows") }, "\(terminal.lines)")
+        #expect(terminal.lines.contains { $0.contains("old") && $0.contains("view") }, "\(terminal.lines)")
         let movie = try #require(browser.state.tables.firstIndex { $0.name == "movie" })
         browser.send(Array(repeating: Key.char("j"), count: movie) + [.enter])
         #expect(browser.state.count == Self.rowCount)
@@ -163,6 +165,17 @@ struct PostgresBrowserTests {
             for (i, object) in first.enumerated() {
                 #expect(object.objectID == result[i]?.objectID, "limit \(limit) offset \(offset) row \(i)")
                 #expect(try object.value(forKey: "title") == result[i]?.value(forKey: "title"))
+            }
+        }
+        // A table keyed by ctid, and a view without a key (its values are its IDs).
+        for (entity, column) in [("heap", "v"), ("old", "title")] {
+            let request = BatchStore.FetchRequest(entityName: entity, sortDescriptors: [SortDescriptor(key: column, ascending: false)], fetchBatchSize: 25)
+            var first: [ManagedObject] = []
+            let result = try pg.fetchBatched(request, residentBatches: 2, firstBatch: { first = $0 })
+            #expect(first.count == 25 && result.count > 25, "\(entity)")
+            for (i, object) in first.enumerated() {
+                #expect(object.objectID == result[i]?.objectID, "\(entity) row \(i)")
+                #expect(try object.value(forKey: column) == result[i]?.value(forKey: column), "\(entity) row \(i)")
             }
         }
     }
