@@ -11,7 +11,7 @@ import Foundation
 /// edit calls throw `.readOnly`), and it keeps no identity map (objects are values with no context).
 ///
 /// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
-public final class PostgresContext: FetchingContext {
+public final class PostgresContext: ValueStreamingContext {
     public let store: PostgresStore
     private var lookupSession: PostgresSession?
 
@@ -39,8 +39,14 @@ public final class PostgresContext: FetchingContext {
         try store.fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress)
     }
 
+    /// Rows read in place are SQLite's: over PostgreSQL, ``streamValues(_:_:)``.
     public func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws {
-        throw BatchStoreError(.invalidQuery, "writing a PostgreSQL result from here is not built yet: `faultline export <url> --table \(request.entityName)` writes it")
+        throw BatchStoreError(.invalidQuery, "rows of PostgreSQL stream as values (streamValues), not in place")
+    }
+
+    /// The rows `request` matches as one streamed statement (``PostgresStore/streamRows(_:_:)``).
+    public func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws {
+        try store.streamRows(request, body)
     }
 
     /// `SELECT count(*)` of the rows `request` matches (within its limit and offset).

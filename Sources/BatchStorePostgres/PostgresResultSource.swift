@@ -284,6 +284,13 @@ final class PostgresResultSource: ResultSource {
         return "SELECT ids.pos, \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids) JOIN \(table.qualifiedSQL) AS t ON \(on)\(tail)"
     }
 
+    /// Every row `request` matches, every column read as its kind, in its order (the key breaking
+    /// ties, as the ID fetch orders them), within its limit and offset: one statement, no ID table.
+    func rowQuery(_ request: FetchRequest) throws -> IDQuery {
+        let columns = table.columns.map { $0.selectExpression(alias: "t") }
+        return try idQuery(request, select: columns.isEmpty ? "NULL AS c0" : columns.joined(separator: ", "))
+    }
+
     /// The first `fetchBatchSize` rows of `request` (fewer with a smaller limit), before any ID
     /// table exists: the ID query with a LIMIT and every column in its select list, the same
     /// statement as a plain `SELECT … ORDER BY … LIMIT` (numbering it in SQL and joining back cost

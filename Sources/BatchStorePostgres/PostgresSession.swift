@@ -193,14 +193,15 @@ public final class PostgresSession: Sendable {
     /// Streams the rows of one query to `onRow` as they arrive (postgres-nio's row callback: no
     /// result held in memory, nothing between the wire and the callback) and returns how many
     /// there were. `onRow` runs on the connection's event loop, one row at a time; the calling
-    /// thread blocks until the last. The raw baseline `faultline bench` compares a sweep with.
+    /// thread blocks until the last. An error `onRow` throws ends the stream (postgres-nio drops
+    /// the rest) and is rethrown. The raw baseline `faultline bench` compares a sweep with.
     @discardableResult
-    public func streamRows(_ sql: String, _ arguments: [SQLValue] = [], _ onRow: @escaping @Sendable ([SQLValue]) -> Void) throws -> Int {
+    public func streamRows(_ sql: String, _ arguments: [SQLValue] = [], _ onRow: @escaping @Sendable ([SQLValue]) throws -> Void) throws -> Int {
         if connection.isClosed { throw BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed") }
         let counter = IDCounter()
         do {
             _ = try Self.waitOffLoop(connection.query(Self.query(sql, arguments), logger: logger) { row in
-                onRow(try row.map(Self.value(of:)))
+                try onRow(try row.map(Self.value(of:)))
                 _ = counter.add()
             })
         } catch {

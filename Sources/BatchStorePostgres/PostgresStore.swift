@@ -90,6 +90,44 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// Streams the rows `request` matches, in its order (the same rows and order as
+    /// ``fetchBatched(_:residentBatches:firstBatch:progress:)`` would give), as one statement on a
+    /// session of its own: no ID table, no objects, every row read once from one snapshot, the
+    /// entity's columns in order, as ``PostgresSession/query(_:_:)`` reads them. What `faultline
+    /// export` reads a URL with. An error `body` throws stops the stream (the statement is
+    /// cancelled on the server) and is rethrown.
+    /// - Returns: the number of rows.
+    /// - Complexity: the server's plan for the query; client memory O(1) rows.
+    @discardableResult
+    public func streamRows(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws -> Int {
+        let table = try table(named: request.entityName)
+        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
+        let session = try openSession()
+        defer { session.close() }
+        let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
+        let query = try source.rowQuery(request)
+        let empty = table.columns.isEmpty
+        return try withoutActuallyEscaping(body) { body in
+            // The callback runs on the event loop while this thread waits; the box lets it reach
+            // `body` and is emptied before `body` goes out of scope.
+            let box = RowCallback(body)
+            defer { box.body = nil }
+            do {
+                return try session.streamRows(query.select, query.arguments) { values in
+                    do {
+                        try box.body?(empty ? [] : values)
+                    } catch {
+                        box.error = error
+                        throw error
+                    }
+                }
+            } catch {
+                // The body's own error as it threw it (the session would call it unreachable).
+                throw box.error ?? error
+            }
+        }
+    }
+
     /// Asks the server to cancel the statement the backend `pid` is running, from a session of
     /// its own (`pg_cancel_backend`, which signals the backend as libpq's cancel request does; a
     /// role may cancel its own sessions). The statement then fails with `57014`.
@@ -118,4 +156,11 @@ public final class PostgresStore: Sendable {
         let known = names.isEmpty ? "the database has no tables" : "tables and views: " + names.prefix(12).joined(separator: ", ")
         throw BatchStoreError(.noSuchEntity, "no table or view named \(name.debugDescription) (\(known))")
     }
+}
+
+/// A row callback handed to the event loop for the length of one stream.
+private final class RowCallback: @unchecked Sendable {
+    var body: (([SQLValue]) throws -> Void)?
+    var error: (any Error)?
+    init(_ body: @escaping ([SQLValue]) throws -> Void) { self.body = body }
 }

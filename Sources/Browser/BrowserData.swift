@@ -35,6 +35,16 @@ final class BrowserData {
 
     func count(_ request: FetchRequest) throws -> Int { try context.count(for: request) }
 
+    /// The rows of `request`, one statement, forward only: read in place (`inPlace`) where the
+    /// engine allows it (SQLite), else as values (`values`: PostgreSQL).
+    func streamRows(_ request: FetchRequest, inPlace: (StreamedRow) throws -> Void, values: ([SQLValue]) throws -> Void) throws {
+        if let streaming = context as? any ValueStreamingContext {
+            try streaming.streamValues(request, values)
+        } else {
+            try context.streamRows(request, inPlace)
+        }
+    }
+
     /// The object `id` names, read from its store (one store's context, or the coordinated
     /// context's for the store the ID names, or the server's).
     /// - Throws: `.objectNotFound` when the row is gone.

@@ -162,8 +162,7 @@ extension EffectRunner {
         do {
             file.bytes += encoder.header.utf8
             try withoutActuallyEscaping(report) { report in
-                try data.context.streamRows(request) { row in
-                    encoder.append(row, to: &file.bytes)
+                func wrote() throws {
                     try file.didAppend()
                     written += 1
                     if written & 1023 == 0 {
@@ -174,6 +173,13 @@ extension EffectRunner {
                         }
                     }
                 }
+                try data.streamRows(request, inPlace: { row in
+                    encoder.append(row, to: &file.bytes)
+                    try wrote()
+                }, values: { values in
+                    encoder.append(values, store: nil, to: &file.bytes)
+                    try wrote()
+                })
             }
             if cancel.isSet { throw BatchStoreError(.cancelled, "the write was cancelled") }
             file.bytes += encoder.footer.utf8
@@ -268,11 +274,15 @@ extension EffectRunner {
                 }
             case .all:
                 let all = FetchRequest(entityName: entity.name, predicate: collection.request.predicate, sortDescriptors: collection.request.sortDescriptors)
-                try data.context.streamRows(all) { row in
+                try data.streamRows(all, inPlace: { row in
                     encoder.append(row, to: &file.bytes)
                     try file.didAppend()
                     try tick(of: collection.count)
-                }
+                }, values: { values in
+                    encoder.append(values, store: nil, to: &file.bytes)
+                    try file.didAppend()
+                    try tick(of: collection.count)
+                })
             }
             if cancel.isSet { throw BatchStoreError(.cancelled, "the copy was cancelled") }
             file.bytes += encoder.footer.utf8

@@ -64,24 +64,21 @@ struct Export: ParsableCommand {
 }
 
 extension Export {
-    /// A PostgreSQL table, read as a batched result (`PostgresStore.fetchBatched`): the IDs in a
-    /// temp table on the server, rows faulted 1,000 at a time and written as they come, so client
-    /// memory stays flat whatever the row count.
+    /// A PostgreSQL table, read as one statement streamed row by row
+    /// (`PostgresStore.streamRows`), as export reads a SQLite file: every row read once, from one
+    /// snapshot, written as it comes, so client memory stays flat whatever the row count.
     func exportPostgres(_ url: String, predicate: FetchPredicate?, sort: [BatchStore.SortDescriptor]) throws {
         let store = try PostgresStore(url: url)
         let entity = try store.entity(named: source.table)
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
-                                   fetchLimit: limit ?? 0, fetchOffset: offset, fetchBatchSize: 1_000)
+                                   fetchLimit: limit ?? 0, fetchOffset: offset)
         var writer = RowWriter(format: format, columns: entity.attributes.map(\.name))
         let out = BufferedOutput()
         try out.write(writer.header())
         if limit != 0 {
-            let result = try store.fetchBatched(request, residentBatches: 2)
-            for position in result.indices {
-                // A row deleted since the ID fetch is skipped; a failed fault stops the export.
-                guard let object = try result.object(at: position) else { continue }
+            try store.streamRows(request) { values in
                 let start = out.bytes.count
-                writer.append(try entity.attributes.indices.map { try object.value(at: $0) }, to: &out.bytes)
+                writer.append(values, to: &out.bytes)
                 try out.didAppend(from: start)
             }
         }

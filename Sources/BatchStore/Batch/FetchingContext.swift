@@ -64,6 +64,14 @@ extension FetchingContext {
     public var engineName: String { "SQLite" }
 }
 
+/// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite
+/// statement to read from); callers that write rows out prefer this when a context offers it.
+public protocol ValueStreamingContext: FetchingContext {
+    /// The rows `request` matches, in its order, each as its entity's column values, one
+    /// statement, forward only.
+    func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws
+}
+
 extension ManagedObjectContext: FetchingContext {
     public var storeNames: [String] { [store.name] }
     public var entities: [Entity] { store.schema.entities }
