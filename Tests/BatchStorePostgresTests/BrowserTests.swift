@@ -22,40 +22,29 @@ struct PostgresBrowserTests {
         return (1...rowCount).map { id in
             [.integer(Int64(id)), .text("\(g.pick(names)) \(g.next(400))"),
              id % 10 == 0 ? .null : .integer(Int64(1930 + g.next(90))),
-             g.next(8) == 0 ? .null : .real(Double(g.next(200)) / 4)]
-        }
-    }
-
-    static func pgLiteral(_ v: SQLValue) -> String {
-        switch v {
-        case .null: return "NULL"
-        case .integer(let i): return String(i)
-        case .real(let d): return "\(d)::float8"
-        case .text(let s): return "U&'" + s.unicodeScalars.map { $0.isASCII && $0 != "'" && $0 != "\\" ? String($0) : String(format: "\\+%06X", $0.value) }.joined() + "'"
-        case .blob(let b): return "'\\x" + b.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+             g.next(8) == 0 ? .null : .real(Double(g.next(200)) / 4),
+             g.next(9) == 0 ? .null : .integer(Int64(1 + g.next(20)))]
         }
     }
 
     /// The same rows in a SQLite file and in a PostgreSQL database.
     static func stores(_ server: PostgresServer, _ dir: TempDir) throws -> (sqlite: String, postgres: PostgresStore, database: String) {
         let rows = rows()
-        let path = try makeDatabase(dir, sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, score REAL);")
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, score REAL, director_id INTEGER REFERENCES director(id));
+            """)
         try direct(path) { db in
+            for d in 1...20 { try db.execute(sql: "INSERT INTO director VALUES (?, ?)", arguments: [d, "director \(d)"]) }
             for row in rows {
-                try db.execute(sql: "INSERT INTO movie VALUES (?, ?, ?, ?)", arguments: StatementArguments(row.map { v -> DatabaseValue in
-                    switch v {
-                    case .null: return .null
-                    case .integer(let i): return i.databaseValue
-                    case .real(let d): return d.databaseValue
-                    case .text(let s): return s.databaseValue
-                    case .blob(let b): return b.databaseValue
-                    }
-                }))
+                try db.execute(sql: "INSERT INTO movie VALUES (?, ?, ?, ?, ?)", arguments: statementArguments(row))
             }
         }
-        let values = rows.map { "(" + $0.map(pgLiteral).joined(separator: ", ") + ")" }.joined(separator: ",\n")
+        let values = rows.map { "(" + $0.map { postgresLiteral($0) }.joined(separator: ", ") + ")" }.joined(separator: ",\n")
         let database = try server.makeDatabase("browse", sql: """
-            CREATE TABLE movie(id bigint PRIMARY KEY, title text NOT NULL, year int, score float8);
+            CREATE TABLE director(id int PRIMARY KEY, name text);
+            INSERT INTO director SELECT g, 'director ' || g FROM generate_series(1, 20) g;
+            CREATE TABLE movie(id bigint PRIMARY KEY, title text NOT NULL, year int, score float8, director_id int REFERENCES director);
             INSERT INTO movie VALUES \(values);
             CREATE TABLE heap(v int);
             INSERT INTO heap SELECT g FROM generate_series(1, 250) g;
@@ -80,7 +69,8 @@ struct PostgresBrowserTests {
         let sqliteTerminal = MemoryTerminal(width: 90, height: 14)
         let pgTerminal = MemoryTerminal(width: 90, height: 14)
         let onSQLite = try Browser(store: try PersistentStore(path: path, options: .init(readOnly: true)), options: options, backend: sqliteTerminal)
-        let onPostgres = try Browser(context: PostgresContext(store: pg), name: "browse", options: options, backend: pgTerminal)
+        // The same name on screen as the file's: the sheet path shows it.
+        let onPostgres = try Browser(context: PostgresContext(store: pg), name: (path as NSString).lastPathComponent, options: options, backend: pgTerminal)
         onSQLite.start()
         onPostgres.start()
         #expect(onPostgres.state.count == Self.rowCount)
@@ -104,6 +94,9 @@ struct PostgresBrowserTests {
             ("end of the filtered result", typed("G")),
             ("clear the filter", typed("f") + [.ctrl("u"), .enter]),
             ("middle", typed(":2222") + [.enter]),
+            ("follow director_id", typed("l") + [.enter]),
+            ("back", [.escape]),
+            ("follow another", typed("jjjjj") + [.enter]),
         ]
         for (name, keys) in steps {
             onSQLite.send(keys)
@@ -114,7 +107,8 @@ struct PostgresBrowserTests {
             #expect(Self.comparable(pgTerminal) == Self.comparable(sqliteTerminal), "\(name)")
         }
         // The steps reached rows past the first batch and changed the count.
-        #expect(onSQLite.state.count == Self.rowCount && onSQLite.state.cursorRow == 2221)
+        #expect(onSQLite.state.table == "director" && onSQLite.state.count == 1, "the last step shows one director")
+        #expect(sqliteTerminal.lines.contains { $0.contains("director ") })
     }
 
     @Test("the table list counts each table; the edit keys and F say in one line why they do nothing; :w writes the result; the memory panel names PostgreSQL")
@@ -148,7 +142,7 @@ struct PostgresBrowserTests {
         browser.send([.char(":")] + "w \(dir.path("out.csv"))".map { .char($0) } + [.enter])
         #expect(!browser.state.messageIsError, "\(browser.state.message ?? "")")
         let written = try String(contentsOfFile: dir.path("out.csv"), encoding: .utf8).split(whereSeparator: \.isNewline)
-        #expect(written.first == "id,title,year,score")
+        #expect(written.first == "id,title,year,score,director_id")
         #expect(written.count == matching + 1)
         #expect(written.dropFirst().allSatisfy { Int($0.split(separator: ",")[2]).map { $0 > 2000 } == true })
         browser.send(.char("m"))
@@ -175,11 +169,11 @@ struct PostgresBrowserTests {
             }
         }
         // A table keyed by ctid, and a view without a key (its values are its IDs).
-        for (entity, column) in [("heap", "v"), ("old", "title")] {
-            let request = BatchStore.FetchRequest(entityName: entity, sortDescriptors: [SortDescriptor(key: column, ascending: false)], fetchBatchSize: 25)
+        for (entity, column) in [("heap", "v"), ("old", "title"), ("director", "name")] {
+            let request = BatchStore.FetchRequest(entityName: entity, sortDescriptors: [SortDescriptor(key: column, ascending: false)], fetchBatchSize: 15)
             var first: [ManagedObject] = []
             let result = try pg.fetchBatched(request, residentBatches: 2, firstBatch: { first = $0 })
-            #expect(first.count == 25 && result.count > 25, "\(entity)")
+            #expect(first.count == 15 && result.count > 15, "\(entity)")
             for (i, object) in first.enumerated() {
                 #expect(object.objectID == result[i]?.objectID, "\(entity) row \(i)")
                 #expect(try object.value(forKey: column) == result[i]?.value(forKey: column), "\(entity) row \(i)")

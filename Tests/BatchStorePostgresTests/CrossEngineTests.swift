@@ -160,16 +160,8 @@ struct CrossEngineTests {
         }
     }
 
-    /// An SQL literal for psql.
-    static func pgLiteral(_ v: SQLValue, column: Int) -> String {
-        switch v {
-        case .null: return "NULL"
-        case .integer(let i): return column == 6 ? (i == 0 ? "false" : "true") : String(i)
-        case .real(let d): return "\(d)::float8"
-        case .text(let s): return "U&'" + s.unicodeScalars.map { $0.isASCII && $0 != "'" && $0 != "\\" ? String($0) : String(format: "\\+%06X", $0.value) }.joined() + "'"
-        case .blob(let b): return "'\\x" + b.map { String(format: "%02x", $0) }.joined() + "'::bytea"
-        }
-    }
+    /// An SQL literal for psql (column 6 is boolean).
+    static func pgLiteral(_ v: SQLValue, column: Int) -> String { postgresLiteral(v, boolean: column == 6) }
 
     @Test("random predicates and sorts select the same rows in the same order on both engines")
     func randomPredicatesAgree() throws {
@@ -186,15 +178,7 @@ struct CrossEngineTests {
         try direct(path) { db in
             for (id, name) in people { try db.execute(sql: "INSERT INTO p VALUES (?, ?)", arguments: [id, name]) }
             for row in rows {
-                try db.execute(sql: "INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: StatementArguments(row.map { v -> DatabaseValue in
-                    switch v {
-                    case .null: return .null
-                    case .integer(let i): return i.databaseValue
-                    case .real(let d): return d.databaseValue
-                    case .text(let s): return s.databaseValue
-                    case .blob(let b): return b.databaseValue
-                    }
-                }))
+                try db.execute(sql: "INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: statementArguments(row))
             }
         }
         let pgRows = rows.map { row in "(" + row.enumerated().map { Self.pgLiteral($1, column: $0) }.joined(separator: ", ") + ")" }

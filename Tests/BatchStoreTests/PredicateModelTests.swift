@@ -239,15 +239,7 @@ import TestSupport
                     .integer(Int64(id)), maybe(.integer(Int64(g.next(16) - 3))), maybe(g.pick(Self.numbers)), maybe(.text(g.pick(Self.texts))),
                     g.pick(untyped), maybe(.text(g.pick(["2019-05-01", "2020", "1999-12-31", "abc", "10"]))), maybe(.integer(Int64(1 + g.next(3)))),
                 ]
-                try db.execute(sql: "INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?)", arguments: StatementArguments(row.map { v -> DatabaseValue in
-                    switch v {
-                    case .null: return .null
-                    case .integer(let i): return i.databaseValue
-                    case .real(let d): return d.databaseValue
-                    case .text(let s): return s.databaseValue
-                    case .blob(let b): return b.databaseValue
-                    }
-                }))
+                try db.execute(sql: "INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?)", arguments: statementArguments(row))
             }
         }
         // The model holds what SQLite stored (affinity applied on insert), read back with storage classes.

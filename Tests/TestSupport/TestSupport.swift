@@ -1,3 +1,4 @@
+import BatchStore
 import Foundation
 import GRDB
 
@@ -126,4 +127,30 @@ public struct SeededGenerator {
 
     /// One element of `a`, which must not be empty.
     public mutating func pick<T>(_ a: [T]) -> T { a[next(a.count)] }
+}
+
+/// A row of values as GRDB statement arguments, each as SQLite stores it.
+public func statementArguments(_ row: [SQLValue]) -> StatementArguments {
+    StatementArguments(row.map { v -> DatabaseValue in
+        switch v {
+        case .null: return .null
+        case .integer(let i): return i.databaseValue
+        case .real(let d): return d.databaseValue
+        case .text(let s): return s.databaseValue
+        case .blob(let b): return b.databaseValue
+        }
+    })
+}
+
+/// A value as a PostgreSQL literal for psql: text as `U&'…'` with every non-ASCII code point
+/// escaped (so any client encoding reads it), reals as `float8`, blobs as `bytea`; an integer
+/// as `true`/`false` when `boolean`.
+public func postgresLiteral(_ v: SQLValue, boolean: Bool = false) -> String {
+    switch v {
+    case .null: return "NULL"
+    case .integer(let i): return boolean ? (i == 0 ? "false" : "true") : String(i)
+    case .real(let d): return "\(d)::float8"
+    case .text(let s): return "U&'" + s.unicodeScalars.map { $0.isASCII && $0 != "'" && $0 != "\\" ? String($0) : String(format: "\\+%06X", $0.value) }.joined() + "'"
+    case .blob(let b): return "'\\x" + b.map { String(format: "%02x", $0) }.joined() + "'::bytea"
+    }
 }
