@@ -14,6 +14,8 @@ import Foundation
 public final class PostgresContext: ValueStreamingContext {
     public let store: PostgresStore
     private var lookupSession: PostgresSession?
+    /// True once the lookup session has the `pg_temp` text functions.
+    private var lookupHasTextFunctions = false
 
     public init(store: PostgresStore) {
         self.store = store
@@ -25,6 +27,7 @@ public final class PostgresContext: ValueStreamingContext {
         if let lookupSession, !lookupSession.isClosed { return lookupSession }
         let opened = try store.openSession()
         lookupSession = opened
+        lookupHasTextFunctions = false
         return opened
     }
 
@@ -64,7 +67,10 @@ public final class PostgresContext: ValueStreamingContext {
             sql = "SELECT count(*) FROM (SELECT 1 FROM \(builder.fromClause)\(condition)\(limit) OFFSET \(request.fetchOffset)) AS s"
         }
         let session = try session()
-        if sql.contains("pg_temp.bs_") { try PostgresTextFunctions.install(in: session) }
+        if sql.contains("pg_temp.bs_") && !lookupHasTextFunctions {
+            try PostgresTextFunctions.install(in: session)
+            lookupHasTextFunctions = true
+        }
         guard let n = try session.query(sql, builder.arguments).first?.first?.integerValue else {
             throw BatchStoreError(.postgres("XX000"), "the server did not answer a count")
         }

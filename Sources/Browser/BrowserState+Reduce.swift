@@ -7,6 +7,8 @@ public enum Action: Sendable {
     case resized(width: Int, height: Int)
     case tablesListed([TableEntry])
     case tableCounted(index: Int, count: Int)
+    /// A table of the list could not be counted: why, and the counting goes on with the next.
+    case tableCountFailed(index: Int, reason: String)
     /// A result opened: its table, columns, filter, sort and row count; `result` numbers it, and
     /// `marks` are the previous marks whose rows are in it (the session checked, in its ID table).
     case opened(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?, count: Int, cursor: Int, readOnly: String?, message: String?,
@@ -194,6 +196,9 @@ extension BrowserState {
             effects = list.indices.first.map { [.countTable(index: $0)] } ?? []
         case .tableCounted(let index, let n):
             if index < tables.count { tables[index].count = n }
+            if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
+        case .tableCountFailed(let index, let reason):
+            if index < tables.count { tables[index].countFailure = reason }
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed, let tableLinks):
             running = nil

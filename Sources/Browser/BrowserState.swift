@@ -57,6 +57,8 @@ public struct TableEntry: Sendable, Equatable {
     public var name: String
     public var isView: Bool
     public var count: Int?
+    /// Why the table could not be counted (no permission, a broken view), shown instead of a count.
+    public var countFailure: String?
 
     package init(name: String, isView: Bool, count: Int?) {
         self.name = name

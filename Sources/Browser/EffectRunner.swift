@@ -70,8 +70,11 @@ final class EffectRunner {
                 do {
                     return [.tableCounted(index: index, count: try data.count(FetchRequest(entityName: entries[index].name)))]
                 } catch {
+                    // One table that cannot be counted (no permission, a broken view) says so,
+                    // and the tables after it are still counted.
                     log("counting \(entries[index].name) failed: \(error)")
-                    return []
+                    let reason = (error as? BatchStoreError).map { $0.code == .permissionDenied ? "no permission to read it" : $0.message } ?? "\(error)"
+                    return [.tableCountFailed(index: index, reason: reason)]
                 }
             case .eagerStep:
                 return eagerStep(state)

@@ -151,6 +151,30 @@ struct PostgresBrowserTests {
         #expect(terminal.lines.contains { $0.contains("in Swift      0") }, "\(terminal.lines)")
     }
 
+    @Test("a table the role may not read says so in the list, the tables after it are still counted, and opening it is one line")
+    func unreadableTable() throws {
+        let server = try PostgresServer.require()
+        let role = try server.makeRole("reader", password: "pw")
+        let database = try server.makeDatabase("perm", sql: """
+            CREATE TABLE a(id int PRIMARY KEY); INSERT INTO a VALUES (1), (2);
+            CREATE TABLE secret(id int PRIMARY KEY); INSERT INTO secret VALUES (1);
+            CREATE TABLE z(id int PRIMARY KEY); INSERT INTO z SELECT generate_series(1, 5);
+            GRANT SELECT ON a, z TO \(role);
+            """)
+        let store = try PostgresStore(url: server.url(database: database, user: role, password: "pw"), environment: noPasswordFile)
+        let terminal = MemoryTerminal(width: 90, height: 10)
+        let browser = try Browser(context: PostgresContext(store: store), name: "perm", options: BrowserOptions(), backend: terminal)
+        browser.start()
+        while browser.idle() {}
+        browser.send(.char("k"))
+        #expect(terminal.lines.contains { $0.contains("a ") && $0.contains("2 rows") }, "\(terminal.lines)")
+        #expect(terminal.lines.contains { $0.contains("secret") && $0.contains("not counted: no permission to read it") }, "\(terminal.lines)")
+        #expect(terminal.lines.contains { $0.contains("z ") && $0.contains("5 rows") }, "\(terminal.lines)")
+        let index = try #require(browser.state.tables.firstIndex { $0.name == "secret" })
+        browser.send(Array(repeating: Key.char("j"), count: index) + [.enter])
+        #expect(browser.state.messageIsError && browser.state.message == "the role may not read secret", "\(browser.state.message ?? "")")
+    }
+
     @Test("the first batch comes from a LIMIT query before the ID fetch, and matches the result's first rows")
     func firstBatch() throws {
         let server = try PostgresServer.require()
