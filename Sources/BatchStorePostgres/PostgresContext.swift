@@ -6,9 +6,11 @@ import Foundation
 /// server, as a ``ManagedObjectContext`` does on a SQLite file.
 ///
 /// Each result opened here has a session of its own (its temp table lives there); the context
-/// keeps one more session, opened at its first count or lookup, for those. Batch edits over
-/// PostgreSQL are not built yet: the context is read-only (``readOnlyReason`` says so, and the
-/// edit calls throw `.readOnly`), and it keeps no identity map (objects are values with no context).
+/// keeps one more session, opened at its first count or lookup, for those and for batch updates
+/// and deletes (one transaction each, see `PostgresBatchRequests.swift`). It keeps no identity map
+/// (objects are values with no context), so there is nothing to merge into and no undo yet; the
+/// browser therefore treats it as read-only (``readOnlyReason``), while `faultline update` and
+/// `delete` and library callers run batch requests through it.
 ///
 /// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
 public final class PostgresContext: ValueStreamingContext {
@@ -23,7 +25,9 @@ public final class PostgresContext: ValueStreamingContext {
 
     deinit { lookupSession?.close() }
 
-    private func session() throws -> PostgresSession {
+    /// The context's own session for counts, lookups and edits (opened at first use, again after
+    /// the server closed it).
+    func session() throws -> PostgresSession {
         if let lookupSession, !lookupSession.isClosed { return lookupSession }
         let opened = try store.openSession()
         lookupSession = opened
@@ -34,7 +38,9 @@ public final class PostgresContext: ValueStreamingContext {
     public var engineName: String { "PostgreSQL" }
     public var storeNames: [String] { [store.name] }
     public var entities: [Entity] { store.schema.tables.compactMap { try? store.entity(named: $0.name) } }
-    public var readOnlyReason: String? { "edits over PostgreSQL are not built yet (export, filter and sort work)" }
+    /// Why the browser does not edit through this context: results over PostgreSQL are not refreshed
+    /// after an edit and cannot undo it yet. Batch requests run all the same.
+    public var readOnlyReason: String? { "edits in the browser over PostgreSQL are not built yet (faultline update and delete take the URL)" }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
 
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
@@ -67,14 +73,18 @@ public final class PostgresContext: ValueStreamingContext {
             sql = "SELECT count(*) FROM (SELECT 1 FROM \(builder.fromClause)\(condition)\(limit) OFFSET \(request.fetchOffset)) AS s"
         }
         let session = try session()
-        if sql.contains("pg_temp.bs_") && !lookupHasTextFunctions {
-            try PostgresTextFunctions.install(in: session)
-            lookupHasTextFunctions = true
-        }
+        try installTextFunctions(in: session, if: PostgresTextFunctions.areUsed(in: sql))
         guard let n = try session.query(sql, builder.arguments).first?.first?.integerValue else {
             throw BatchStoreError(.postgres("XX000"), "the server did not answer a count")
         }
         return Int(n)
+    }
+
+    /// Creates the `pg_temp` text functions in the lookup session the first time `needed`.
+    func installTextFunctions(in session: PostgresSession, if needed: Bool) throws {
+        guard needed, !lookupHasTextFunctions || session !== lookupSession else { return }
+        try PostgresTextFunctions.install(in: session)
+        if session === lookupSession { lookupHasTextFunctions = true }
     }
 
     /// The row `id` names, read now.
@@ -96,11 +106,6 @@ public final class PostgresContext: ValueStreamingContext {
         return ManagedObject(objectID: id, link: ContextLink(nil), values: columns.isEmpty ? [] : row)
     }
 
-    private var editRefusal: BatchStoreError { BatchStoreError(.readOnly, readOnlyReason ?? "") }
-
-    public func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult { throw editRefusal }
-    public func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult { throw editRefusal }
-    public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport { throw editRefusal }
     public var registeredObjectCount: Int { 0 }
     public var canUndo: Bool { false }
     public func undo() throws -> ChangeSet { throw BatchStoreError(.readOnly, "nothing to undo") }

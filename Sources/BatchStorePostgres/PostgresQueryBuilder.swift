@@ -273,7 +273,9 @@ final class PostgresQueryBuilder {
         case "coalesce":
             try arity(1...64)
             let kind = try commonKind()
-            return result(operands.count == 1 ? operands[0].sql : "coalesce(\(operands.map(\.sql).joined(separator: ", ")))", kind)
+            var o = result(operands.count == 1 ? operands[0].sql : "coalesce(\(operands.map(\.sql).joined(separator: ", ")))", kind)
+            o.isInteger = operands.allSatisfy { $0.isInteger || $0.kind == .null }
+            return o
         case "abs":
             try arity(1...1)
             try requireNumber(operands[0], for: "abs()")
@@ -318,9 +320,69 @@ final class PostgresQueryBuilder {
             // SQLite's min() and max() are nil when any argument is; least() and greatest() skip nils.
             let anyNil = operands.map { "\($0.sql) IS NULL" }.joined(separator: " OR ")
             let values = operands.map { kind == .text ? "(\($0.sql) COLLATE \"C\")" : $0.sql }.joined(separator: ", ")
-            return result("(CASE WHEN \(anyNil) THEN NULL ELSE \(name == "min" ? "least" : "greatest")(\(values)) END)", kind)
+            var o = result("(CASE WHEN \(anyNil) THEN NULL ELSE \(name == "min" ? "least" : "greatest")(\(values)) END)", kind)
+            o.isInteger = operands.allSatisfy { $0.isInteger || $0.kind == .null }
+            return o
         default:
             throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, string, min, max")
+        }
+    }
+
+    // MARK: Assignments
+
+    /// `pg_temp.bs_integral(v, column)`: `v` when it has no fraction, else an error naming the
+    /// column and the value (a batch update's guard for integer columns; PL/pgSQL, which every
+    /// database has unless it was dropped).
+    static let integralFunction = """
+        CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v numeric, col text) RETURNS numeric LANGUAGE plpgsql IMMUTABLE AS $$
+        BEGIN
+          IF v <> trunc(v) THEN
+            RAISE EXCEPTION '% holds integers, and the new value % has a fraction', col, v USING ERRCODE = '22003';
+          END IF;
+          RETURN v;
+        END $$
+        """
+
+    /// The SQL that stores `o` in `column` of `table` as a batch update's new value: cast to the
+    /// column's type as its input function reads text (a value it cannot read is an error naming
+    /// it), a number with a fraction refused for an integer column (PostgreSQL's own cast would
+    /// round it), nil as NULL. Length-limited text types take the value by assignment, which
+    /// refuses a value too long, where an explicit cast would cut it.
+    func assignment(_ o: Operand, to column: PostgresColumn, in table: PostgresTable) throws -> String {
+        let type = column.declaredType
+        // A nil constant is bound as text: its cast is NULL of the column's type.
+        if o.kind == .null { return "CAST(\(o.sql) AS \(type))" }
+        func refuse() -> BatchStoreError {
+            let what = o.kind == .blob ? "a blob" : o.kind == .text ? "text" : "a number"
+            return BatchStoreError(.invalidQuery, "\(table.name).\(column.name) is a \(type) column, and \(o.name) is \(what)")
+        }
+        let lengthLimited = type.hasPrefix("character") || type.hasPrefix("bit")
+        func fromText(_ text: String) -> String { lengthLimited ? text : "CAST(\(text) AS \(type))" }
+        switch column.kind {
+        case .integer:
+            switch o.kind {
+            case .number where o.isInteger: return "CAST(CAST(\(o.sql) AS int8) AS \(type))"
+            case .number:
+                let name = (table.name + "." + column.name).replacingOccurrences(of: "'", with: "''")
+                return "CAST(CAST(pg_temp.bs_integral((\(o.sql))::numeric, '\(name)') AS int8) AS \(type))"
+            case .text: return fromText(o.sql)
+            default: throw refuse()
+            }
+        case .boolean:
+            switch o.kind {
+            case .number: return "((\(o.sql)) <> 0)"
+            case .text: return "CAST(\(o.sql) AS \(type))"
+            default: throw refuse()
+            }
+        case .real, .numeric:
+            guard o.kind == .number || o.kind == .text else { throw refuse() }
+            return "CAST(\(o.sql) AS \(type))"
+        case .blob:
+            guard o.kind == .blob else { throw refuse() }
+            return o.sql
+        case .text, .timestamp, .json, .uuid, .array:
+            guard o.kind != .blob else { throw refuse() }
+            return fromText(textForm(o))
         }
     }
 

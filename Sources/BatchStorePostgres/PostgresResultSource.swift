@@ -224,7 +224,7 @@ final class PostgresResultSource: ResultSource {
     /// Creates the `pg_temp` text functions in the session before the first statement that calls
     /// them (most fetches call none, and building their tables costs a fraction of a second).
     private func prepare(_ sql: String) throws {
-        guard !hasTextFunctions, sql.contains("pg_temp.bs_") else { return }
+        guard !hasTextFunctions, PostgresTextFunctions.areUsed(in: sql) else { return }
         try PostgresTextFunctions.install(in: session)
         hasTextFunctions = true
     }

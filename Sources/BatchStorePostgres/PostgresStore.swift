@@ -159,7 +159,7 @@ public final class PostgresStore: Sendable {
 }
 
 /// A row callback handed to the event loop for the length of one stream.
-private final class RowCallback: @unchecked Sendable {
+final class RowCallback: @unchecked Sendable {
     var body: (([SQLValue]) throws -> Void)?
     var error: (any Error)?
     init(_ body: @escaping ([SQLValue]) throws -> Void) { self.body = body }

@@ -139,6 +139,11 @@ enum PostgresTextFunctions {
     }
 
     /// Creates the functions in `session`'s `pg_temp` schema (one statement each).
+    /// True when `sql` calls one of the functions (and so needs ``install(in:)`` first).
+    static func areUsed(in sql: String) -> Bool {
+        functions.contains { sql.contains("pg_temp.\($0.name)(") }
+    }
+
     static func install(in session: PostgresSession) throws {
         for statement in createStatements { try session.execute(statement) }
     }

@@ -6,7 +6,7 @@ import Foundation
 
 /// The file, table and filter that `export`, `update` and `delete` all take.
 struct TableOptions: ParsableArguments {
-    @Argument(help: "The SQLite file (it must exist); several files are one result across stores. export also takes a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir).")
+    @Argument(help: "The SQLite file (it must exist); several files are one result across stores; or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir).")
     var databases: [String]
 
     @Option(help: "With several files: which stores, by name (the file name without extension), e.g. 'a,b'.")
@@ -44,8 +44,9 @@ struct TableOptions: ParsableArguments {
     /// in the files' order, after checking each has the table), the table's entity, and how many
     /// stores have it.
     func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
-        if postgresURL != nil {
-            throw BatchStoreError(.invalidArgument, "PostgreSQL URLs work with export so far; update, delete and import over PostgreSQL are not built yet")
+        if let postgresURL {
+            let context = PostgresContext(store: try PostgresStore(url: postgresURL))
+            return (context, try context.entity(named: table), 1)
         }
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {
@@ -92,7 +93,8 @@ struct EditOptions: ParsableArguments {
     /// Opens the file (or files) and the entity, then either counts (dry run) or executes, and
     /// reports. With several files the request runs in every store (all or nothing).
     func perform(verb: String, dryRunCount: (any FetchingContext, Entity) throws -> Int,
-                 execute: (any FetchingContext, Entity) throws -> BatchResult) throws {
+                 execute: (any FetchingContext, Entity) throws -> BatchResult,
+                 executeStreamingIDs: (PostgresContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
         let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
         if dryRun {
             let n = try dryRunCount(context, entity)
@@ -103,6 +105,13 @@ struct EditOptions: ParsableArguments {
         let start = Date()
         let ticker = Ticker(verb == "update" ? "updating" : "deleting")
         defer { ticker.stop() }
+        if self.result == .ids, let context = context as? PostgresContext {
+            // Over PostgreSQL the changed keys wait in a server temp table until the transaction
+            // has committed, then stream here: no ID array, and no ID printed for a rolled-back edit.
+            let n = try executeStreamingIDs(context, entity) { print($0.uriRepresentation) }
+            printError("\(verb)d \(counted(n, "row")) in \(String(format: "%.2f", Date().timeIntervalSince(start))) s")
+            return
+        }
         let result = try execute(context, entity)
         try report(verb + "d", result, seconds: Date().timeIntervalSince(start))
     }
@@ -147,29 +156,32 @@ struct Update: ParsableCommand {
                                 }
                                 return report.rowsMatched
                             },
-                            execute: { context, entity in try context.execute(request(entity), undoable: false) })
+                            execute: { context, entity in try context.execute(request(entity), undoable: false) },
+                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
     }
 }
 
 struct Delete: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Batch-delete the matching rows with one DELETE in one transaction.",
-        discussion: "The file's own foreign-key actions (ON DELETE CASCADE, SET NULL, RESTRICT) apply.")
+        discussion: "The file's own foreign-key actions (ON DELETE CASCADE, SET NULL, RESTRICT) apply; over PostgreSQL the server applies them, always.")
 
     @OptionGroup var options: EditOptions
 
-    @Flag(help: "Apply the schema's delete rules (cascade, nullify, deny) in the same transaction; deny fails naming a row.")
+    @Flag(help: "Apply the schema's delete rules (cascade, nullify, deny) in the same transaction; deny fails naming a row. (PostgreSQL applies its foreign keys' rules itself.)")
     var applyDeleteRules = false
 
     func run() throws {
         let predicate = try options.source.parsedPredicate()
         func fetch(_ entity: Entity) -> FetchRequest { FetchRequest(entityName: entity.name, predicate: predicate) }
+        func request(_ entity: Entity) -> BatchDeleteRequest {
+            var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
+            request.appliesDeleteRules = applyDeleteRules
+            return request
+        }
         try options.perform(verb: "delete",
                             dryRunCount: { context, entity in try context.count(for: fetch(entity)) },
-                            execute: { context, entity in
-                                var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
-                                request.appliesDeleteRules = applyDeleteRules
-                                return try context.execute(request, undoable: false)
-                            })
+                            execute: { context, entity in try context.execute(request(entity), undoable: false) },
+                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
     }
 }

@@ -131,7 +131,7 @@ struct PostgresBrowserTests {
         for key in ["D", "U", "u"] {
             browser.send(.char(Character(key)))
             #expect(browser.state.messageIsError)
-            #expect(browser.state.message == "\(key) does nothing: edits over PostgreSQL are not built yet (export, filter and sort work)")
+            #expect(browser.state.message == "\(key) does nothing: edits in the browser over PostgreSQL are not built yet (faultline update and delete take the URL)")
         }
         browser.send(.char("F"))
         #expect(browser.state.messageIsError && browser.state.message?.contains("not built yet") == true, "\(browser.state.message ?? "")")

@@ -42,7 +42,7 @@ public struct BatchResult: Sendable {
 /// A value to assign in a batch update: a constant, another attribute, arithmetic, concatenation
 /// (`||`) or a function (`now()`, `lowercase`, `uppercase`, `coalesce`, `abs`, `round`, …).
 public struct UpdateExpression: Sendable, Equatable {
-    let node: ExpressionNode
+    package let node: ExpressionNode
 
     /// Parses one expression, e.g. `votes + 1` or `round(rating * 1.1, 1)`.
     public init(_ text: String) throws {

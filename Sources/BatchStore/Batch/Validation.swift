@@ -11,6 +11,13 @@ public struct ValidationReport: Sendable {
     public var example: (id: ObjectID, reason: String)?
     /// True when every matched row would be written.
     public var isValid: Bool { rowsFailing == 0 }
+
+    /// A report; other engines' contexts make theirs this way.
+    public init(rowsMatched: Int, rowsFailing: Int, example: (id: ObjectID, reason: String)?) {
+        self.rowsMatched = rowsMatched
+        self.rowsFailing = rowsFailing
+        self.example = example
+    }
 }
 
 extension ManagedObjectContext {

@@ -1,0 +1,372 @@
+import BatchStore
+import BatchStorePostgres
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+
+/// Batch updates and deletes over PostgreSQL, against a model: a random sequence of edits runs on
+/// a SQLite file and on a PostgreSQL database holding the same rows, and after every step both
+/// must hold exactly what a plain Swift mirror holds (the rows the predicate selects, computed
+/// from the rows before the step, changed by Swift's own arithmetic and text functions). A
+/// failing sequence is shrunk to the fewest steps that still fail.
+@Suite("PostgreSQL batch edits")
+struct PostgresBatchEditTests {
+    typealias Row10 = [SQLValue]
+    /// Columns of `r` (as in the cross-engine test): id, n0, x, s, b, d, f, p_id, n, i.
+    static let columns = ["id", "n0", "x", "s", "b", "d", "f", "p_id", "n", "i"]
+    static let people: [(Int, String?)] = [(1, "Kurosawa"), (2, nil), (3, "élan"), (4, "Ōzu")]
+
+    /// An assignment both engines can hold the result of, and what it does to a row in Swift.
+    struct Assignment: Sendable {
+        let text: String
+        let apply: @Sendable (Row10) -> Row10
+    }
+
+    static func int(_ v: SQLValue) -> Int64? { v.integerValue }
+    static func real(_ v: SQLValue) -> Double? { v.doubleValue }
+
+    static let assignments: [Assignment] = [
+        Assignment(text: "n = n + 1") { r in var r = r; r[8] = int(r[8]).map { .integer($0 + 1) } ?? .null; return r },
+        Assignment(text: "n = coalesce(n, 0) - 3") { r in var r = r; r[8] = .integer((int(r[8]) ?? 0) - 3); return r },
+        // Every right-hand side reads the row as it was: x gets the old n.
+        Assignment(text: "n = 7, x = n") { r in var r = r; r[2] = real(r[8]).map { .real($0) } ?? .null; r[8] = 7; return r },
+        Assignment(text: "n = nil") { r in var r = r; r[8] = .null; return r },
+        Assignment(text: "i = abs(i)") { r in var r = r; r[9] = int(r[9]).map { .integer(abs($0)) } ?? .null; return r },
+        Assignment(text: "x = x * 2") { r in var r = r; r[2] = real(r[2]).map { .real($0 * 2) } ?? .null; return r },
+        Assignment(text: "x = n / 4") { r in var r = r; r[2] = real(r[8]).map { .real($0 / 4) } ?? .null; return r },
+        Assignment(text: "x = round(x, 1)") { r in var r = r; r[2] = real(r[2]).map { .real(($0 * 10).rounded(.toNearestOrAwayFromZero) / 10) } ?? .null; return r },
+        Assignment(text: "s = uppercase(s)") { r in var r = r; r[3] = r[3].textValue.map { .text($0.uppercased()) } ?? .null; return r },
+        Assignment(text: "s = concat(s, '!'), d = '2030-01-01'") { r in var r = r; r[3] = .text((r[3].textValue ?? "") + "!"); r[5] = .text("2030-01-01"); return r },
+        Assignment(text: "f = 1, s = nil") { r in var r = r; r[6] = 1; r[3] = .null; return r },
+        Assignment(text: "f = 0, n0 = 12") { r in var r = r; r[6] = 0; r[1] = 12; return r },
+    ]
+
+    enum Step: CustomStringConvertible {
+        case update(predicate: String, assignment: Int, result: BatchResultType)
+        case delete(predicate: String, sort: [BatchStore.SortDescriptor], limit: Int, result: BatchResultType)
+        case deleteIDs([Int64])
+
+        var kind: String {
+            switch self {
+            case .update: return "update"
+            case .delete(_, let sort, _, _): return sort.isEmpty ? "delete" : "delete first N"
+            case .deleteIDs: return "delete ids"
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .update(let p, let a, let r): return "update where \(p) set \(PostgresBatchEditTests.assignments[a].text) (\(r))"
+            case .delete(let p, let s, let l, let r): return "delete where \(p) sorted by \(s) limit \(l) (\(r))"
+            case .deleteIDs(let ids): return "delete ids \(ids)"
+            }
+        }
+    }
+
+    static func step(_ g: inout SeededGenerator) -> Step {
+        let result = g.pick([BatchResultType.statusOnly, .count, .objectIDs, .changes])
+        switch g.next(5) {
+        case 0, 1, 2:
+            return .update(predicate: CrossEngineTests.tree(&g, depth: 2).format, assignment: g.next(assignments.count), result: result)
+        case 3:
+            let sort = (0..<g.next(3)).map { _ in BatchStore.SortDescriptor(key: g.pick(["n", "x", "s", "d", "f", "p.name"]), ascending: g.next(2) == 0) }
+            return .delete(predicate: CrossEngineTests.tree(&g, depth: 1).format, sort: sort, limit: sort.isEmpty ? 0 : 1 + g.next(6), result: result)
+        default:
+            return .deleteIDs((0..<(1 + g.next(4))).map { _ in Int64(1 + g.next(150)) })
+        }
+    }
+
+    /// Both engines, reset to `rows` before each run of a sequence.
+    final class Engines {
+        let path: String
+        let server: PostgresServer
+        let database: String
+        let store: PostgresStore
+        let rows: [Row10]
+        /// Kept for as long as the engines: the folder goes when it does.
+        let dir: TempDir
+
+        init(server: PostgresServer, dir: TempDir, rows: [Row10]) throws {
+            self.dir = dir
+            self.server = server
+            self.rows = rows
+            path = try makeDatabase(dir, sql: """
+                CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT);
+                CREATE TABLE r(id INTEGER PRIMARY KEY, n0 INTEGER, x REAL, s TEXT, b BLOB, d TEXT, f INTEGER, p_id INTEGER REFERENCES p(id), n INTEGER, i INTEGER);
+                """)
+            try direct(path) { db in
+                for (id, name) in PostgresBatchEditTests.people { try db.execute(sql: "INSERT INTO p VALUES (?, ?)", arguments: [id, name]) }
+            }
+            database = try server.makeDatabase("edits", sql: """
+                CREATE TABLE p(id int PRIMARY KEY, name text);
+                CREATE TABLE r(id bigint PRIMARY KEY, n0 bigint, x double precision, s text, b bytea, d date, f boolean, p_id int REFERENCES p(id),
+                               n bigint, i int);
+                INSERT INTO p VALUES \(PostgresBatchEditTests.people.map { "(\($0.0), \($0.1.map { postgresLiteral(.text($0)) } ?? "NULL"))" }.joined(separator: ", "));
+                """)
+            store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        }
+
+        func reset() throws {
+            try direct(path) { db in
+                try db.execute(sql: "DELETE FROM r")
+                for row in rows { try db.execute(sql: "INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: statementArguments(row)) }
+            }
+            let values = rows.map { row in "(" + row.enumerated().map { CrossEngineTests.pgLiteral($1, column: $0) }.joined(separator: ", ") + ")" }
+            _ = try server.psql("TRUNCATE r; INSERT INTO r VALUES \(values.joined(separator: ", "))", database: database)
+        }
+
+        /// What the file holds, by id, each value as SQLite stores it.
+        func sqliteRows() throws -> [Row10] {
+            try direct(path) { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM r ORDER BY id").map { row in
+                    (0..<10).map { i -> SQLValue in
+                        switch (row[i] as DatabaseValue).storage {
+                        case .null: return .null
+                        case .int64(let v): return .integer(v)
+                        case .double(let v): return .real(v)
+                        case .string(let v): return .text(v)
+                        case .blob(let v): return .blob(v)
+                        }
+                    }
+                }
+            }
+        }
+
+        /// What the database holds, by id, read as results read it.
+        func postgresRows() throws -> [Row10] {
+            let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "r", sortDescriptors: [SortDescriptor(key: "id")]))
+            return try result.map { object in try PostgresBatchEditTests.columns.map { try #require(object).value(forKey: $0) } }
+        }
+    }
+
+    /// Runs `steps` from the starting rows; the first disagreement with the model, or nil.
+    static func run(_ steps: [Step], on engines: Engines, changed: inout Int) throws -> String? {
+        try engines.reset()
+        var model = engines.rows
+        for (n, step) in steps.enumerated() {
+            do {
+                let before = model
+                if let failure = try check(step, number: n, model: &model, on: engines) { return failure }
+                changed += before.count - model.count + zip(before, model).filter { $0.0 != $0.1 && $0.0[0] == $0.1[0] }.count
+            } catch {
+                return "step \(n + 1) \(step) threw: \(error)"
+            }
+        }
+        return nil
+    }
+
+    /// Runs one step on both engines and the model; the disagreement, or nil.
+    static func check(_ step: Step, number n: Int, model: inout [Row10], on engines: Engines) throws -> String? {
+        do {
+            let sqlite = try ManagedObjectContext(store: try PersistentStore(path: engines.path))
+            let pg = PostgresContext(store: engines.store)
+            let sqliteEntity = try sqlite.entity(named: "r"), pgEntity = try pg.entity(named: "r")
+            var expectedIDs: [Int64]
+            let results: [BatchResult]
+            let resultType: BatchResultType
+            switch step {
+            case .update(let predicate, let a, let type):
+                let request = BatchUpdateRequest(entityName: "r", predicate: try FetchPredicate(format: predicate),
+                                                 propertiesToUpdate: try UpdateExpression.parseAssignments(assignments[a].text), resultType: type)
+                expectedIDs = try sqlite.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: request.predicate)).map { try $0.value(forKey: "id").integerValue ?? -1 }
+                model = model.map { expectedIDs.contains($0[0].integerValue ?? -1) ? assignments[a].apply($0) : $0 }
+                results = [try sqlite.execute(request, undoable: false), try pg.execute(request, undoable: false)]
+                resultType = type
+            case .delete(let predicate, let sort, let limit, let type):
+                let fetch = BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: predicate), sortDescriptors: sort, fetchLimit: limit)
+                expectedIDs = try sqlite.fetchAll(fetch).map { try $0.value(forKey: "id").integerValue ?? -1 }
+                model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
+                results = [try sqlite.execute(BatchDeleteRequest(fetchRequest: fetch, resultType: type), undoable: false),
+                           try pg.execute(BatchDeleteRequest(fetchRequest: fetch, resultType: type), undoable: false)]
+                resultType = type
+            case .deleteIDs(let ids):
+                let present = Set(model.compactMap { $0[0].integerValue })
+                expectedIDs = Array(Set(ids).intersection(present))
+                model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
+                let onSQLite = ids.map { ObjectID(entity: sqliteEntity, key: .rowid($0)) }
+                let onPostgres = ids.map { ObjectID(entity: pgEntity, key: .primaryKey([.integer($0)])) }
+                results = [try sqlite.execute(BatchDeleteRequest(objectIDs: onSQLite, resultType: .objectIDs), undoable: false),
+                           try pg.execute(BatchDeleteRequest(objectIDs: onPostgres, resultType: .objectIDs), undoable: false)]
+                resultType = .objectIDs
+            }
+            expectedIDs.sort()
+            for (engine, result) in zip(["SQLite", "PostgreSQL"], results) {
+                let counted = resultType == .statusOnly ? nil : expectedIDs.count
+                if !result.succeeded || result.count != counted {
+                    return "step \(n + 1) \(step): \(engine) answered count \(result.count.map(String.init) ?? "nil"), expected \(counted.map(String.init) ?? "nil")"
+                }
+                if resultType == .objectIDs {
+                    let ids = (result.objectIDs ?? []).map { $0.keyValues.first?.integerValue ?? -1 }.sorted()
+                    if ids != expectedIDs { return "step \(n + 1) \(step): \(engine) answered IDs \(ids), expected \(expectedIDs)" }
+                }
+            }
+            let (onSQLite, onPostgres) = (try engines.sqliteRows(), try engines.postgresRows())
+            for (engine, rows) in [("SQLite", onSQLite), ("PostgreSQL", onPostgres)] where rows != model {
+                let differing = zip(rows, model).first { $0 != $1 }.map { "\n  \(engine): \($0.0)\n  model: \($0.1)" } ?? " (\(rows.count) rows, model \(model.count))"
+                return "step \(n + 1) \(step): \(engine) holds other rows than the model\(differing)"
+            }
+        }
+        return nil
+    }
+
+    @Test("random batch updates and deletes leave both engines holding what a Swift model predicts; a failure shrinks to the fewest steps")
+    func randomEditsAgree() throws {
+        let server = try PostgresServer.require()
+        var g = SeededGenerator(state: 1124)
+        let rows = CrossEngineTests.rows(&g)
+        let engines = try Engines(server: server, dir: TempDir(), rows: rows)
+        var changed = 0, ignored = 0
+        var kinds = Set<String>()
+        for sequence in 0..<6 {
+            let steps = (0..<15).map { _ in Self.step(&g) }
+            kinds.formUnion(steps.map(\.kind))
+            guard var failure = try Self.run(steps, on: engines, changed: &changed) else { continue }
+            var smallest = steps
+            var shrinking = true
+            while shrinking {
+                shrinking = false
+                for i in smallest.indices.reversed() {
+                    var fewer = smallest
+                    fewer.remove(at: i)
+                    if let f = try Self.run(fewer, on: engines, changed: &ignored) { smallest = fewer; failure = f; shrinking = true; break }
+                }
+            }
+            Issue.record("sequence \(sequence) fails in \(smallest.count) steps:\n  \(smallest.map(\.description).joined(separator: "\n  "))\n\(failure)")
+            return
+        }
+        // The run is worth something: every kind of step ran, and many rows changed.
+        #expect(kinds == ["update", "delete", "delete first N", "delete ids"], "\(kinds)")
+        #expect(changed >= 300, "\(changed) rows changed")
+    }
+
+    /// A database with a CHECK, a varchar(5), a date, a cascade and a table each of the kinds
+    /// that cannot be edited.
+    static func editDatabase(_ server: PostgresServer) throws -> (String, PostgresContext) {
+        let database = try server.makeDatabase("edit", sql: """
+            CREATE TABLE ed(id int PRIMARY KEY, name varchar(5), votes int CHECK (votes >= 0), score float8, born date);
+            INSERT INTO ed SELECT g, 'n' || g, g, g / 2.0, DATE '2000-01-01' + g FROM generate_series(1, 100) g;
+            CREATE TABLE child(id int PRIMARY KEY, ed_id int REFERENCES ed ON DELETE CASCADE);
+            INSERT INTO child SELECT g, g FROM generate_series(1, 100) g;
+            CREATE TABLE keyless(v int); INSERT INTO keyless VALUES (1);
+            CREATE VIEW small AS SELECT * FROM ed WHERE id < 10;
+            """)
+        return (database, PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile)))
+    }
+
+    static func snapshot(_ server: PostgresServer, _ database: String) throws -> String {
+        let ed = try server.psql("SELECT string_agg(concat_ws(',', id, name, votes, score, born), ';' ORDER BY id) FROM ed", database: database)
+        return ed + "|" + (try server.psql("SELECT count(*) FROM child", database: database))
+    }
+
+    @Test("a failing update writes nothing and says why in one line: a CHECK, a bad date, a value too long, a fraction into an integer column, undo asked for")
+    func failuresWriteNothing() throws {
+        let server = try PostgresServer.require()
+        let (database, context) = try Self.editDatabase(server)
+        let before = try Self.snapshot(server, database)
+        func update(_ set: String, where predicate: String? = nil, undoable: Bool = false) -> BatchStoreError? {
+            do {
+                let request = BatchUpdateRequest(entityName: "ed", predicate: try predicate.map { try FetchPredicate(format: $0) },
+                                                 propertiesToUpdate: try UpdateExpression.parseAssignments(set), resultType: .count)
+                _ = try context.execute(request, undoable: undoable)
+                return nil
+            } catch {
+                return error as? BatchStoreError
+            }
+        }
+        // Row 100 would pass the CHECK, row 1 not: the whole update is rolled back.
+        let check = try #require(update("votes = votes - 2"))
+        #expect(check.code == .constraint && check.message.contains("ed_votes_check"), "\(check)")
+        let date = try #require(update("born = 'not a date'", where: "id > 50"))
+        #expect(date.message.contains("invalid input syntax for type date"), "\(date)")
+        let long = try #require(update("name = concat(name, 'xyz')"))
+        #expect(long.message.contains("value too long for type character varying(5)"), "\(long)")
+        // 7 / 2 has a fraction: PostgreSQL's own cast would store 4, SQLite would keep 3.5.
+        let fraction = try #require(update("votes = votes / 2", where: "id >= 6 AND id <= 7"))
+        #expect(fraction.message == "ed.votes holds integers, and the new value 3.5 has a fraction", "\(fraction)")
+        let undo = try #require(update("votes = 1", undoable: true))
+        #expect(undo.code == .undoRefused)
+        #expect(try Self.snapshot(server, database) == before)
+        // Even numbers halve exactly, so the same assignment passes there.
+        #expect(update("votes = votes / 2", where: "id == 6") == nil)
+        #expect(try server.psql("SELECT votes FROM ed WHERE id = 6", database: database) == "3")
+    }
+
+    @Test("views, tables without a primary key and roles without the privilege are refused before anything runs")
+    func refusals() throws {
+        let server = try PostgresServer.require()
+        let (database, context) = try Self.editDatabase(server)
+        func refusal(_ body: () throws -> BatchResult) -> BatchStoreError? {
+            do { _ = try body(); return nil } catch { return error as? BatchStoreError }
+        }
+        let view = refusal { try context.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "small")), undoable: false) }
+        #expect(view?.code == .readOnly && view?.message == "cannot delete rows of small: small is a view", "\(String(describing: view))")
+        let keyless = refusal {
+            try context.execute(BatchUpdateRequest(entityName: "keyless", propertiesToUpdate: [("v", .constant(2))]), undoable: false)
+        }
+        #expect(keyless?.code == .readOnly && keyless?.message.contains("has no primary key") == true, "\(String(describing: keyless))")
+
+        let role = try server.makeRole("editor", password: "pw")
+        _ = try server.psql("GRANT SELECT, DELETE ON ed TO \(role); GRANT SELECT ON child TO \(role)", database: database)
+        let limited = PostgresContext(store: try PostgresStore(url: server.url(database: database, user: role, password: "pw"), environment: noPasswordFile))
+        let update = refusal { try limited.execute(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", .constant(2))]), undoable: false) }
+        #expect(update?.code == .permissionDenied && update?.message == "the role may not update rows of ed", "\(String(describing: update))")
+        // The role may delete from ed; the cascade into child is the server's, run with the
+        // table owner's rights, as PostgreSQL defines foreign-key actions.
+        let deleted = try limited.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "ed", predicate: try FetchPredicate(format: "id <= 3")),
+                                                             resultType: .count), undoable: false)
+        #expect(deleted.count == 3)
+        #expect(try server.psql("SELECT count(*) FROM ed", database: database) == "97")
+        #expect(try server.psql("SELECT count(*) FROM child", database: database) == "97")
+        #expect(try server.psql("SELECT count(*) FROM keyless WHERE v = 1", database: database) == "1")
+    }
+
+    @Test("a delete cascades as the server's foreign keys say; IDs streamed after the commit match RETURNING's; the capture table goes")
+    func cascadeAndStreamedIDs() throws {
+        let server = try PostgresServer.require()
+        let (database, context) = try Self.editDatabase(server)
+        var streamed: [Int64] = []
+        let n = try context.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "ed", predicate: try FetchPredicate(format: "id % 10 == 3")))) { id in
+            streamed.append(id.keyValues.first?.integerValue ?? -1)
+        }
+        #expect(n == 10 && streamed == [3, 13, 23, 33, 43, 53, 63, 73, 83, 93])
+        #expect(try server.psql("SELECT count(*) FROM child WHERE ed_id % 10 = 3", database: database) == "0")
+        #expect(try server.psql("SELECT count(*) FROM child", database: database) == "90")
+        // The capture table lived in the context's session (still open) and is gone.
+        #expect(try server.psql("SELECT count(*) FROM pg_class WHERE relname LIKE 'bs_changed%'", database: database) == "0")
+
+        let update = BatchUpdateRequest(entityName: "ed", predicate: try FetchPredicate(format: "name ENDSWITH '7'"),
+                                        propertiesToUpdate: [("score", try UpdateExpression("score * 10"))], resultType: .objectIDs)
+        var updated: [ObjectID] = []
+        let count = try context.execute(update) { updated.append($0) }
+        #expect(count == 10 && updated.map { $0.keyValues } == [7, 17, 27, 37, 47, 57, 67, 77, 87, 97].map { [SQLValue.integer($0)] })
+        #expect(try server.psql("SELECT score FROM ed WHERE id = 17", database: database) == "85")
+        // A failing edit streams nothing.
+        var none = 0
+        #expect(throws: BatchStoreError.self) {
+            _ = try context.execute(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", .constant(-1))])) { _ in none += 1 }
+        }
+        #expect(none == 0)
+    }
+
+    @Test("validate runs the update in a transaction it rolls back: the count when it would pass, the server's reason when not")
+    func validation() throws {
+        let server = try PostgresServer.require()
+        let (database, context) = try Self.editDatabase(server)
+        let before = try Self.snapshot(server, database)
+        let passing = try context.validate(BatchUpdateRequest(entityName: "ed", predicate: try FetchPredicate(format: "votes > 90"),
+                                                              propertiesToUpdate: [("votes", try UpdateExpression("votes - 90"))]))
+        #expect(passing.rowsMatched == 10 && passing.isValid)
+        #expect(throws: BatchStoreError.self) {
+            _ = try context.validate(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", try UpdateExpression("votes - 90"))]))
+        }
+        do {
+            _ = try context.validate(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", try UpdateExpression("votes - 90"))]))
+        } catch let error as BatchStoreError {
+            #expect(error.message.hasPrefix("the update would fail: constraint failed: new row for relation \"ed\" violates check constraint"), "\(error)")
+        }
+        #expect(try Self.snapshot(server, database) == before)
+        // The session is usable afterwards (no transaction left open).
+        #expect(try context.count(for: BatchStore.FetchRequest(entityName: "ed", predicate: try FetchPredicate(format: "votes > 90"))) == 10)
+    }
+}
