@@ -134,14 +134,26 @@ extension Benchmark {
         comparisons.append(Comparison(name: "full sweep, every value", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.5,
                                       baseline: "postgres-nio row stream of SELECT * ORDER BY \(sortColumn), key"))
 
+        var notMeasured: [String] = []
+        if let column = table.column(named: sortColumn), [.integer, .real, .numeric].contains(column.kind), rows >= 4 {
+            note("batch update of a quarter of the rows, against the same UPDATE through psql")
+            if let update = try batchUpdateComparison(store: store, session: session, table: table, key: key, column: column.name, rows: rows,
+                                                      repeats: options.repeats, url: options.url, note: note) {
+                comparisons.append(update)
+            } else {
+                notMeasured.append("batch update against psql's UPDATE: psql is not installed here")
+            }
+        } else {
+            notMeasured.append("batch update: the sort column \(sortColumn) is not a number to add 1 to")
+        }
+
         note("client memory of full sweeps, each in a fresh process")
         let peak = try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 0)
         let peakAtMillion = rows > 1_000_000 ? try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 1_000_000) : nil
 
         let figures = PostgresFigures(rows: rows, table: table.name, sortColumn: sortColumn, server: store.serverVersion, comparisons: comparisons,
                                       faultMilliseconds: faultMilliseconds, faultTargetMilliseconds: 2, sweepPeakRSS: peak, sweepPeakRSSAtMillion: peakAtMillion,
-                                      notMeasured: [
-                                        "batch update of 2.5M rows against psql's UPDATE: batch edits over PostgreSQL are not built yet",
+                                      notMeasured: notMeasured + [
                                         "psql | pspg first screen and memory: " + (which("pspg") == nil ? "pspg is not installed here" : "not automated yet (pspg needs a terminal)"),
                                       ])
         if options.json {
@@ -196,6 +208,54 @@ extension Benchmark {
             """)
         try session.execute("ANALYZE \(quoteIdentifier(postgresBenchTable))")
         return true
+    }
+
+    /// `UPDATE … SET c = c + 1 WHERE key <= <the first quarter's last key>` through psql, against
+    /// the same change as a ``BatchUpdateRequest`` through ``PostgresContext`` (`c = c - 1`, so each
+    /// pair leaves the table as it was), alternating, each after a VACUUM so neither meets the
+    /// other's dead rows. Nil when psql is not installed.
+    static func batchUpdateComparison(store: PostgresStore, session: PostgresSession, table: PostgresTable, key: String, column: String, rows: Int,
+                                      repeats: Int, url: String, note: (String) -> Void) throws -> Comparison? {
+        guard let psql = which("psql") else { return nil }
+        let q = table.qualifiedSQL, k = quoteIdentifier(key), c = quoteIdentifier(column)
+        guard let last = try session.query("SELECT \(k) FROM \(q) ORDER BY \(k) OFFSET \(rows / 4 - 1) LIMIT 1").first?.first,
+              let bound = last.integerValue else {
+            throw BatchStoreError(.invalidQuery, "bench needs an integer primary key to choose a quarter of the rows by")
+        }
+        let context = PostgresContext(store: store)
+        let request = BatchUpdateRequest(entityName: table.name, predicate: try FetchPredicate("%K <= %@", .key(key), .value(.integer(bound))),
+                                         propertiesToUpdate: [(column, try UpdateExpression("\(column) - 1"))], resultType: .count)
+        var ours: [Double] = [], raw: [Double] = []
+        var changed = (psql: "", ours: 0)
+        for _ in 0..<repeats {
+            try session.execute("VACUUM \(q)")
+            raw.append(try time { changed.psql = try runPsql(psql, url: url, sql: "UPDATE \(q) SET \(c) = \(c) + 1 WHERE \(k) <= \(bound)") })
+            try session.execute("VACUUM \(q)")
+            ours.append(try time { changed.ours = try context.execute(request, undoable: false).count ?? 0 })
+        }
+        guard changed.psql == "UPDATE \(changed.ours)" else {
+            throw BatchStoreError(.invalidQuery, "psql answered \(changed.psql.debugDescription), the batch update changed \(changed.ours) rows")
+        }
+        return Comparison(name: "batch update, \(formatCount(changed.ours)) rows", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.2,
+                          baseline: "psql -c 'UPDATE … SET \(column) = \(column) + 1 WHERE \(key) <= \(bound)'")
+    }
+
+    /// Runs one statement through psql (`-X`: no ~/.psqlrc) and returns its command tag.
+    static func runPsql(_ psql: String, url: String, sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = ["-X", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let problem = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BatchStoreError(.invalidQuery, "psql failed: \(String(decoding: problem, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The peak RSS of one full batched sweep in a fresh process (`bench-worker URL --mode pg-sweep:…`).
