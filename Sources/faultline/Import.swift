@@ -27,7 +27,7 @@ struct Import: ParsableCommand {
         }
     }
 
-    @Argument(help: "The SQLite file (it must exist).")
+    @Argument(help: "The SQLite file (it must exist), or a PostgreSQL URL (postgresql://user@host/db).")
     var database: String
 
     @Option(help: "The table.")
@@ -46,9 +46,6 @@ struct Import: ParsableCommand {
     var dryRun = false
 
     func run() throws {
-        if PostgresStoreURL.isStoreURL(database) {
-            throw BatchStoreError(.invalidArgument, "import into PostgreSQL is not built yet")
-        }
         let format = self.format ?? ImportFormat(rawValue: (file as NSString).pathExtension.lowercased()) ?? .ndjson
         let handle: FileHandle
         if file == "-" { handle = .standardInput } else {
@@ -58,6 +55,10 @@ struct Import: ParsableCommand {
                 throw BatchStoreError(.fileNotFound, "\(file): no such file")
             }
             handle = h
+        }
+        if PostgresStoreURL.isStoreURL(database) {
+            try importIntoPostgres(handle, format: format)
+            return
         }
         // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
         let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
@@ -84,6 +85,37 @@ struct Import: ParsableCommand {
                 printError("upserted \(counted(total, "row")) from \(file): \(group(changes.insertedCount)) inserted, \(group(changes.updatedCount)) updated, in \(seconds) s")
             } else {
                 printError("inserted \(counted(total, "row")) from \(file) in \(seconds) s")
+            }
+        } catch is DryRunDone {
+            print(reader.rowsRead)
+            printError("would insert \(counted(reader.rowsRead, "row")) (dry run: rolled back, nothing was written)")
+        }
+    }
+}
+
+extension Import {
+    /// The rows into a PostgreSQL table: multi-row INSERTs in one transaction
+    /// (``PostgresContext/executeCounting(_:)``); a dry run sends every row and rolls back.
+    func importIntoPostgres(_ handle: FileHandle, format: ImportFormat) throws {
+        let context = PostgresContext(store: try PostgresStore(url: database))
+        let table = try context.entity(named: self.table).name
+        let reader = try RowReader(bytes: ByteReader(handle), format: format)
+        let ticker = Ticker("importing")
+        defer { ticker.stop() }
+        let request = BatchInsertRequest(entityName: table, conflictPolicy: onConflict.policy, resultType: .count) {
+            if dryRun, reader.isAtEnd { throw DryRunDone() }
+            ticker.set(reader.rowsRead)
+            return try reader.next()
+        }
+        let start = Date()
+        do {
+            let counts = try context.executeCounting(request)
+            print(counts.total)
+            let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
+            if onConflict == .upsert {
+                printError("upserted \(counted(counts.total, "row")) from \(file): \(group(counts.inserted)) inserted, \(group(counts.updated)) updated, in \(seconds) s")
+            } else {
+                printError("inserted \(counted(counts.total, "row")) from \(file) in \(seconds) s")
             }
         } catch is DryRunDone {
             print(reader.rowsRead)

@@ -369,4 +369,117 @@ struct PostgresBatchEditTests {
         // The session is usable afterwards (no transaction left open).
         #expect(try context.count(for: BatchStore.FetchRequest(entityName: "ed", predicate: try FetchPredicate(format: "votes > 90"))) == 10)
     }
+
+    @Test("a statement timeout and a connection killed mid-update each end in one line and leave every row as it was")
+    func interruptedEditsWriteNothing() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("interrupt", sql: """
+            CREATE TABLE big(id int PRIMARY KEY, v int, s text);
+            INSERT INTO big SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 400000) g;
+            """)
+        let before = try server.psql("SELECT sum(v), count(DISTINCT s) FROM big", database: database)
+        let update = BatchUpdateRequest(entityName: "big", propertiesToUpdate: [("v", try UpdateExpression("v + 1")), ("s", try UpdateExpression("uppercase(s)"))],
+                                        resultType: .count)
+
+        // The role's statement_timeout (50 ms) stops the update part way: the server rolls it back.
+        let role = try server.makeRole("hasty", password: "pw")
+        _ = try server.psql("GRANT SELECT, UPDATE ON big TO \(role); ALTER ROLE \(role) SET statement_timeout = '50ms'", database: database)
+        let hasty = PostgresContext(store: try PostgresStore(url: server.url(database: database, user: role, password: "pw"), environment: noPasswordFile))
+        do {
+            _ = try hasty.execute(update, undoable: false)
+            Issue.record("the update should have timed out")
+        } catch let error as BatchStoreError {
+            #expect(error.message.contains("statement timeout") && !error.message.contains("\n"), "\(error)")
+        }
+        #expect(try server.psql("SELECT sum(v), count(DISTINCT s) FROM big", database: database) == before)
+        // The session is usable afterwards: no transaction left open.
+        #expect(try hasty.count(for: BatchStore.FetchRequest(entityName: "big", predicate: try FetchPredicate(format: "id <= 10"))) == 10)
+
+        // Another session terminates the backend while the update runs.
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        let killer = Thread {
+            let active = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'UPDATE %big%' AND state = 'active'"
+            for _ in 0..<2_000 {
+                if let pid = try? server.psql(active, database: database), !pid.isEmpty {
+                    _ = try? server.psql("SELECT pg_terminate_backend(\(pid))", database: database)
+                    return
+                }
+                usleep(5_000)
+            }
+        }
+        killer.start()
+        do {
+            _ = try context.execute(update, undoable: false)
+            Issue.record("the update should have lost its connection")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .serverUnavailable && !error.message.contains("\n"), "\(error)")
+        }
+        #expect(try server.psql("SELECT sum(v), count(DISTINCT s) FROM big", database: database) == before)
+        // The next edit opens a new session and runs.
+        let next = try context.execute(BatchUpdateRequest(entityName: "big", predicate: try FetchPredicate(format: "id <= 10"),
+                                                          propertiesToUpdate: [("v", .constant(-1))], resultType: .count), undoable: false)
+        #expect(next.count == 10)
+    }
+
+    @Test("batch insert: the same rows and policies leave the same table on both engines; a key given twice is written in order; a failure writes nothing")
+    func insertsAgree() throws {
+        let server = try PostgresServer.require()
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE m(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, score REAL, tag TEXT UNIQUE)")
+        let database = try server.makeDatabase("insert", sql: "CREATE TABLE m(id bigint PRIMARY KEY, title text NOT NULL, year int, score float8, tag text UNIQUE)")
+        let sqlite = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let pg = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        var g = SeededGenerator(state: 77)
+        func rows(_ n: Int, ids: Range<Int>, tags: Bool = true) -> [[String: SQLValue]] {
+            (0..<n).map { _ in
+                var row: [String: SQLValue] = ["id": .integer(Int64(g.pick(Array(ids)))), "title": .text(g.pick(["a", "Ōzu", "x y", ""]))]
+                if g.next(2) == 0 { row["year"] = g.next(5) == 0 ? .null : .integer(Int64(1900 + g.next(120))) }
+                if g.next(2) == 0 { row["score"] = .real(Double(g.next(100)) / 4) }
+                if tags && g.next(4) == 0 { row["tag"] = .text("t\(g.next(40))") }
+                return row
+            }
+        }
+        func contents() throws -> (String, String) {
+            let onSQLite = try direct(path) { db in
+                try String.fetchAll(db, sql: "SELECT id || '|' || title || '|' || coalesce(year, '-') || '|' || CASE WHEN score IS NULL THEN '-' ELSE printf('%g', score) END || '|' || coalesce(tag, '-') FROM m ORDER BY id")
+            }
+            let onPostgres = try server.psql("SELECT id || '|' || title || '|' || coalesce(year::text, '-') || '|' || coalesce(score::text, '-') || '|' || coalesce(tag, '-') FROM m ORDER BY id", database: database)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            return (onSQLite.joined(separator: "\n"), onPostgres.joined(separator: "\n"))
+        }
+        // Distinct keys first (a plain insert), then ignore and upsert over overlapping keys, with
+        // repeats (an upsert sets no tag: a tag another row holds fails on both engines).
+        var first = rows(1_500, ids: 0..<100_000)
+        var seen = Set<SQLValue>(), seenTags = Set<SQLValue>()
+        first = first.filter { seen.insert($0["id"] ?? .null).inserted && ($0["tag"].map { seenTags.insert($0).inserted } ?? true) }
+        for (rows, policy) in [(first, BatchInsertRequest.ConflictPolicy.fail), (rows(800, ids: 0..<3_000), .ignore), (rows(800, ids: 0..<3_000, tags: false), .upsert)] {
+            let a = try sqlite.execute(BatchInsertRequest(entityName: "m", objects: rows, conflictPolicy: policy, resultType: .count))
+            let b = try pg.execute(BatchInsertRequest(entityName: "m", objects: rows, conflictPolicy: policy, resultType: .count), undoable: false)
+            #expect(a.count == b.count, "\(policy)")
+            let (x, y) = try contents()
+            let firstDifference = zip(x.split(separator: "\n"), y.split(separator: "\n")).first { $0 != $1 }
+            #expect(x == y, "after \(policy): the tables differ, first at SQLite \(String(describing: firstDifference?.0)) PostgreSQL \(String(describing: firstDifference?.1))")
+        }
+        let before = try contents().1
+        // A NOT NULL failure in the 1,200th row: nothing of the 1,199 before it stays.
+        var failing = (0..<1_500).map { i -> [String: SQLValue] in ["id": .integer(Int64(1_000_000 + i)), "title": "ok"] }
+        failing[1_199]["title"] = .null
+        #expect(throws: BatchStoreError.self) { try pg.execute(BatchInsertRequest(entityName: "m", objects: failing), undoable: false) }
+        do {
+            _ = try pg.execute(BatchInsertRequest(entityName: "m", objects: failing), undoable: false)
+        } catch let error as BatchStoreError {
+            #expect(error.code == .constraint && error.message.contains("(in rows 1001–1500; nothing was written)"), "\(error)")
+        }
+        let fraction = [["id": SQLValue.integer(5_000_000), "title": "f", "year": .real(1999.5)]]
+        #expect(throws: BatchStoreError.self) { try pg.execute(BatchInsertRequest(entityName: "m", objects: fraction), undoable: false) }
+        let unknown = [["id": SQLValue.integer(5_000_001), "title": "u", "nope": 1]]
+        #expect(throws: BatchStoreError.self) { try pg.execute(BatchInsertRequest(entityName: "m", objects: unknown), undoable: false) }
+        #expect(try contents().1 == before)
+
+        // Counts of an upsert, and IDs in the order written.
+        let upsert = [["id": SQLValue.integer(9_000_001), "title": "new"], ["id": .integer(9_000_001), "title": "again"], ["id": .integer(9_000_002), "title": "other"]]
+        let counts = try pg.executeCounting(BatchInsertRequest(entityName: "m", objects: upsert, conflictPolicy: .upsert))
+        #expect(counts == PostgresContext.InsertCounts(inserted: 2, updated: 1))
+        #expect(try server.psql("SELECT title FROM m WHERE id = 9000001", database: database) == "again")
+    }
 }

@@ -3,8 +3,8 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `faultline export`, `update` and `delete` with a PostgreSQL URL, as a user runs them, against
-/// the test server; `import` (not built for PostgreSQL yet) says so in one line and touches nothing.
+/// `faultline export`, `import`, `update` and `delete` with a PostgreSQL URL, as a user runs them,
+/// against the test server.
 @Suite("faultline with a PostgreSQL URL")
 struct CLITests {
     @Test("export writes the rows psql selects, in the same order, as CSV; errors are one line")
@@ -85,9 +85,55 @@ struct CLITests {
         #expect(dryDelete.stdout == "\(try server.psql("SELECT count(*) FROM movie WHERE score = 0", database: database))\n")
         #expect(try server.psql("SELECT count(*) FROM movie", database: database) == "4989")
 
-        let importing = try CLI.run(["import", url, "/dev/null", "--table", "movie"], environment: environment)
-        #expect(importing.status != 0 && importing.stderr.contains("not built yet"), "\(importing.stderr)")
-        #expect(try server.psql("SELECT count(*) FROM movie", database: database) == "4989")
+    }
+
+    @Test("import takes a URL: an export of a SQLite table goes in whole; conflicts fail, ignore or upsert; a dry run and a bad row write nothing")
+    func importing() throws {
+        let server = try PostgresServer.require()
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, score REAL);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+            INSERT INTO movie SELECT i, 'title ' || i, CASE WHEN i % 7 = 0 THEN NULL ELSE 1900 + i % 120 END, i / 8.0 FROM n;
+            """)
+        let database = try server.makeDatabase("cliimport", sql: "CREATE TABLE movie(id bigint PRIMARY KEY, title text NOT NULL, year int, score float8)")
+        let url = server.url(database: database)
+        let environment = ["PATH": "/usr/bin:/bin", "PGPASSFILE": "/nonexistent", "HOME": NSTemporaryDirectory()]
+        let file = dir.url.path + "/movies.ndjson"
+        let export = try CLI.run(["export", path, "--table", "movie", "--format", "ndjson"], environment: environment)
+        #expect(export.status == 0, "\(export.stderr)")
+        try Data(export.stdout.utf8).write(to: URL(fileURLWithPath: file))
+        func state() throws -> String { try server.psql("SELECT count(*), sum(id), sum(year), sum(score), count(*) FILTER (WHERE year IS NULL) FROM movie", database: database) }
+
+        let dry = try CLI.run(["import", url, file, "--table", "movie", "--dry-run"], environment: environment)
+        #expect(dry.status == 0 && dry.stdout == "3000\n", "\(dry.stderr)")
+        #expect(try state() == "0||||0")
+        let run = try CLI.run(["import", url, file, "--table", "movie"], environment: environment)
+        #expect(run.status == 0 && run.stdout == "3000\n", "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("inserted 3,000 rows from \(file) in "))
+        let expected = try direct(path) { db in try String.fetchOne(db, sql: "SELECT count(*) || '|' || sum(id) || '|' || sum(year) || '|' || sum(score) || '|' || count(*) FILTER (WHERE year IS NULL) FROM movie") }
+        #expect(try state() == expected)
+
+        // The same rows again: a conflict fails and writes nothing, ignore skips them all.
+        let again = try CLI.run(["import", url, file, "--table", "movie"], environment: environment)
+        #expect(again.status == 1 && again.stderr.contains("duplicate key value") && again.stderr.contains("nothing was written"), "\(again.stderr)")
+        #expect(again.stderr.split(separator: "\n").count == 1)
+        let ignored = try CLI.run(["import", url, file, "--table", "movie", "--on-conflict", "ignore"], environment: environment)
+        #expect(ignored.status == 0 && ignored.stdout == "0\n", "\(ignored.stderr)")
+        let changes = dir.url.path + "/changes.ndjson"
+        try Data([#"{"id": 1, "title": "first"}"#, #"{"id": 5000, "title": "new"}"#, #"{"id": 2, "year": null}"#, ""].joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: changes))
+        let upsert = try CLI.run(["import", url, changes, "--table", "movie", "--on-conflict", "upsert"], environment: environment)
+        #expect(upsert.status == 0 && upsert.stderr.contains("upserted 3 rows from \(changes): 1 inserted, 2 updated"), "\(upsert.stderr)")
+        #expect(try server.psql("SELECT id, title, year FROM movie WHERE id IN (1, 2, 5000) ORDER BY id", database: database) == "1|first|1901\n2|title 2|\n5000|new|")
+        let after = try state()
+
+        let bad = dir.url.path + "/bad.ndjson"
+        try Data([#"{"id": 6000, "title": "ok"}"#, #"{"id": 6001, "title": "bad", "year": "someday"}"#, ""].joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: bad))
+        let refused = try CLI.run(["import", url, bad, "--table", "movie"], environment: environment)
+        #expect(refused.status == 1 && refused.stderr.contains("invalid input syntax for type integer") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        let dryBad = try CLI.run(["import", url, bad, "--table", "movie", "--dry-run"], environment: environment)
+        #expect(dryBad.status == 1 && dryBad.stderr.contains("invalid input syntax"), "\(dryBad.stderr)")
+        #expect(try state() == after)
     }
 
     @Test("faultline <url> browses in a real terminal: the table list with counts, open, the end, a filter, a sort; edit keys refused; the table unchanged")

@@ -29,7 +29,7 @@ public struct BatchInsertRequest {
     public var entityName: String
     public var conflictPolicy: ConflictPolicy
     public var resultType: BatchResultType
-    let next: () throws -> [String: SQLValue]?
+    package let next: () throws -> [String: SQLValue]?
 
     /// Rows from an array of dictionaries.
     public init(entityName: String, objects: [[String: SQLValue]], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {

@@ -1,0 +1,191 @@
+import BatchStore
+import Foundation
+
+/// Batch insert over PostgreSQL: the rows of a ``BatchInsertRequest`` as multi-row
+/// `INSERT … VALUES (…), (…)` statements (up to 1,000 rows each, consecutive rows with the same
+/// columns), all in one transaction: every row or none.
+///
+/// Each value is cast to its column's type as a batch update's are (text read by the type's input
+/// function, a fraction refused for an integer column, a value too long for `varchar(n)` refused).
+/// Conflict policies: `.fail` (the server's error, naming the rows' range), `.ignore`
+/// (`ON CONFLICT DO NOTHING`: any unique constraint, as on SQLite), `.upsert` (as on SQLite: the
+/// existing row found by primary key gets the row's own columns, `UPDATE … FROM (VALUES …)`, and
+/// the others are inserted, `INSERT … SELECT … WHERE NOT EXISTS`; PostgreSQL's own
+/// `ON CONFLICT DO UPDATE` would check NOT NULL on columns the row leaves out; a row without the
+/// whole key is inserted). A key given twice in one request is written in order, as on SQLite: a
+/// statement never holds the same key twice.
+extension PostgresContext {
+    /// What a batch insert wrote.
+    public struct InsertCounts: Sendable, Equatable {
+        public var inserted: Int
+        /// Rows an upsert updated (0 for the other policies).
+        public var updated: Int
+        public var total: Int { inserted + updated }
+
+        public init(inserted: Int, updated: Int) {
+            self.inserted = inserted
+            self.updated = updated
+        }
+    }
+
+    /// Runs a batch insert in one transaction. `.objectIDs` and `.changes` answer the written rows'
+    /// IDs in memory; `.count` and `.statusOnly` keep none (memory O(one statement's rows)).
+    /// - Throws: `.noSuchAttribute` (naming the row), `.constraint` naming the server's rule and
+    ///   the rows' range, `.undoRefused` for `undoable`; then nothing was written.
+    public func execute(_ request: BatchInsertRequest, undoable: Bool) throws -> BatchResult {
+        if undoable {
+            throw BatchStoreError(.undoRefused, "undo is not built for PostgreSQL yet: run the insert without undo (nothing was written)")
+        }
+        var inserted: [ObjectID] = [], updated: [ObjectID] = []
+        let wantsIDs = request.resultType == .objectIDs || request.resultType == .changes
+        let counts = try insert(request, keys: wantsIDs) { id, isNew in
+            if isNew { inserted.append(id) } else { updated.append(id) }
+        }
+        switch request.resultType {
+        case .statusOnly: return BatchResult(succeeded: true, count: nil, objectIDs: nil)
+        case .count: return BatchResult(succeeded: true, count: counts.total, objectIDs: nil)
+        case .objectIDs: return BatchResult(succeeded: true, count: counts.total, objectIDs: inserted + updated, changes: ChangeSet(inserted: inserted, updated: updated))
+        case .changes: return BatchResult(succeeded: true, count: counts.total, objectIDs: nil, changes: ChangeSet(inserted: inserted, updated: updated))
+        }
+    }
+
+    /// Runs a batch insert in one transaction and answers how many rows it inserted and updated,
+    /// keeping no IDs (what `faultline import` uses).
+    public func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts {
+        try insert(request, keys: false) { _, _ in }
+    }
+
+    private func insert(_ request: BatchInsertRequest, keys: Bool, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
+        let table = try store.table(named: request.entityName)
+        if let reason = table.readOnlyReason { throw BatchStoreError(.readOnly, "cannot insert rows into \(table.name): \(reason)") }
+        guard table.canInsert else { throw BatchStoreError(.permissionDenied, "the role may not insert rows into \(table.name)") }
+        let entity = try store.entity(named: table.name)
+        let keyColumns = PostgresIDColumn.of(table)
+        let primaryKey: [String]
+        if case .primaryKey(let names) = table.rowKey { primaryKey = names } else { primaryKey = [] }
+        let upsert: Bool
+        let ignore: Bool
+        switch request.conflictPolicy {
+        case .fail: (upsert, ignore) = (false, false)
+        case .ignore: (upsert, ignore) = (false, true)
+        case .upsert: (upsert, ignore) = (true, false)
+        }
+        let session = try session()
+        try session.execute(PostgresQueryBuilder.integralFunction)
+
+        var counts = InsertCounts(inserted: 0, updated: 0)
+        // The statement being gathered: its columns, rows (by number) and their keys when upserting.
+        var columns: [PostgresColumn] = []
+        var pending: [(number: Int, values: [SQLValue])] = []
+        var pendingKeys = Set<[SQLValue]>()
+        var byName: [String: PostgresColumn] = [:]
+
+        func flush() throws {
+            guard let first = pending.first else { return }
+            defer { pending.removeAll(keepingCapacity: true); pendingKeys.removeAll(keepingCapacity: true) }
+            let builder = PostgresQueryBuilder(table: table, schema: store.schema)
+            var tuples: [String] = []
+            for row in pending {
+                let values = try zip(columns, row.values).map { column, value -> String in
+                    do {
+                        return try builder.assignment(try builder.operand(.value(value)), to: column, in: table)
+                    } catch let error as BatchStoreError {
+                        throw BatchStoreError(error.code, "row \(row.number): \(error.message)")
+                    }
+                }
+                tuples.append(columns.isEmpty ? "DEFAULT VALUES" : "(" + values.joined(separator: ", ") + ")")
+            }
+            let names = columns.map { quoteIdentifier($0.name) }
+            let upserting = upsert && !primaryKey.isEmpty && primaryKey.allSatisfy { key in columns.contains { $0.name == key } }
+            var statements: [String] = []
+            // RETURNING whether the row is new, and its key when asked for.
+            let reads = keyColumns.map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }
+            func returning(_ isNew: String) -> String { " RETURNING \(isNew)" + (keys ? ", " + reads.joined(separator: ", ") : "") }
+            if columns.isEmpty {
+                statements = ["INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES" + returning("true")]
+            } else if upserting {
+                // As on SQLite, an existing row is found by key first and only the row's columns
+                // are set (so NOT NULL is not checked for columns the row leaves alone); the rest
+                // are inserted. The statement holds each key once (see the gathering below).
+                let v = (0..<columns.count).map { "c\($0)" }
+                let values = "(VALUES \(tuples.joined(separator: ", "))) AS v(\(v.joined(separator: ", ")))"
+                let keyOf = { (alias: String) in "(" + primaryKey.map { "\(alias).\(quoteIdentifier($0))" }.joined(separator: ", ") + ")" }
+                let vKey = "(" + primaryKey.compactMap { k in columns.firstIndex { $0.name == k }.map { v[$0] } }.map { "v.\($0)" }.joined(separator: ", ") + ")"
+                let sets = columns.indices.map { "\(quoteIdentifier(columns[$0].name)) = v.\(v[$0])" }.joined(separator: ", ")
+                statements = [
+                    "UPDATE \(table.qualifiedSQL) AS t SET \(sets) FROM \(values) WHERE \(keyOf("t")) = \(vKey)" + returning("false"),
+                    "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
+                        + "WHERE NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))" + returning("true"),
+                ]
+            } else {
+                statements = ["INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
+                              + (ignore ? " ON CONFLICT DO NOTHING" : "") + returning("true")]
+            }
+            let range = pending.count == 1 ? "row \(first.number)" : "rows \(first.number)–\(pending[pending.count - 1].number)"
+            do {
+                for sql in statements {
+                    for row in try session.query(sql, builder.arguments) {
+                        let flag: Int64? = row.first?.integerValue
+                        let isNew = flag.map { $0 != 0 } ?? true
+                        if isNew { counts.inserted += 1 } else { counts.updated += 1 }
+                        if keys { written(ObjectID(entity: entity, key: .primaryKey(Array(row.dropFirst()))), isNew) }
+                    }
+                }
+            } catch let error as BatchStoreError where error.code != .serverUnavailable && error.code != .cancelled {
+                throw BatchStoreError(error.code, "\(error.message) (in \(range); nothing was written)")
+            }
+        }
+
+        try session.execute("BEGIN")
+        do {
+            var number = 0
+            // Parameters per statement stay far below PostgreSQL's 65,535.
+            var limit = 1_000
+            while true {
+                let row: [String: SQLValue]?
+                do {
+                    row = try request.next()
+                } catch {
+                    // The rows read so far are checked before the handler's error ends the insert
+                    // (a dry run's end): then everything is rolled back.
+                    try flush()
+                    throw error
+                }
+                guard let row else { break }
+                number += 1
+                var pairs: [(column: PostgresColumn, value: SQLValue)] = []
+                for (name, value) in row {
+                    let column: PostgresColumn
+                    if let known = byName[name] { column = known } else {
+                        guard let found = table.columns.first(where: { $0.name == name }) ?? table.column(named: name) else {
+                            throw BatchStoreError(.noSuchAttribute, "row \(number): \(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
+                        }
+                        if found.isGenerated { throw BatchStoreError(.readOnly, "row \(number): \(table.name).\(found.name) is a generated column and cannot be set") }
+                        byName[name] = found
+                        column = found
+                    }
+                    pairs.append((column, value))
+                }
+                pairs.sort { $0.column.name < $1.column.name }
+                if zip(pairs, pairs.dropFirst()).contains(where: { $0.column.name == $1.column.name }) {
+                    throw BatchStoreError(.invalidArgument, "row \(number): two keys name the same column (names are case-insensitive)")
+                }
+                let rowColumns = pairs.map(\.column)
+                let key = upsert ? primaryKey.compactMap { k in pairs.first { $0.column.name == k }?.value } : []
+                if rowColumns != columns || pending.count >= limit || (upsert && !key.isEmpty && pendingKeys.contains(key)) {
+                    try flush()
+                    columns = rowColumns
+                    limit = columns.isEmpty ? 1 : max(1, min(1_000, 30_000 / columns.count))
+                }
+                if upsert && !key.isEmpty { pendingKeys.insert(key) }
+                pending.append((number, pairs.map(\.value)))
+            }
+            try flush()
+            try session.execute("COMMIT")
+        } catch {
+            if !session.isClosed { _ = try? session.execute("ROLLBACK") }
+            throw error
+        }
+        return counts
+    }
+}
