@@ -57,65 +57,47 @@ struct Import: ParsableCommand {
             handle = h
         }
         if PostgresStoreURL.isStoreURL(database) {
-            try importIntoPostgres(handle, format: format)
+            // Multi-row INSERTs in one transaction (PostgresContext.executeCounting); a dry run
+            // sends every row and rolls back.
+            let context = PostgresContext(store: try PostgresStore(url: database))
+            try insert(handle, format: format, entityName: try context.entity(named: table).name, resultType: .count) { request in
+                let counts = try context.executeCounting(request)
+                return (counts.total, counts.inserted, counts.updated)
+            }
             return
         }
         // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
         let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
         let context = try ManagedObjectContext(store: store)
-        let entity = try store.entity(named: table)
-        let reader = try RowReader(bytes: ByteReader(handle), format: format)
-        let policy = onConflict.policy
-        let ticker = Ticker("importing")
-        defer { ticker.stop() }
         // An upsert keeps its written keys apart (inserted, updated), so the message can say which.
-        let resultType: BatchResultType = onConflict == .upsert ? .changes : .count
-        let request = BatchInsertRequest(entityName: entity.name, conflictPolicy: policy, resultType: resultType) {
-            if dryRun, reader.isAtEnd { throw DryRunDone() }
-            ticker.set(reader.rowsRead)
-            return try reader.next()
-        }
-        let start = Date()
-        do {
+        try insert(handle, format: format, entityName: try store.entity(named: table).name, resultType: onConflict == .upsert ? .changes : .count) { request in
             let result = try context.execute(request)
-            let total = result.count ?? 0
-            print(total)
-            let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
-            if let changes = result.changes, onConflict == .upsert {
-                printError("upserted \(counted(total, "row")) from \(file): \(group(changes.insertedCount)) inserted, \(group(changes.updatedCount)) updated, in \(seconds) s")
-            } else {
-                printError("inserted \(counted(total, "row")) from \(file) in \(seconds) s")
-            }
-        } catch is DryRunDone {
-            print(reader.rowsRead)
-            printError("would insert \(counted(reader.rowsRead, "row")) (dry run: rolled back, nothing was written)")
+            let changes = result.changes ?? ChangeSet()
+            return (result.count ?? 0, changes.insertedCount, changes.updatedCount)
         }
     }
-}
 
-extension Import {
-    /// The rows into a PostgreSQL table: multi-row INSERTs in one transaction
-    /// (``PostgresContext/executeCounting(_:)``); a dry run sends every row and rolls back.
-    func importIntoPostgres(_ handle: FileHandle, format: ImportFormat) throws {
-        let context = PostgresContext(store: try PostgresStore(url: database))
-        let table = try context.entity(named: self.table).name
+    /// Reads the file's rows into a batch insert that `execute` runs (answering rows written, and
+    /// of them inserted and updated, as the engine counts them), and reports; a dry run's handler ends the rows with ``DryRunDone`` once all were read.
+    private func insert(_ handle: FileHandle, format: ImportFormat, entityName: String, resultType: BatchResultType,
+                        execute: (BatchInsertRequest) throws -> (total: Int, inserted: Int, updated: Int)) throws {
         let reader = try RowReader(bytes: ByteReader(handle), format: format)
         let ticker = Ticker("importing")
         defer { ticker.stop() }
-        let request = BatchInsertRequest(entityName: table, conflictPolicy: onConflict.policy, resultType: .count) {
+        let request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
             if dryRun, reader.isAtEnd { throw DryRunDone() }
             ticker.set(reader.rowsRead)
             return try reader.next()
         }
         let start = Date()
         do {
-            let counts = try context.executeCounting(request)
-            print(counts.total)
+            let (total, inserted, updated) = try execute(request)
+            print(total)
             let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
             if onConflict == .upsert {
-                printError("upserted \(counted(counts.total, "row")) from \(file): \(group(counts.inserted)) inserted, \(group(counts.updated)) updated, in \(seconds) s")
+                printError("upserted \(counted(total, "row")) from \(file): \(group(inserted)) inserted, \(group(updated)) updated, in \(seconds) s")
             } else {
-                printError("inserted \(counted(counts.total, "row")) from \(file) in \(seconds) s")
+                printError("inserted \(counted(total, "row")) from \(file) in \(seconds) s")
             }
         } catch is DryRunDone {
             print(reader.rowsRead)
