@@ -173,6 +173,9 @@ struct Delete: ParsableCommand {
 
     func run() throws {
         let predicate = try options.source.parsedPredicate()
+        if applyDeleteRules && options.source.postgresURL != nil {
+            printError("note: PostgreSQL applies its foreign keys' ON DELETE rules itself, always; --apply-delete-rules adds nothing there")
+        }
         func fetch(_ entity: Entity) -> FetchRequest { FetchRequest(entityName: entity.name, predicate: predicate) }
         func request(_ entity: Entity) -> BatchDeleteRequest {
             var request = BatchDeleteRequest(fetchRequest: fetch(entity), resultType: options.resultType)
