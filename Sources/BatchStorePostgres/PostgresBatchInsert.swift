@@ -71,7 +71,7 @@ extension PostgresContext {
         case .upsert: (upsert, ignore) = (true, false)
         }
         let session = try session()
-        try session.execute(PostgresQueryBuilder.integralFunction)
+        for function in PostgresQueryBuilder.integralFunctions { try session.execute(function) }
 
         var counts = InsertCounts(inserted: 0, updated: 0)
         // The statement being gathered: its columns, rows (by number) and their keys when upserting.
@@ -136,8 +136,7 @@ extension PostgresContext {
             }
         }
 
-        try session.execute("BEGIN")
-        do {
+        try inTransaction(session) {
             var number = 0
             // Parameters per statement stay far below PostgreSQL's 65,535.
             var limit = 1_000
@@ -181,10 +180,6 @@ extension PostgresContext {
                 pending.append((number, pairs.map(\.value)))
             }
             try flush()
-            try session.execute("COMMIT")
-        } catch {
-            if !session.isClosed { _ = try? session.execute("ROLLBACK") }
-            throw error
         }
         return counts
     }

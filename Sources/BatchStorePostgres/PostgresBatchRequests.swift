@@ -86,6 +86,11 @@ extension PostgresContext {
             let operand = try builder.operand(value.node)
             sets.append("\(quoteIdentifier(column.name)) = \(try builder.assignment(operand, to: column, in: table))")
         }
+        // A new value is read from the row itself: a key path through a relationship would need
+        // a join the UPDATE does not have (SQLite refuses it the same way).
+        if !builder.joins.isEmpty {
+            throw BatchStoreError(.invalidQuery, "an assignment reads the row's own columns: a key path that crosses a relationship is not allowed here")
+        }
         let whereSQL = try editWhere(FetchRequest(entityName: table.name, predicate: request.predicate), table: table, builder: builder)
         let sql = "UPDATE \(table.qualifiedSQL) AS t SET \(sets.joined(separator: ", "))\(whereSQL)"
         return CompiledEdit(table: table, entity: try store.entity(named: table.name), sql: sql, arguments: builder.arguments)
@@ -185,22 +190,31 @@ extension PostgresContext {
         let session = try session()
         try installTextFunctions(in: session, if: edits.contains { $0.needsTextFunctions })
         if edits.contains(where: { $0.sql.contains("pg_temp.bs_integral") }) {
-            try session.execute(PostgresQueryBuilder.integralFunction)
+            for function in PostgresQueryBuilder.integralFunctions { try session.execute(function) }
         }
         return session
     }
 
     /// Runs `edits` in one transaction; rolls back on any error.
-    private func inTransaction<T>(_ session: PostgresSession, _ body: () throws -> T) throws -> T {
+    func inTransaction<T>(_ session: PostgresSession, _ body: () throws -> T) throws -> T {
         try session.execute("BEGIN")
+        let value: T
         do {
-            let value = try body()
-            try session.execute("COMMIT")
-            return value
+            value = try body()
         } catch {
             if !session.isClosed { _ = try? session.execute("ROLLBACK") }
             throw error
         }
+        do {
+            try session.execute("COMMIT")
+        } catch let error as BatchStoreError where error.code == .serverUnavailable {
+            // The server may have committed before the connection went: nobody can say which.
+            throw BatchStoreError(.serverUnavailable, "\(error.message) while committing: the edit may or may not have been written; check before running it again")
+        } catch {
+            if !session.isClosed { _ = try? session.execute("ROLLBACK") }
+            throw error
+        }
+        return value
     }
 
     private func run(_ edits: [CompiledEdit], resultType: BatchResultType, kind: StoredChanges.Kind) throws -> BatchResult {
@@ -254,7 +268,11 @@ extension PostgresContext {
                     do { try box.body?(values) } catch { box.error = error; throw error }
                 }
             } catch {
-                throw box.error ?? error
+                let failure = box.error ?? error
+                // The edit stands: say so, so that nobody runs it again.
+                let reason = (failure as? BatchStoreError)?.message ?? "\(failure)"
+                throw BatchStoreError((failure as? BatchStoreError)?.code ?? .serverUnavailable,
+                                      "the edit committed (\(count) \(count == 1 ? "row" : "rows")), but listing their IDs failed: \(reason)")
             }
         }
         return count

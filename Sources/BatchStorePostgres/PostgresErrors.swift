@@ -58,7 +58,9 @@ enum PostgresErrors {
     /// connection, or anything else with its SQLSTATE.
     private static func server(_ error: PSQLError) -> BatchStoreError {
         let state = error.serverInfo?[.sqlState] ?? "XX000"
-        var message = oneLine(error.serverInfo?[.message] ?? "unknown server error")
+        // A message can quote a whole value (invalid input syntax for type date: "…"): a line
+        // stays a line.
+        var message = capped(oneLine(error.serverInfo?[.message] ?? "unknown server error"), 300)
         if let detail = error.serverInfo?[.detail].map(oneLine), !detail.isEmpty, detail.count <= 200 {
             message += " (\(detail))"
         }
@@ -124,6 +126,11 @@ enum PostgresErrors {
         case .tcp(let host, let port)?: return " at \(host.contains(":") ? "[\(host)]" : host):\(port)"
         case nil: return ""
         }
+    }
+
+    /// `text` cut to `limit` characters, with `…` where it was cut.
+    static func capped(_ text: String, _ limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit)) + "…"
     }
 
     /// Line breaks and tabs as spaces: every message is one line.

@@ -18,9 +18,29 @@ struct PostgresIDColumn {
     /// SQLite orders a text key, whatever the database's collation.
     var orderSQL: String { [25, 1042, 1043].contains(baseTypeOID) ? "\(source) COLLATE \"C\"" : source }
 
-    /// A bound value (`$n`) as the column's type; a boolean key, read as 1 or 0, through int4.
+    /// A bound value (`$n`) as the column's type without its length or precision (a cast to
+    /// `varchar(3)` would cut 'abcdef' to the key 'abc', one to `numeric(5,1)` round 1.04 to 1.0,
+    /// and so name another row); a boolean key, read as 1 or 0, through int4.
     func cast(_ placeholder: String) -> String {
-        kind == .boolean ? "CAST(CAST(\(placeholder) AS int4) AS boolean)" : "CAST(\(placeholder) AS \(sqlType))"
+        if kind == .boolean { return "CAST(CAST(\(placeholder) AS int4) AS boolean)" }
+        return "CAST(\(placeholder) AS \(Self.unlimited(sqlType, baseTypeOID: baseTypeOID)))"
+    }
+
+    /// `type` without a length or precision: the base type for the length-limited ones (and
+    /// domains over them), otherwise the name with any `(n)` or `(p,s)` removed.
+    static func unlimited(_ type: String, baseTypeOID: Int64) -> String {
+        switch baseTypeOID {
+        case 1042: return "bpchar"
+        case 1043: return "varchar"
+        case 1560, 1562: return "varbit"
+        case 1700: return "numeric"
+        case 1083: return "time"
+        case 1266: return "timetz"
+        case 1114: return "timestamp"
+        case 1184: return "timestamptz"
+        case 1186: return "interval"
+        default: return type.replacingOccurrences(of: #"\(\d+(,\s*\d+)?\)"#, with: "", options: .regularExpression)
+        }
     }
 
     /// The select-list expression that reads the column under `alias` as an ``SQLValue``.

@@ -74,7 +74,10 @@ public final class PostgresSession: Sendable {
                                   database: url.database, tls: try tls(for: url.sslMode))
         }
         if let seconds = url.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(seconds)) }
-        var parameters = [("client_encoding", "UTF8"), ("DateStyle", "ISO, YMD"), ("TimeZone", "UTC")]
+        // standard_conforming_strings: the pg_temp functions' literals (\uXXXX escapes) and every
+        // quoted string built here read backslashes as PostgreSQL's default does, whatever the
+        // database or role sets.
+        var parameters = [("client_encoding", "UTF8"), ("DateStyle", "ISO, YMD"), ("TimeZone", "UTC"), ("standard_conforming_strings", "on")]
         parameters.append(("application_name", url.applicationName ?? "faultline"))
         configuration.options.additionalStartupParameters = parameters
         let logger = Logger(label: "faultline.postgres") { _ in SwiftLogNoOpLogHandler() }

@@ -344,7 +344,8 @@ struct PostgresBatchEditTests {
         // A failing edit streams nothing.
         var none = 0
         #expect(throws: BatchStoreError.self) {
-            _ = try context.execute(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", .constant(-1))])) { _ in none += 1 }
+            // Row 100 fails last: IDs must not stream before the commit.
+            _ = try context.execute(BatchUpdateRequest(entityName: "ed", propertiesToUpdate: [("votes", try UpdateExpression("99 - votes"))])) { _ in none += 1 }
         }
         #expect(none == 0)
     }
@@ -484,5 +485,58 @@ struct PostgresBatchEditTests {
         let counts = try pg.executeCounting(BatchInsertRequest(entityName: "m", objects: upsert, conflictPolicy: .upsert))
         #expect(counts == PostgresContext.InsertCounts(inserted: 2, updated: 1))
         #expect(try server.psql("SELECT title FROM m WHERE id = 9000001", database: database) == "again")
+    }
+
+    @Test("typed columns: integers stay exact through float arithmetic, a fraction is refused, length limits refuse instead of cutting (domains too), arrays and enums take text, keys are compared without their length")
+    func typedColumns() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("typed", sql: """
+            CREATE DOMAIN short AS varchar(5);
+            CREATE TYPE bitrate AS ENUM ('low', 'high');
+            CREATE TABLE owner(id int PRIMARY KEY); INSERT INTO owner VALUES (1);
+            CREATE TABLE ty(id int PRIMARY KEY, big bigint, n int, num numeric, code short, tags varchar(10)[], rate bitrate, flag "char",
+                            owner_id int REFERENCES owner);
+            INSERT INTO ty VALUES (1, 1234567890123456, 10, 1, 'a', '{x}', 'low', 'y', 1);
+            CREATE TABLE k(code varchar(3) PRIMARY KEY, amount numeric(5,1) UNIQUE);
+            INSERT INTO k VALUES ('abc', 1.0), ('abd', 2.0);
+            """)
+        _ = try server.psql("ALTER DATABASE \(database) SET standard_conforming_strings = off", database: database)
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        func update(_ set: String) throws -> BatchResult {
+            try context.execute(BatchUpdateRequest(entityName: "ty", propertiesToUpdate: try UpdateExpression.parseAssignments(set), resultType: .count), undoable: false)
+        }
+        func row() throws -> String { try server.psql("SELECT big, n, num, code, tags, rate, flag FROM ty", database: database) }
+        _ = try update("big = big * 1.0")
+        _ = try update("big = coalesce(big, 0.5)")
+        #expect(try server.psql("SELECT big FROM ty", database: database) == "1234567890123456")
+        let before = try row()
+        for (set, expected) in [("n = (0.1 + 0.2) * n", "ty.n holds integers, and the new value 3.0000000000000004 has a fraction"),
+                                ("code = 'abcdefgh'", "value too long for type character varying(5)"),
+                                ("flag = 'yes'", "is a \"char\" column, whose casts cut text short")] {
+            do {
+                _ = try update(set)
+                Issue.record("\(set) should fail")
+            } catch let error as BatchStoreError {
+                #expect(error.message.contains(expected), "\(set): \(error)")
+            }
+        }
+        #expect(try row() == before)
+        _ = try update("num = 0.1 + 0.2, tags = '{a,b}', rate = 'high', code = 'abcde'")
+        #expect(try server.psql("SELECT num, tags, rate, code FROM ty", database: database) == "0.30000000000000004|{a,b}|high|abcde")
+        // With standard_conforming_strings off in the database, [d] still folds (the session sets it on).
+        #expect(try context.count(for: BatchStore.FetchRequest(entityName: "ty", predicate: try FetchPredicate(format: "rate ==[d] 'hígh'"))) == 1)
+        // A key path in an assignment is refused in one line, not a server error.
+        do {
+            _ = try update("n = owner.id")
+            Issue.record("a key path through a relationship should be refused")
+        } catch let error as BatchStoreError {
+            #expect(error.message.contains("crosses a relationship"), "\(error)")
+        }
+
+        // Keys bound without their length: 'abcdef' names no row (cast to varchar(3) it was 'abc').
+        let entity = try context.entity(named: "k")
+        let gone = try context.execute(BatchDeleteRequest(objectIDs: [ObjectID(entity: entity, key: .primaryKey([.text("abcdef")]))], resultType: .count), undoable: false)
+        #expect(gone.count == 0)
+        #expect(try server.psql("SELECT count(*) FROM k", database: database) == "2")
     }
 }
