@@ -57,7 +57,13 @@ extension PostgresContext {
 
     private func insert(_ request: BatchInsertRequest, keys: Bool, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
         let table = try store.table(named: request.entityName)
-        if let reason = table.readOnlyReason { throw BatchStoreError(.readOnly, "cannot insert rows into \(table.name): \(reason)") }
+        // An insert needs no key: only views refuse (a table without a primary key takes rows, and
+        // its IDs, when asked for, are its rows' ctids).
+        switch table.kind {
+        case .view, .materializedView:
+            throw BatchStoreError(.readOnly, "cannot insert rows into \(table.name): it is a \(table.kind == .view ? "view" : "materialized view")")
+        case .table, .partitionedTable, .foreignTable: break
+        }
         guard table.canInsert else { throw BatchStoreError(.permissionDenied, "the role may not insert rows into \(table.name)") }
         let entity = try store.entity(named: table.name)
         let keyColumns = PostgresIDColumn.of(table)
@@ -71,7 +77,7 @@ extension PostgresContext {
         case .upsert: (upsert, ignore) = (true, false)
         }
         let session = try session()
-        for function in PostgresQueryBuilder.integralFunctions { try session.execute(function) }
+        for function in PostgresQueryBuilder.guardFunctions { try session.execute(function) }
 
         var counts = InsertCounts(inserted: 0, updated: 0)
         // The statement being gathered: its columns, rows (by number) and their keys when upserting.

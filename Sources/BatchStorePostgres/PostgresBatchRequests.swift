@@ -189,8 +189,8 @@ extension PostgresContext {
     private func editSession(for edits: [CompiledEdit]) throws -> PostgresSession {
         let session = try session()
         try installTextFunctions(in: session, if: edits.contains { $0.needsTextFunctions })
-        if edits.contains(where: { $0.sql.contains("pg_temp.bs_integral") }) {
-            for function in PostgresQueryBuilder.integralFunctions { try session.execute(function) }
+        if edits.contains(where: { $0.sql.contains("pg_temp.bs_integral") || $0.sql.contains("pg_temp.bs_boolean") }) {
+            for function in PostgresQueryBuilder.guardFunctions { try session.execute(function) }
         }
         return session
     }

@@ -330,11 +330,13 @@ final class PostgresQueryBuilder {
 
     // MARK: Assignments
 
+    /// The guards a batch update's or insert's values go through, as PL/pgSQL functions of the
+    /// session's `pg_temp` (PL/pgSQL is in every database unless it was dropped):
     /// `pg_temp.bs_integral(v, column)`: `v` when it has no fraction, else an error naming the
-    /// column and the value (a batch update's guard for integer columns; PL/pgSQL, which every
-    /// database has unless it was dropped). One for float8, checked in float8 (a whole float8
-    /// casts to int8 exactly; through numeric it would keep 15 digits only), one for numeric.
-    static let integralFunctions = ["""
+    /// column and the value, for integer columns: one for float8, checked in float8 (a whole float8
+    /// casts to int8 exactly; through numeric it would keep 15 digits only), one for numeric;
+    /// `pg_temp.bs_boolean(v, column)`: true for 1, false for 0, else an error.
+    static let guardFunctions = ["""
         CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v float8, col text) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$
         BEGIN
           IF v <> trunc(v) THEN
@@ -349,6 +351,12 @@ final class PostgresQueryBuilder {
             RAISE EXCEPTION '% holds integers, and the new value % has a fraction', col, v USING ERRCODE = '22003';
           END IF;
           RETURN v;
+        END $$
+        """, """
+        CREATE OR REPLACE FUNCTION pg_temp.bs_boolean(v float8, col text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+        BEGIN
+          IF v = 1 THEN RETURN true; ELSIF v = 0 THEN RETURN false; END IF;
+          RAISE EXCEPTION '% holds booleans (1 or 0), and the new value is %', col, v USING ERRCODE = '22003';
         END $$
         """]
 
@@ -377,7 +385,11 @@ final class PostgresQueryBuilder {
             return BatchStoreError(.invalidQuery, "\(table.name).\(column.name) is a \(type) column, and \(o.name) is \(what)")
         }
         let lengthLimited = Self.lengthLimitedTypes.contains(column.baseTypeOID)
-        func fromText(_ text: String) -> String { lengthLimited ? text : "CAST(\(text) AS \(type))" }
+        func fromText(_ text: String) -> String {
+            // bit(n) takes no text by assignment: through varbit, whose assignment checks the length.
+            if [1560, 1562].contains(column.baseTypeOID) { return "CAST(\(text) AS varbit)" }
+            return lengthLimited ? text : "CAST(\(text) AS \(type))"
+        }
         switch column.kind {
         case .integer:
             switch o.kind {
@@ -391,7 +403,8 @@ final class PostgresQueryBuilder {
             }
         case .boolean:
             switch o.kind {
-            case .number: return "((\(o.sql)) <> 0)"
+            // 1 and 0 only: PostgreSQL would read 2 or 0.5 as true, where SQLite keeps the number.
+            case .number: return "pg_temp.bs_boolean((\(o.sql))::float8, \(bind(.text(table.name + "." + column.name))))"
             case .text: return "CAST(\(o.sql) AS \(type))"
             default: throw refuse()
             }
@@ -405,7 +418,11 @@ final class PostgresQueryBuilder {
         case .blob:
             guard o.kind == .blob else { throw refuse() }
             return o.sql
-        case .text, .timestamp, .json, .uuid, .array:
+        case .timestamp:
+            // A number is no date: PostgreSQL would read 20010203 as 2001-02-03.
+            guard o.kind == .text else { throw refuse() }
+            return fromText(o.sql)
+        case .text, .json, .uuid, .array:
             guard o.kind != .blob else { throw refuse() }
             return fromText(textForm(o))
         }

@@ -126,9 +126,17 @@ public struct PostgresSchema: Sendable {
 
     /// The table with this name: its ``PostgresTable/name``, or `schema.name`; exact, then case-insensitive.
     public func table(named name: String) -> PostgresTable? {
-        tables.first { $0.name == name }
-            ?? tables.first { "\($0.schemaName).\($0.relationName)" == name }
-            ?? tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        if let exact = tables.first(where: { $0.name == name }) ?? tables.first(where: { "\($0.schemaName).\($0.relationName)" == name }) {
+            return exact
+        }
+        // Another case only when it names one table: with "Pet" and "pet", PET names neither.
+        let folded = tables.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        return folded.count == 1 ? folded[0] : nil
+    }
+
+    /// The tables whose names differ from `name` in case only (when there are several, none is chosen).
+    public func tables(foldingCaseOf name: String) -> [PostgresTable] {
+        tables.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 }
 

@@ -152,6 +152,10 @@ public final class PostgresStore: Sendable {
     /// The table or view named `name`, or a `.noSuchEntity` error that lists what exists.
     public func table(named name: String) throws -> PostgresTable {
         if let table = schema.table(named: name) { return table }
+        let folded = schema.tables(foldingCaseOf: name)
+        if folded.count > 1 {
+            throw BatchStoreError(.noSuchEntity, "\(name.debugDescription) matches \(folded.map { $0.name.debugDescription }.joined(separator: " and ")) but none exactly: write the name as it is spelt")
+        }
         let names = schema.tables.map(\.name)
         let known = names.isEmpty ? "the database has no tables" : "tables and views: " + names.prefix(12).joined(separator: ", ")
         throw BatchStoreError(.noSuchEntity, "no table or view named \(name.debugDescription) (\(known))")

@@ -446,6 +446,13 @@ extension BrowserState {
             mode = .grid
             scrollToCursor()
         }
+        // A summary sheet that got no row at all (summarising failed, or is not built for the
+        // engine) goes with its failure, as a sample's frequency sheet does.
+        if let summary = summarySheet, summary.rows.allSatisfy({ $0 == nil }), let parent = sheets.popLast() {
+            parent.restore(into: &self)
+            mode = .grid
+            scrollToCursor()
+        }
         // An open that fails while its IDs load leaves the previous result on screen.
         shownBefore?.restore(into: &self)
         shownBefore = nil

@@ -499,6 +499,11 @@ struct PostgresBatchEditTests {
             INSERT INTO ty VALUES (1, 1234567890123456, 10, 1, 'a', '{x}', 'low', 'y', 1);
             CREATE TABLE k(code varchar(3) PRIMARY KEY, amount numeric(5,1) UNIQUE);
             INSERT INTO k VALUES ('abc', 1.0), ('abd', 2.0);
+            CREATE TABLE more(id int PRIMARY KEY, ok boolean, born date, bits bit(4));
+            INSERT INTO more VALUES (1, true, '2000-01-01', B'0000');
+            CREATE TABLE "Pet"(id int PRIMARY KEY, name text); CREATE TABLE pet(id int PRIMARY KEY, name text);
+            INSERT INTO "Pet" VALUES (1, 'a'); INSERT INTO pet VALUES (1, 'b');
+            CREATE TABLE journal(line text); INSERT INTO journal VALUES ('x');
             """)
         _ = try server.psql("ALTER DATABASE \(database) SET standard_conforming_strings = off", database: database)
         let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
@@ -532,6 +537,30 @@ struct PostgresBatchEditTests {
         } catch let error as BatchStoreError {
             #expect(error.message.contains("crosses a relationship"), "\(error)")
         }
+
+        // Booleans take 1 and 0 only; a number is no date; bit(n) takes its text, of its length.
+        func change(_ table: String, _ set: String) throws -> BatchResult {
+            try context.execute(BatchUpdateRequest(entityName: table, propertiesToUpdate: try UpdateExpression.parseAssignments(set), resultType: .count), undoable: false)
+        }
+        for (set, expected) in [("ok = 0.5", "more.ok holds booleans (1 or 0), and the new value is 0.5"), ("ok = 2", "holds booleans"),
+                                ("born = 20010203", "is a date column, and 20010203 is a number"), ("bits = '011'", "bit string length 3 does not match type bit(4)")] {
+            do {
+                _ = try change("more", set)
+                Issue.record("\(set) should fail")
+            } catch let error as BatchStoreError {
+                #expect(error.message.contains(expected), "\(set): \(error)")
+            }
+        }
+        _ = try change("more", "ok = 0, bits = '0101', born = '2001-02-03'")
+        #expect(try server.psql("SELECT ok, bits, born FROM more", database: database) == "f|0101|2001-02-03")
+        // "Pet" and pet: PET names neither (PostgreSQL would read it as pet); each exact name, its own.
+        #expect(throws: BatchStoreError.self) { _ = try change("PET", "name = 'changed'") }
+        _ = try change("pet", "name = 'changed'")
+        #expect(try server.psql("SELECT (SELECT name FROM \"Pet\") || (SELECT name FROM pet)", database: database) == "achanged")
+        // A table without a primary key takes inserted rows.
+        let inserted = try context.execute(BatchInsertRequest(entityName: "journal", objects: [["line": "y"], ["line": "z"]], resultType: .count), undoable: false)
+        let lines = try server.psql("SELECT string_agg(line, '' ORDER BY line) FROM journal", database: database)
+        #expect(inserted.count == 2 && lines == "xyz")
 
         // Keys bound without their length: 'abcdef' names no row (cast to varchar(3) it was 'abc').
         let entity = try context.entity(named: "k")

@@ -135,6 +135,11 @@ struct PostgresBrowserTests {
         }
         browser.send(.char("F"))
         #expect(browser.state.messageIsError && browser.state.message?.contains("not built yet") == true, "\(browser.state.message ?? "")")
+        // I says the same and leaves no empty summary sheet behind.
+        browser.send(.char("I"))
+        while browser.idle() {}
+        #expect(browser.state.messageIsError && browser.state.message?.contains("not built yet") == true, "\(browser.state.message ?? "")")
+        #expect(browser.state.sheet == .table && browser.state.table == "movie", "\(browser.state.sheet)")
         // :w writes the result as export writes it (one statement streamed from the server).
         browser.send([.char("f")] + "year > 2000".map { .char($0) } + [.enter])
         let matching = try PostgresContext(store: pg).count(for: BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate(format: "year > 2000")))
