@@ -336,23 +336,15 @@ final class PostgresQueryBuilder {
     /// column and the value, for integer columns: one for float8, checked in float8 (a whole float8
     /// casts to int8 exactly; through numeric it would keep 15 digits only), one for numeric;
     /// `pg_temp.bs_boolean(v, column)`: true for 1, false for 0, else an error.
-    static let guardFunctions = ["""
-        CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v float8, col text) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$
+    static let guardFunctions = ["float8", "numeric"].map { type in """
+        CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v \(type), col text) RETURNS \(type) LANGUAGE plpgsql IMMUTABLE AS $$
         BEGIN
           IF v <> trunc(v) THEN
             RAISE EXCEPTION '% holds integers, and the new value % has a fraction', col, v USING ERRCODE = '22003';
           END IF;
           RETURN v;
         END $$
-        """, """
-        CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v numeric, col text) RETURNS numeric LANGUAGE plpgsql IMMUTABLE AS $$
-        BEGIN
-          IF v <> trunc(v) THEN
-            RAISE EXCEPTION '% holds integers, and the new value % has a fraction', col, v USING ERRCODE = '22003';
-          END IF;
-          RETURN v;
-        END $$
-        """, """
+        """ } + ["""
         CREATE OR REPLACE FUNCTION pg_temp.bs_boolean(v float8, col text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
         BEGIN
           IF v = 1 THEN RETURN true; ELSIF v = 0 THEN RETURN false; END IF;
