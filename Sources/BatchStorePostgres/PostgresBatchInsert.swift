@@ -99,13 +99,13 @@ extension PostgresContext {
                         throw BatchStoreError(error.code, "row \(row.number): \(error.message)")
                     }
                 }
-                tuples.append(columns.isEmpty ? "DEFAULT VALUES" : "(" + values.joined(separator: ", ") + ")")
+                tuples.append("(" + values.joined(separator: ", ") + ")")
             }
             let names = columns.map { quoteIdentifier($0.name) }
             let upserting = upsert && !primaryKey.isEmpty && primaryKey.allSatisfy { key in columns.contains { $0.name == key } }
             var statements: [String] = []
             // RETURNING whether the row is new, and its key when asked for.
-            let reads = keyColumns.map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }
+            let reads = keyColumns.map(\.readSource)
             func returning(_ isNew: String) -> String { " RETURNING \(isNew)" + (keys ? ", " + reads.joined(separator: ", ") : "") }
             if columns.isEmpty {
                 statements = ["INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES" + returning("true")]
@@ -162,7 +162,7 @@ extension PostgresContext {
                 for (name, value) in row {
                     let column: PostgresColumn
                     if let known = byName[name] { column = known } else {
-                        guard let found = table.columns.first(where: { $0.name == name }) ?? table.column(named: name) else {
+                        guard let found = table.column(named: name) else {
                             throw BatchStoreError(.noSuchAttribute, "row \(number): \(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
                         }
                         if found.isGenerated { throw BatchStoreError(.readOnly, "row \(number): \(table.name).\(found.name) is a generated column and cannot be set") }

@@ -67,7 +67,7 @@ extension PostgresContext {
 
     /// `RETURNING` the key columns, read as the IDs of results read them.
     static func returningKeys(_ table: PostgresTable) -> String {
-        " RETURNING " + PostgresIDColumn.of(table).map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }.joined(separator: ", ")
+        " RETURNING " + PostgresIDColumn.of(table).map(\.readSource).joined(separator: ", ")
     }
 
     func compileUpdate(_ request: BatchUpdateRequest) throws -> CompiledEdit {
@@ -77,7 +77,7 @@ extension PostgresContext {
         var sets: [String] = []
         var assigned: [String] = []
         for (name, value) in request.propertiesToUpdate {
-            guard let column = table.columns.first(where: { $0.name == name }) ?? table.column(named: name) else {
+            guard let column = table.column(named: name) else {
                 throw BatchStoreError(.noSuchAttribute, "\(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
             }
             if column.isGenerated { throw BatchStoreError(.readOnly, "\(table.name).\(column.name) is a generated column and cannot be set") }
@@ -246,11 +246,12 @@ extension PostgresContext {
         guard let first = edits.first else { return 0 }
         let session = try editSession(for: edits)
         let keys = PostgresIDColumn.of(first.table)
-        let reads = keys.enumerated().map { i, k in "\(k.kind.selectExpression(k.source, typeOID: k.baseTypeOID)) AS k\(i)" }.joined(separator: ", ")
-        let table = "pg_temp.bs_changed_\(UUID().uuidString.prefix(8).lowercased())"
+        let reads = keys.enumerated().map { i, k in "\(k.readSource) AS k\(i)" }.joined(separator: ", ")
+        let name = "bs_changed_\(UUID().uuidString.prefix(8).lowercased())"
+        let table = "pg_temp.\(name)"
         defer { _ = try? session.execute("DROP TABLE IF EXISTS \(table)") }
         let count = try inTransaction(session) {
-            try session.execute("CREATE TEMP TABLE \(table.dropFirst("pg_temp.".count)) AS SELECT \(reads) FROM \(first.table.qualifiedSQL) AS t WITH NO DATA")
+            try session.execute("CREATE TEMP TABLE \(name) AS SELECT \(reads) FROM \(first.table.qualifiedSQL) AS t WITH NO DATA")
             var count = 0
             for edit in edits {
                 count += try session.execute("WITH changed AS (\(edit.sql) RETURNING \(reads)) INSERT INTO \(table) SELECT * FROM changed", edit.arguments) ?? 0

@@ -43,6 +43,10 @@ struct PostgresIDColumn {
         }
     }
 
+    /// The select-list expression that reads `source` on the row under `t` as an ``SQLValue``
+    /// (what a `RETURNING` or a first batch reads the key with).
+    var readSource: String { kind.selectExpression(source, typeOID: baseTypeOID) }
+
     /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
     func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
 
@@ -327,7 +331,7 @@ final class PostgresResultSource: ResultSource {
             let found = names.compactMap { name in table.columns.firstIndex { $0.name == name } }
             if found.count == names.count { keyIndexes = found }
         }
-        let keys = keyIndexes != nil ? [] : idTable.columns.map { $0.kind.selectExpression($0.source, typeOID: $0.baseTypeOID) }
+        let keys = keyIndexes != nil ? [] : idTable.columns.map(\.readSource)
         let columns = isAddressable ? keys + table.columns.map { $0.selectExpression(alias: "t") } : keys
         let query = try idQuery(first, select: columns.isEmpty ? "NULL AS c0" : columns.joined(separator: ", "))
         let rows = try idTable.watching(progress) { watch, cancel in

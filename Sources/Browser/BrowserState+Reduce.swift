@@ -440,15 +440,11 @@ extension BrowserState {
     /// screen, and a prompt whose Enter started the work comes back (at `column`, if known).
     private mutating func fail(_ msg: String, column: Int?) {
         endEdit()
-        // A sample's frequency sheet goes with the exact count that failed.
-        if frequencySheet?.sampledFrom != nil, let parent = sheets.popLast() {
-            parent.restore(into: &self)
-            mode = .grid
-            scrollToCursor()
-        }
-        // A summary sheet that got no row at all (summarising failed, or is not built for the
-        // engine) goes with its failure, as a sample's frequency sheet does.
-        if let summary = summarySheet, summary.rows.allSatisfy({ $0 == nil }), let parent = sheets.popLast() {
+        // A sheet that has nothing of its own goes with the failure: a sample's frequency sheet
+        // with the exact count that failed, a summary sheet that got no row at all (summarising
+        // failed, or is not built for the engine).
+        let goes = frequencySheet?.sampledFrom != nil || summarySheet.map { $0.rows.allSatisfy { $0 == nil } } == true
+        if goes, let parent = sheets.popLast() {
             parent.restore(into: &self)
             mode = .grid
             scrollToCursor()
