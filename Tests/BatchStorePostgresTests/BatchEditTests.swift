@@ -46,12 +46,15 @@ struct PostgresBatchEditTests {
         case update(predicate: String, assignment: Int, result: BatchResultType)
         case delete(predicate: String, sort: [BatchStore.SortDescriptor], limit: Int, result: BatchResultType)
         case deleteIDs([Int64])
+        /// Rows of `id` and some of `n`, `x`, `s` (the rest NULL), with a conflict policy.
+        case insert([[String: SQLValue]], BatchInsertRequest.ConflictPolicy)
 
         var kind: String {
             switch self {
             case .update: return "update"
             case .delete(_, let sort, _, _): return sort.isEmpty ? "delete" : "delete first N"
             case .deleteIDs: return "delete ids"
+            case .insert: return "insert"
             }
         }
 
@@ -60,20 +63,40 @@ struct PostgresBatchEditTests {
             case .update(let p, let a, let r): return "update where \(p) set \(PostgresBatchEditTests.assignments[a].text) (\(r))"
             case .delete(let p, let s, let l, let r): return "delete where \(p) sorted by \(s) limit \(l) (\(r))"
             case .deleteIDs(let ids): return "delete ids \(ids)"
+            case .insert(let rows, let policy): return "insert \(policy) \(rows.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") })"
             }
         }
     }
 
     static func step(_ g: inout SeededGenerator) -> Step {
         let result = g.pick([BatchResultType.statusOnly, .count, .objectIDs, .changes])
-        switch g.next(5) {
+        switch g.next(6) {
         case 0, 1, 2:
             return .update(predicate: CrossEngineTests.tree(&g, depth: 2).format, assignment: g.next(assignments.count), result: result)
         case 3:
             let sort = (0..<g.next(3)).map { _ in BatchStore.SortDescriptor(key: g.pick(["n", "x", "s", "d", "f", "p.name"]), ascending: g.next(2) == 0) }
             return .delete(predicate: CrossEngineTests.tree(&g, depth: 1).format, sort: sort, limit: sort.isEmpty ? 0 : 1 + g.next(6), result: result)
-        default:
+        case 4:
             return .deleteIDs((0..<(1 + g.next(4))).map { _ in Int64(1 + g.next(150)) })
+        default:
+            // fail: new keys only (a conflict would fail both engines alike); ignore and upsert:
+            // keys among the table's, absent ones and repeats.
+            let policy = g.pick([BatchInsertRequest.ConflictPolicy.fail, .ignore, .upsert])
+            var fresh = Set<Int64>()
+            let rows = (0..<(1 + g.next(5))).map { _ -> [String: SQLValue] in
+                var id = Int64(10_000 + g.next(1_000_000))
+                if case .fail = policy {
+                    while !fresh.insert(id).inserted { id = Int64(10_000 + g.next(1_000_000)) }
+                } else {
+                    id = Int64(1 + g.next(200))
+                }
+                var row: [String: SQLValue] = ["id": .integer(id)]
+                if g.next(2) == 0 { row["n"] = g.next(5) == 0 ? .null : .integer(Int64(g.next(40) - 10)) }
+                if g.next(2) == 0 { row["x"] = .real(Double(g.next(20)) / 4) }
+                if g.next(2) == 0 { row["s"] = .text(g.pick(CrossEngineTests.texts)) }
+                return row
+            }
+            return .insert(rows, policy)
         }
     }
 
@@ -146,9 +169,10 @@ struct PostgresBatchEditTests {
         var model = engines.rows
         for (n, step) in steps.enumerated() {
             do {
-                let before = model
+                let before = Dictionary(uniqueKeysWithValues: model.map { ($0[0], $0) })
                 if let failure = try check(step, number: n, model: &model, on: engines) { return failure }
-                changed += before.count - model.count + zip(before, model).filter { $0.0 != $0.1 && $0.0[0] == $0.1[0] }.count
+                let after = Dictionary(uniqueKeysWithValues: model.map { ($0[0], $0) })
+                changed += Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.count
             } catch {
                 return "step \(n + 1) \(step) threw: \(error)"
             }
@@ -189,6 +213,26 @@ struct PostgresBatchEditTests {
                 results = [try sqlite.execute(BatchDeleteRequest(objectIDs: onSQLite, resultType: .objectIDs), undoable: false),
                            try pg.execute(BatchDeleteRequest(objectIDs: onPostgres, resultType: .objectIDs), undoable: false)]
                 resultType = .objectIDs
+            case .insert(let rows, let policy):
+                // The model, row by row: a new key appends a row (the columns not given nil); an
+                // existing one is skipped (ignore) or gets the given columns (upsert).
+                expectedIDs = []
+                for row in rows {
+                    let id = row["id"] ?? .null
+                    var full = Row10(repeating: .null, count: columns.count)
+                    if let i = model.firstIndex(where: { $0[0] == id }) {
+                        guard case .upsert = policy else { continue }
+                        full = model[i]
+                        model.remove(at: i)
+                    }
+                    for (name, value) in row { if let c = columns.firstIndex(of: name) { full[c] = value } }
+                    model.append(full)
+                    expectedIDs.append(id.integerValue ?? -1)
+                }
+                model.sort { ($0[0].integerValue ?? 0) < ($1[0].integerValue ?? 0) }
+                results = [try sqlite.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count)),
+                           try pg.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: false)]
+                resultType = .count
             }
             expectedIDs.sort()
             for (engine, result) in zip(["SQLite", "PostgreSQL"], results) {
@@ -210,7 +254,7 @@ struct PostgresBatchEditTests {
         return nil
     }
 
-    @Test("random batch updates and deletes leave both engines holding what a Swift model predicts; a failure shrinks to the fewest steps")
+    @Test("random batch updates, deletes and inserts leave both engines holding what a Swift model predicts; a failure shrinks to the fewest steps")
     func randomEditsAgree() throws {
         let server = try PostgresServer.require()
         var g = SeededGenerator(state: 1124)
@@ -236,7 +280,7 @@ struct PostgresBatchEditTests {
             return
         }
         // The run is worth something: every kind of step ran, and many rows changed.
-        #expect(kinds == ["update", "delete", "delete first N", "delete ids"], "\(kinds)")
+        #expect(kinds == ["update", "delete", "delete first N", "delete ids", "insert"], "\(kinds)")
         #expect(changed >= 300, "\(changed) rows changed")
     }
 
