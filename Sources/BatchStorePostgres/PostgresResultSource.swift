@@ -72,10 +72,24 @@ struct PostgresIDColumn {
     }
 }
 
+/// How a result's positions find their rows in its ID table.
+enum PostgresIDLayout: Equatable {
+    /// `pos bigint PRIMARY KEY`, numbered by `row_number()`: any ID columns. A fault is a range
+    /// scan of the index.
+    case numbered
+    /// No position column: the rows are in a fresh heap in result order, every one the same size,
+    /// so position `p` (0-based) is tuple `(p / perPage, p % perPage + 1)`, and a fault is a TID
+    /// range scan. Filling it is the `CREATE TEMP TABLE … AS SELECT … ORDER BY …` alone: numbering
+    /// and indexing cost another 4 s on 10M rows (7.1 s in all, against 3.0 s).
+    case packed(perPage: Int)
+}
+
 /// The row IDs of one result on PostgreSQL, in result order, in a temp table of the result's own
-/// session: `pg_temp."bs_ids_N"(pos bigint PRIMARY KEY, <ID columns>)`, filled by one
-/// `CREATE TEMP TABLE … AS SELECT row_number() OVER () AS pos, s.* FROM (<ID query>) AS s`. The IDs
-/// never cross the network; positions are 1-based in SQL and 0-based in Swift.
+/// session, filled by one `CREATE TEMP TABLE … USING heap AS <ID query>`. When every ID column has
+/// a fixed width (integers, floats, dates and times, uuid, `ctid`), rows are addressed by their
+/// place in the heap (``PostgresIDLayout/packed(perPage:)``, checked after every fill); otherwise a
+/// `pos` column is numbered and indexed (``PostgresIDLayout/numbered``). The IDs never cross the
+/// network; positions are 1-based in SQL and 0-based in Swift.
 final class PostgresIDTable: IDStore {
     let session: PostgresSession
     let columns: [PostgresIDColumn]
@@ -85,12 +99,19 @@ final class PostgresIDTable: IDStore {
     private(set) var name: String
     private(set) var count = 0
     private(set) var fillSeconds = 0.0
+    private(set) var layout = PostgresIDLayout.numbered
     private var nextName = 0
+    /// True once the session has JIT compilation off: the planner has no statistics for the ID
+    /// table, overestimates a fault's rows and compiled each one (4 ms of a 5 ms fault at 10M rows).
+    private var jitOff = false
 
     /// The session's backend process, once asked (a cancel names it).
     private var backendPID: Int?
     /// Asks the server to cancel a backend's statement (see ``PostgresStore/cancelStatement(of:)``).
     let cancel: ((Int) -> Void)?
+
+    /// Base types of a fixed width that never need TOAST: rows of only these are all one size.
+    static let fixedWidthTypes: Set<Int64> = [16, 20, 21, 23, 26, 27, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950]
 
     init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool, cancel: ((Int) -> Void)? = nil) {
         self.session = session
@@ -108,37 +129,76 @@ final class PostgresIDTable: IDStore {
 
     var location: String { "PostgreSQL temp table \(name)" }
     var qualifiedName: String { "pg_temp.\(quoteIdentifier(name))" }
-    private var columnList: String { columns.map(\.name).joined(separator: ", ") }
+
+    /// True when rows of these columns can be addressed by their place in the heap.
+    var packable: Bool { keyed && !columns.isEmpty && columns.allSatisfy { Self.fixedWidthTypes.contains($0.baseTypeOID) } }
 
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
-        count = try build(name, query, progress: progress)
+        (count, layout) = try build(name, query, progress: progress)
     }
 
-    func fillSQL(_ query: IDQuery) -> String { createSQL(name, query) }
+    func fillSQL(_ query: IDQuery) -> String { createSQL(name, query, packed: packable) }
 
-    private func createSQL(_ name: String, _ query: IDQuery) -> String {
+    private func createSQL(_ name: String, _ query: IDQuery, packed: Bool) -> String {
+        // A heap named outright: the tuple arithmetic needs one, whatever default_table_access_method says.
+        if packed { return "CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS \(query.select)" }
         // row_number() over the ordered subquery numbers rows in the order the sort yields them.
-        "CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s"
+        return "CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s"
     }
 
-    /// Creates and fills the table, then indexes `pos`; on failure no table is left.
-    private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int {
+    /// Creates and fills the table, then checks its layout (packed) or indexes `pos` (numbered);
+    /// on failure no table is left.
+    private func build(_ name: String, _ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> (Int, PostgresIDLayout) {
         let started = DispatchTime.now().uptimeNanoseconds
-        let create = createSQL(name, query)
-        let n = try watching(progress) { watch, cancel in
-            try session.execute(create, query.arguments, every: 0.05, watch: watch, cancel: cancel) ?? 0
-        } onLateCancel: {
-            // A cancel that came as the statement ended: the table exists; drop it.
-            _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
-        } ?? session.execute(create, query.arguments) ?? 0
+        let table = "pg_temp.\(quoteIdentifier(name))"
+        func create(packed: Bool) throws -> Int {
+            let create = createSQL(name, query, packed: packed)
+            return try watching(progress) { watch, cancel in
+                try session.execute(create, query.arguments, every: 0.05, watch: watch, cancel: cancel) ?? 0
+            } onLateCancel: {
+                // A cancel that came as the statement ended: the table exists; drop it.
+                _ = try? session.execute("DROP TABLE IF EXISTS \(table)")
+            } ?? session.execute(create, query.arguments) ?? 0
+        }
+        var n = try create(packed: packable)
+        var layout = PostgresIDLayout.numbered
         do {
-            try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(name)) ADD PRIMARY KEY (pos)")
+            if packable, let perPage = try packedLayout(table, count: n) {
+                layout = .packed(perPage: perPage)
+            } else {
+                if packable {
+                    // Not laid out as the arithmetic needs (never seen): number it after all.
+                    try session.execute("DROP TABLE \(table)")
+                    n = try create(packed: false)
+                }
+                try session.execute("ALTER TABLE \(table) ADD PRIMARY KEY (pos)")
+            }
+            if !jitOff {
+                try session.execute("SET jit = off")
+                jitOff = true
+            }
         } catch {
-            _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(name))")
+            _ = try? session.execute("DROP TABLE IF EXISTS \(table)")
             throw error
         }
         fillSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return n
+        return (n, layout)
+    }
+
+    /// The rows per page of a freshly filled table of `count` equal-size rows, when its pages are
+    /// full in order: page 0 holds `perPage` rows (so no page holds more), the pages after the last
+    /// one by the arithmetic hold none, and that last page holds the rest; pages between must then
+    /// hold `perPage` each. Three TID range scans; nil when any check fails.
+    private func packedLayout(_ table: String, count: Int) throws -> Int? {
+        func rows(_ condition: String) throws -> Int {
+            Int(try session.query("SELECT count(*) FROM \(table) WHERE \(condition)").first?.first?.integerValue ?? -1)
+        }
+        guard count > 0 else { return 1 }
+        let perPage = try rows("ctid < '(1,0)'")
+        guard perPage > 0 else { return nil }
+        let last = (count - 1) / perPage
+        guard try rows("ctid >= '(\(last + 1),0)'") == 0, try rows("ctid >= '(\(last),0)'") == count - last * perPage else { return nil }
+        return perPage
     }
 
     /// Runs `body` with a watch that reports the seconds so far to `progress` and a cancel that
@@ -172,20 +232,72 @@ final class PostgresIDTable: IDStore {
     func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
         let keys = keyed ? try anchors.compactMap { try row(at: $0) } : []
         let fresh = makeName()
-        let newCount = try build(fresh, query)
+        let (newCount, newLayout) = try build(fresh, query)
         try session.execute("DROP TABLE \(qualifiedName)")
         try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(name))")
         count = newCount
+        layout = newLayout
         for key in keys {
             if let position = try position(of: key) { return position }
         }
         return nil
     }
 
+    // MARK: Positions in SQL
+
+    /// The 1-based position of the ID row under `alias`, as a `bigint` expression.
+    func positionSQL(_ alias: String) -> String {
+        switch layout {
+        case .numbered: return "\(alias).pos"
+        case .packed(let perPage):
+            // (page, offset) through `point`, the one cast that takes a tid's text apart.
+            let point = "(\(alias).ctid::text::point)"
+            return "(\(point)[0]::bigint * \(perPage) + \(point)[1]::bigint)"
+        }
+    }
+
+    /// The ID rows under `alias` at 0-based positions `first ..< end`, with placeholders from `$n`
+    /// and their values.
+    func rangeSQL(_ alias: String, _ first: Int, _ end: Int, from n: Int = 1) -> (sql: String, arguments: [SQLValue]) {
+        switch layout {
+        case .numbered:
+            return ("\(alias).pos BETWEEN $\(n) AND $\(n + 1)", [.integer(Int64(first + 1)), .integer(Int64(end))])
+        case .packed:
+            return ("\(alias).ctid >= CAST($\(n) AS tid) AND \(alias).ctid < CAST($\(n + 1) AS tid)", [.text(tid(first)), .text(tid(end))])
+        }
+    }
+
+    /// The ID rows under `alias` after (or, `backwards`, before) 0-based `position`.
+    func beyondSQL(_ alias: String, _ position: Int, backwards: Bool, placeholder: String) -> (sql: String, argument: SQLValue) {
+        switch layout {
+        case .numbered:
+            return ("\(alias).pos \(backwards ? "<" : ">") \(placeholder)", .integer(Int64(position + 1)))
+        case .packed:
+            return ("\(alias).ctid \(backwards ? "<" : ">") CAST(\(placeholder) AS tid)", .text(tid(position)))
+        }
+    }
+
+    /// Result order over the ID rows under `alias`.
+    func orderSQL(_ alias: String, backwards: Bool = false) -> String {
+        switch layout {
+        case .numbered: return "\(alias).pos\(backwards ? " DESC" : "")"
+        case .packed: return "\(alias).ctid\(backwards ? " DESC" : "")"
+        }
+    }
+
+    /// The tuple of 0-based `position` in a packed table (one past the last, for an end).
+    private func tid(_ position: Int) -> String {
+        guard case .packed(let perPage) = layout else { return "(0,0)" }
+        return "(\(position / perPage),\(position % perPage + 1))"
+    }
+
+    // MARK: Reading
+
     func row(at position: Int) throws -> [SQLValue]? {
         guard position >= 0 && position < count else { return nil }
         let select = columns.map { $0.read("ids") }.joined(separator: ", ")
-        return try session.query("SELECT \(select) FROM \(qualifiedName) AS ids WHERE pos = $1", [.integer(Int64(position + 1))]).first
+        let (condition, arguments) = rangeSQL("ids", position, position + 1)
+        return try session.query("SELECT \(select) FROM \(qualifiedName) AS ids WHERE \(condition)", arguments).first
     }
 
     /// `CAST($n AS <type>)` for each column, numbered from `first`.
@@ -196,10 +308,9 @@ final class PostgresIDTable: IDStore {
     /// The first position whose ID columns are `values`.
     func position(of values: [SQLValue]) throws -> Int? {
         let match = columns.enumerated().map { "\($1.name) IS NOT DISTINCT FROM \($1.cast("$\($0 + 1)"))" }.joined(separator: " AND ")
-        let rows = try session.query("SELECT pos FROM \(qualifiedName) WHERE \(match) ORDER BY pos LIMIT 1", values)
+        let rows = try session.query("SELECT \(positionSQL("ids")) FROM \(qualifiedName) AS ids WHERE \(match) ORDER BY \(orderSQL("ids")) LIMIT 1", values)
         return rows.first?.first?.integerValue.map { Int($0) - 1 }
     }
-
     func contains(_ rows: [[SQLValue]]) throws -> Set<[SQLValue]> {
         var found = Set<[SQLValue]>()
         let select = columns.map { $0.read("ids") }.joined(separator: ", ")
@@ -216,14 +327,23 @@ final class PostgresIDTable: IDStore {
         return found
     }
 
+    /// The position the first of `queries` to find one selects: they are windows of the table in
+    /// search order (see ``PostgresResultSource/searchQueries(_:after:backwards:)``), so the first
+    /// answer is the nearest. `progress` is called every 50 ms, and between windows; `.cancel`
+    /// cancels on the server.
     func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
-        var best: Int?
+        let started = DispatchTime.now().uptimeNanoseconds
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         for query in queries {
-            guard let pos = try session.query(query.select, query.arguments).first?.first?.integerValue else { continue }
-            let p = Int(pos) - 1
-            if best.map({ backwards ? p > $0 : p < $0 }) ?? true { best = p }
+            if let progress, progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: elapsed())) == .cancel {
+                throw BatchStoreError(.cancelled, "the search was cancelled")
+            }
+            let rows = try watching(progress.map { progress in { p in progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: elapsed())) } }) {
+                watch, cancel in try session.query(query.select, query.arguments, every: 0.05, watch: watch, cancel: cancel)
+            } ?? session.query(query.select, query.arguments)
+            if let pos = rows.first?.first?.integerValue { return Int(pos) - 1 }
         }
-        return best
+        return nil
     }
 }
 
@@ -294,18 +414,20 @@ final class PostgresResultSource: ResultSource {
     /// The row's columns under `t`, each read as its kind.
     private var columnList: String { table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ") }
 
-    private(set) lazy var faultSQL: String = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE ids.pos BETWEEN $1 AND $2")
+    /// The statement a fault runs (its two placeholders bound as ``PostgresIDTable/rangeSQL(_:_:_:from:)`` binds them).
+    var faultSQL: String { rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0).sql) }
 
-    /// Rows as a fault reads them (`pos`, the key, the columns) from the ID rows `ids` names.
+    /// Rows as a fault reads them (the position, the key, the columns) from the ID rows `ids` names.
     private func rowsSQL(ids: String, tail: String) -> String {
         let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
+        let pos = idTable.positionSQL("ids")
         guard isAddressable else {
             let values = idTable.columns.map { $0.read("ids") }
-            return "SELECT ids.pos\(values.isEmpty ? "" : ", " + values.joined(separator: ", ")) FROM \(ids)\(tail)"
+            return "SELECT \(pos)\(values.isEmpty ? "" : ", " + values.joined(separator: ", ")) FROM \(ids)\(tail)"
         }
         let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
         let columns = columnList
-        return "SELECT ids.pos, \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids) JOIN \(table.qualifiedSQL) AS t ON \(on)\(tail)"
+        return "SELECT \(pos), \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids) JOIN \(table.qualifiedSQL) AS t ON \(on)\(tail)"
     }
 
     /// Every row `request` matches, every column read as its kind, in its order (the key breaking
@@ -343,8 +465,11 @@ final class PostgresResultSource: ResultSource {
         return objects(from: numbered, positions: 0..<first.fetchLimit).compactMap { $0 }
     }
 
+    /// One join by position range: an index range scan of `pos`, or a TID range scan of a packed
+    /// table; then a primary-key lookup (or a TID lookup by `ctid`) per row.
     func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
-        (faultSQL, [.integer(Int64(positions.lowerBound + 1)), .integer(Int64(positions.upperBound))])
+        let (range, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
+        return (rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE \(range)"), arguments)
     }
 
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
@@ -380,16 +505,53 @@ final class PostgresResultSource: ResultSource {
 
     func storeName(idRow: [SQLValue]) -> String? { store.name }
 
+    /// The search for the next row after (or before) `position` that `predicate` matches: in
+    /// result order over the ID table, stopping at the first match. Over a numbered table one
+    /// query walks the `pos` index; over a packed one, TID range windows growing fourfold from
+    /// 4,096 rows (a window's matches are sorted, so a near match costs a small window, not the
+    /// whole table), tried in order by ``PostgresIDTable/nearest(_:backwards:progress:)``.
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         guard isAddressable else { throw BatchStoreError(.invalidQuery, "\(table.name) has no row key, so it cannot be searched in place") }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let condition = try builder.compile(predicate.node)
-        let after = builder.bind(.integer(Int64(position + 1)))
         let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
         let from = (["\(idTable.qualifiedName) AS ids JOIN \(table.qualifiedSQL) AS t ON \(on)"] + builder.joins).joined(separator: " ")
-        let sql = "SELECT ids.pos FROM \(from) WHERE ids.pos \(backwards ? "<" : ">") \(after) AND (\(condition)) ORDER BY ids.pos \(backwards ? "DESC" : "ASC") LIMIT 1"
-        try prepare(sql)
-        return [IDQuery(select: sql, arguments: builder.arguments)]
+        let select = "SELECT \(idTable.positionSQL("ids")) FROM \(from) WHERE "
+        let tail = " AND (\(condition)) ORDER BY \(idTable.orderSQL("ids", backwards: backwards)) LIMIT 1"
+        let bound = builder.arguments
+        switch idTable.layout {
+        case .numbered:
+            let (beyond, argument) = idTable.beyondSQL("ids", position, backwards: backwards, placeholder: "$\(bound.count + 1)")
+            let sql = select + beyond + tail
+            try prepare(sql)
+            return [IDQuery(select: sql, arguments: bound + [argument])]
+        case .packed:
+            var windows: [Range<Int>] = []
+            var width = 4_096
+            if backwards {
+                var end = min(position, idTable.count)
+                while end > 0 {
+                    windows.append(max(0, end - width)..<end)
+                    end = max(0, end - width)
+                    width *= 4
+                }
+            } else {
+                var start = max(0, position + 1)
+                while start < idTable.count {
+                    windows.append(start..<min(idTable.count, start + width))
+                    start += width
+                    width *= 4
+                }
+            }
+            var queries: [IDQuery] = []
+            for window in windows {
+                let (range, arguments) = idTable.rangeSQL("ids", window.lowerBound, window.upperBound, from: bound.count + 1)
+                let sql = select + range + tail
+                try prepare(sql)
+                queries.append(IDQuery(select: sql, arguments: bound + arguments))
+            }
+            return queries
+        }
     }
 
     func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {

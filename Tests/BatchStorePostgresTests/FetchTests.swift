@@ -112,6 +112,66 @@ struct FetchTests {
         #expect(try result.firstPosition(matching: try FetchPredicate("title == 'none'"), after: 0, backwards: false, progress: nil) == nil)
     }
 
+    /// An integer key is addressed by its place in the heap (TID ranges, searched in growing
+    /// windows); a text key by a numbered, indexed `pos`. Both must give the same rows at every
+    /// position, across page boundaries, and the same search answers, near and far.
+    @Test("an integer key (packed ID table) and a text key (numbered) give the same rows and the same searches, near and far")
+    func packedAndNumbered() throws {
+        let server = try PostgresServer.require()
+        let rows = 20_000
+        let hits = [3, 4_100, 9_000, 19_999]
+        let database = try server.makeDatabase("layout", sql: """
+            CREATE TABLE wide (id bigint PRIMARY KEY, score int, tag text);
+            INSERT INTO wide SELECT g, (g * 7919) % 997, CASE WHEN g IN (\(hits.map { String($0 + 1) }.joined(separator: ", "))) THEN 'hit' END
+                FROM generate_series(1, \(rows)) g;
+            CREATE TABLE wide_text AS SELECT lpad(id::text, 6, '0') AS id, score, tag FROM wide;
+            ALTER TABLE wide_text ADD PRIMARY KEY (id);
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let byID = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 100))
+        let byText = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide_text", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 100))
+        #expect(byID.count == rows && byText.count == rows)
+        let hit = try FetchPredicate("tag == 'hit'")
+        for result in [byID, byText] {
+            // Forward from before each hit, and backward from after it: the next window only
+            // answers when the near ones find nothing.
+            var answers: [Int?] = []
+            var position = -1
+            repeat {
+                let next = try result.firstPosition(matching: hit, after: position, backwards: false, progress: nil)
+                answers.append(next)
+                position = next.map { $0 > position ? $0 : rows } ?? rows
+            } while position < rows
+            #expect(answers == hits.map { Optional($0) } + [nil])
+            answers = []
+            position = rows
+            repeat {
+                let previous = try result.firstPosition(matching: hit, after: position, backwards: true, progress: nil)
+                answers.append(previous)
+                position = previous.map { $0 < position ? $0 : -1 } ?? -1
+            } while position >= 0
+            #expect(answers == hits.reversed().map { Optional($0) } + [nil])
+            let cancelled = #expect(throws: BatchStoreError.self) {
+                try result.firstPosition(matching: hit, after: 4_099, backwards: false, progress: { _ in .cancel })
+            }
+            #expect(cancelled?.code == .cancelled)
+        }
+        // Sorted by an unindexed column with ties: the same key at every position, read across
+        // page boundaries (a heap page holds 226 bigint keys), and single rows at the edges.
+        let sorted = [SortDescriptor(key: "score", ascending: false)]
+        let a = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide", sortDescriptors: sorted, fetchBatchSize: 113))
+        let b = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide_text", sortDescriptors: sorted, fetchBatchSize: 77))
+        let expected = try server.psql("SELECT id FROM wide ORDER BY score DESC, id", database: database)
+            .split(separator: "\n").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(expected.count == rows)
+        #expect(try a.map { try $0?.value(forKey: "id").integerValue } == expected)
+        #expect(b.map { $0.flatMap { try? $0.value(forKey: "id").textValue }.flatMap { Int64($0) } } == expected)
+        for position in [0, 225, 226, 227, 451, 452, rows - 1] {
+            #expect(try a.object(at: position)?.value(forKey: "id").integerValue == expected[position])
+            #expect(try a.objectID(at: position) == a[position]?.objectID)
+        }
+    }
+
     @Test("composite keys, ctid for a table without a key (read-only), and a view without one")
     func keys() throws {
         let server = try PostgresServer.require()
