@@ -113,8 +113,17 @@ public final class PostgresContext: ValueStreamingContext {
     public func merge(_ changes: ChangeSet) {}
     public func refreshAllObjects() {}
 
-    /// PostgreSQL has no `data_version`: another session's commits are not watched yet.
+    /// What stands in for SQLite's `data_version`: the rows inserted, updated and deleted in every
+    /// permanent table of the database, as the server's statistics count them
+    /// (`pg_stat_user_tables`). It grows when any session's writes are reported, within about a
+    /// second of their commit (at most ten when that session then stays idle; never when
+    /// `track_counts` is off). Temp tables are left out: result sessions fill theirs with inserts.
+    /// TRUNCATE and DDL are not counted.
     public func dataVersion() throws -> Int {
-        throw BatchStoreError(.invalidQuery, "PostgreSQL has no data_version: other sessions' commits are not watched yet")
+        let sql = """
+            SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::int8
+            FROM pg_catalog.pg_stat_user_tables AS s JOIN pg_catalog.pg_class AS c ON c.oid = s.relid WHERE c.relpersistence <> 't'
+            """
+        return Int(try session().query(sql).first?.first?.integerValue ?? 0)
     }
 }

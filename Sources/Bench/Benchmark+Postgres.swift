@@ -42,6 +42,8 @@ extension Benchmark {
         var faultTargetMilliseconds: Double
         var sweepPeakRSS: Int
         var sweepPeakRSSAtMillion: Int?
+        /// `psql … | pspg` on the same sort, when it could run.
+        var pager: PagerFigures?
         var notMeasured: [String]
     }
 
@@ -155,11 +157,19 @@ extension Benchmark {
         let peak = try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 0)
         let peakAtMillion = rows > 1_000_000 ? try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 1_000_000) : nil
 
+        note("psql … | pspg on the same sort, in a tmux pane")
+        var pager: PagerFigures?
+        do {
+            let first = try session.query("SELECT \(k)::text FROM \(q) ORDER BY \(s), \(k) LIMIT 1").first?.first?.textValue ?? ""
+            pager = try pagerFirstScreen(url: options.url, sql: "SELECT * FROM \(q) ORDER BY \(s), \(k)", column: sortColumn, firstKey: first,
+                                         timeout: 600)
+        } catch let error as BatchStoreError {
+            notMeasured.append("psql | pspg first screen and memory: \(error.message)")
+        }
+
         let figures = PostgresFigures(rows: rows, table: table.name, sortColumn: sortColumn, server: store.serverVersion, comparisons: comparisons,
                                       faultMilliseconds: faultMilliseconds, faultTargetMilliseconds: 2, sweepPeakRSS: peak, sweepPeakRSSAtMillion: peakAtMillion,
-                                      notMeasured: notMeasured + [
-                                        "psql | pspg first screen and memory: " + (which("pspg") == nil ? "pspg is not installed here" : "not automated yet (pspg needs a terminal)"),
-                                      ])
+                                      pager: pager, notMeasured: notMeasured)
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -186,6 +196,12 @@ extension Benchmark {
         if let million = f.sweepPeakRSSAtMillion {
             let within = abs(f.sweepPeakRSS - million) <= 5 << 20
             lines.append(pad("  the same over the first 1M rows", 44) + mb(million) + (within ? "   within 5 MB ok" : "   within 5 MB MISSED"))
+        }
+        if let p = f.pager {
+            let ours = f.comparisons.first { $0.name.hasPrefix("first screen") }?.oursSeconds
+            lines.append(pad("psql | pspg, first screen", 44) + String(format: "%.3f s", p.firstScreenSeconds)
+                         + (ours.map { String(format: "   (ours %.3f s: %.0fx sooner)", $0, p.firstScreenSeconds / max($0, 1e-6)) } ?? ""))
+            lines.append(pad("psql | pspg, peak RSS", 44) + "pspg \(mb(p.pagerPeakRSS)), psql \(mb(p.psqlPeakRSS))   (ours \(mb(f.sweepPeakRSS)))")
         }
         for line in f.notMeasured { lines.append("not measured: " + line) }
         return lines

@@ -156,6 +156,42 @@ struct PostgresBrowserTests {
         #expect(terminal.lines.contains { $0.contains("in Swift      0") }, "\(terminal.lines)")
     }
 
+    @Test("another session's delete and update are noticed from the server's statistics: the status line says so, r reloads; browsing alone is not a change")
+    func otherSession() throws {
+        let server = try PostgresServer.require()
+        let dir = TempDir()
+        let (_, pg, database) = try Self.stores(server, dir)
+        let context = PostgresContext(store: pg)
+        let terminal = MemoryTerminal(width: 100, height: 16)
+        let browser = try Browser(context: context, name: "other", options: BrowserOptions(), backend: terminal)
+        browser.start()
+        while browser.idle() {}
+        let movie = try #require(browser.state.tables.firstIndex { $0.name == "movie" })
+        browser.send(Array(repeating: Key.char("j"), count: movie) + [.enter])
+        #expect(browser.state.count == Self.rowCount)
+        let before = try context.dataVersion()
+        // Opening, scrolling and sorting fill temp tables: none of it counts as a change.
+        browser.send([.char("G"), .char("g"), .char("s")])
+        var deadline = Date() + 2.5
+        while Date() < deadline { browser.tick(); usleep(100_000) }
+        #expect(!browser.state.fileChanged)
+        #expect(try context.dataVersion() == before)
+        _ = try server.psql("""
+            DELETE FROM movie WHERE id = (SELECT min(id) FROM movie);
+            UPDATE movie SET title = 'changed elsewhere' WHERE id = (SELECT max(id) FROM movie);
+            """, database: database)
+        deadline = Date() + 20
+        while !browser.state.fileChanged && Date() < deadline { browser.tick(); usleep(100_000) }
+        #expect(browser.state.fileChanged)
+        browser.send(.char("k"))
+        #expect(terminal.lines.contains { $0.contains("data changed: r reloads") }, "\(terminal.lines)")
+        browser.send(.char("r"))
+        while browser.idle() {}
+        #expect(browser.state.count == Self.rowCount - 1 && !browser.state.fileChanged)
+        browser.send(.char("G"))
+        #expect(terminal.lines.contains { $0.contains("changed elsewhere") }, "\(terminal.lines)")
+    }
+
     @Test("a table the role may not read says so in the list, the tables after it are still counted, and opening it is one line")
     func unreadableTable() throws {
         let server = try PostgresServer.require()
