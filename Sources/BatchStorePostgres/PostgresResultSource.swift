@@ -113,8 +113,12 @@ final class PostgresIDTable: IDStore {
     /// Base types of a fixed width that never need TOAST: rows of only these are all one size.
     static let fixedWidthTypes: Set<Int64> = [16, 20, 21, 23, 26, 27, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950]
 
-    init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool, cancel: ((Int) -> Void)? = nil) {
+    /// The server's `server_version_num`: TID range scans came in 14, `USING heap` in 12.
+    let serverVersion: Int
+
+    init(session: PostgresSession, columns: [PostgresIDColumn], keyed: Bool, serverVersion: Int, cancel: ((Int) -> Void)? = nil) {
         self.session = session
+        self.serverVersion = serverVersion
         self.cancel = cancel
         self.columns = columns
         self.keyed = keyed
@@ -127,11 +131,19 @@ final class PostgresIDTable: IDStore {
         return "bs_ids_\(nextName)"
     }
 
-    var location: String { "PostgreSQL temp table \(name)" }
+    var location: String {
+        switch layout {
+        case .numbered: return "PostgreSQL temp table \(name) (numbered)"
+        case .packed(let perPage): return "PostgreSQL temp table \(name) (by tuple, \(perPage) a page)"
+        }
+    }
     var qualifiedName: String { "pg_temp.\(quoteIdentifier(name))" }
 
     /// True when rows of these columns can be addressed by their place in the heap.
-    var packable: Bool { keyed && !columns.isEmpty && columns.allSatisfy { Self.fixedWidthTypes.contains($0.baseTypeOID) } }
+    /// (A server before 14 has no TID range scan: a fault would read the whole table.)
+    var packable: Bool {
+        serverVersion >= 140_000 && keyed && !columns.isEmpty && columns.allSatisfy { Self.fixedWidthTypes.contains($0.baseTypeOID) }
+    }
 
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         (count, layout) = try build(name, query, progress: progress)
@@ -143,7 +155,7 @@ final class PostgresIDTable: IDStore {
         // A heap named outright: the tuple arithmetic needs one, whatever default_table_access_method says.
         if packed { return "CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS \(query.select)" }
         // row_number() over the ordered subquery numbers rows in the order the sort yields them.
-        return "CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s"
+        return "CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT row_number() OVER () AS pos, s.* FROM (\(query.select)) AS s"
     }
 
     /// Creates and fills the table, then checks its layout (packed) or indexes `pos` (numbered);
@@ -185,10 +197,14 @@ final class PostgresIDTable: IDStore {
         return (n, layout)
     }
 
-    /// The rows per page of a freshly filled table of `count` equal-size rows, when its pages are
-    /// full in order: page 0 holds `perPage` rows (so no page holds more), the pages after the last
-    /// one by the arithmetic hold none, and that last page holds the rest; pages between must then
-    /// hold `perPage` each. Three TID range scans; nil when any check fails.
+    /// The rows per page of a freshly filled table of `count` rows, when its pages hold them in
+    /// order, `perPage` on each but the last: nil when any check fails. A fresh heap (no deletes,
+    /// no updates) numbers each page's tuples from 1 without gaps, so the checks prove it whatever
+    /// the tuples' sizes (a NULL key in an inheritance child makes one row shorter):
+    /// - page 0 holds `perPage`, and no page has a tuple at offset `perPage + 1`: none holds more;
+    /// - no page after the last one by the arithmetic holds any, and that last page holds the
+    ///   rest: the pages between hold `perPage` each, as together they hold that many times.
+    /// Four TID scans (the third looks up one tuple per page: 44k at 10M rows, a few ms).
     private func packedLayout(_ table: String, count: Int) throws -> Int? {
         func rows(_ condition: String) throws -> Int {
             Int(try session.query("SELECT count(*) FROM \(table) WHERE \(condition)").first?.first?.integerValue ?? -1)
@@ -197,7 +213,8 @@ final class PostgresIDTable: IDStore {
         let perPage = try rows("ctid < '(1,0)'")
         guard perPage > 0 else { return nil }
         let last = (count - 1) / perPage
-        guard try rows("ctid >= '(\(last + 1),0)'") == 0, try rows("ctid >= '(\(last),0)'") == count - last * perPage else { return nil }
+        let beyond = "ctid = ANY (ARRAY(SELECT format('(%s,%s)', p, \(perPage + 1))::tid FROM generate_series(0, \(last)) AS p))"
+        guard try rows(beyond) == 0, try rows("ctid >= '(\(last + 1),0)'") == 0, try rows("ctid >= '(\(last),0)'") == count - last * perPage else { return nil }
         return perPage
     }
 
@@ -334,6 +351,15 @@ final class PostgresIDTable: IDStore {
     func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int? {
         let started = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        // Each window must drive the join, a key lookup per ID row, and stop at its first match in
+        // order; with no statistics on the ID table the planner would hash the whole table for
+        // it (measured: a seq scan of 150k rows for a 4,096-row window).
+        try session.execute("SET enable_hashjoin = off")
+        try session.execute("SET enable_mergejoin = off")
+        defer {
+            _ = try? session.execute("RESET enable_hashjoin")
+            _ = try? session.execute("RESET enable_mergejoin")
+        }
         for query in queries {
             if let progress, progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: elapsed())) == .cancel {
                 throw BatchStoreError(.cancelled, "the search was cancelled")
@@ -378,7 +404,7 @@ final class PostgresResultSource: ResultSource {
         self.table = table
         self.entity = entity
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
-                                       cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
+                                       serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
     }
 
     deinit { idTable.session.close() }

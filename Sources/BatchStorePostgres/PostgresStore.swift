@@ -16,6 +16,8 @@ public final class PostgresStore: Sendable {
     public let schema: PostgresSchema
     /// The server's version when the store was opened (`15.18 (Debian 15.18-0+deb12u1)`).
     public let serverVersion: String
+    /// `server_version_num`: 150018 for 15.18.
+    public let serverVersionNumber: Int
     /// The database's character type (`datctype`: `C`, `en_US.UTF-8`, …), which decides what
     /// regular expressions' character classes match.
     public let characterType: String
@@ -34,6 +36,7 @@ public final class PostgresStore: Sendable {
         let session = try PostgresSession.open(url, environment: environment)
         defer { session.close() }
         self.serverVersion = try session.serverVersion()
+        self.serverVersionNumber = Int(try session.query("SELECT current_setting('server_version_num')::int4").first?.first?.integerValue ?? 0)
         self.characterType = try session.query("SELECT datctype::text FROM pg_catalog.pg_database WHERE datname = current_database()").first?.first?.textValue ?? ""
         let schema = try PostgresSchema.read(from: session, storeName: self.name)
         self.schema = schema

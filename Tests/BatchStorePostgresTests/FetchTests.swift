@@ -115,6 +115,29 @@ struct FetchTests {
     /// An integer key is addressed by its place in the heap (TID ranges, searched in growing
     /// windows); a text key by a numbered, indexed `pos`. Both must give the same rows at every
     /// position, across page boundaries, and the same search answers, near and far.
+    /// A primary key does not bind a table's inheritance children: a child's NULL key column makes
+    /// its rows shorter, pages of the ID table hold different numbers of them, and the tuple
+    /// arithmetic would show rows one place off. The layout check sees it and numbers them instead.
+    @Test("uneven ID rows (a NULL key in an inheritance child) are numbered, not packed, and every position holds its row")
+    func unevenRowsAreNumbered() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("uneven", sql: """
+            CREATE TABLE par (a bigint, b bigint, PRIMARY KEY (a, b));
+            CREATE TABLE chi () INHERITS (par);
+            ALTER TABLE chi ALTER b DROP NOT NULL;
+            INSERT INTO par SELECT g, 0 FROM generate_series(0, 607) g WHERE g NOT IN (10, 20, 380, 390, 400, 410, 420, 430, 440, 450);
+            INSERT INTO chi SELECT g, NULL FROM generate_series(0, 607) g WHERE g IN (10, 20, 380, 390, 400, 410, 420, 430, 440, 450);
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "par", sortDescriptors: [SortDescriptor(key: "a")], fetchBatchSize: 50))
+        #expect(result.count == 608)
+        #expect(result.statistics.idStorage.hasSuffix("(numbered)"), "\(result.statistics.idStorage)")
+        // The rows with a NULL key cannot be looked up by it (a key lookup is `=`, which a NULL
+        // never satisfies): they read as gone. Every other position holds its own row.
+        let nullKeys: Set<Int> = [10, 20, 380, 390, 400, 410, 420, 430, 440, 450]
+        #expect(try Self.ints(result, "a") == (0..<608).map { nullKeys.contains($0) ? nil : Int64($0) })
+    }
+
     @Test("an integer key (packed ID table) and a text key (numbered) give the same rows and the same searches, near and far")
     func packedAndNumbered() throws {
         let server = try PostgresServer.require()
@@ -131,6 +154,17 @@ struct FetchTests {
         let byID = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 100))
         let byText = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide_text", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 100))
         #expect(byID.count == rows && byText.count == rows)
+        #expect(byID.statistics.idStorage.hasSuffix("(by tuple, 226 a page)"), "\(byID.statistics.idStorage)")
+        #expect(byText.statistics.idStorage.hasSuffix("(numbered)"), "\(byText.statistics.idStorage)")
+        // A search with no match goes through every window; a cancel between two of them stops it.
+        var calls = 0
+        let stopped = #expect(throws: BatchStoreError.self) {
+            try byID.firstPosition(matching: try FetchPredicate("tag == 'none'"), after: 0, backwards: false, progress: { _ in
+                calls += 1
+                return calls >= 2 ? .cancel : .proceed
+            })
+        }
+        #expect(stopped?.code == .cancelled)
         let hit = try FetchPredicate("tag == 'hit'")
         for result in [byID, byText] {
             // Forward from before each hit, and backward from after it: the next window only
