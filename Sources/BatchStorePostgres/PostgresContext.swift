@@ -115,13 +115,14 @@ public final class PostgresContext: ValueStreamingContext {
 
     /// What stands in for SQLite's `data_version`: the rows inserted, updated and deleted in every
     /// permanent table of the database, as the server's statistics count them
-    /// (`pg_stat_user_tables`). It grows when any session's writes are reported, within about a
-    /// second of their commit (at most ten when that session then stays idle; never when
-    /// `track_counts` is off). Temp tables are left out: result sessions fill theirs with inserts.
-    /// TRUNCATE and DDL are not counted.
+    /// (`pg_stat_user_tables`), plus the tables' file numbers (`relfilenode`, which TRUNCATE,
+    /// VACUUM FULL and CLUSTER change at once, and no row counter does). The counters grow when
+    /// any session's writes are reported, within about a second of their commit (up to ten when
+    /// that session wrote shortly before), rolled-back writes included; never when `track_counts`
+    /// is off. Temp tables are left out: result sessions fill theirs with inserts.
     public func dataVersion() throws -> Int {
         let sql = """
-            SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::int8
+            SELECT (coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0) + coalesce(sum(c.relfilenode::int8), 0))::int8
             FROM pg_catalog.pg_stat_user_tables AS s JOIN pg_catalog.pg_class AS c ON c.oid = s.relid WHERE c.relpersistence <> 't'
             """
         return Int(try session().query(sql).first?.first?.integerValue ?? 0)

@@ -25,8 +25,10 @@ extension Benchmark {
         guard let tmux = which("tmux") else { throw BatchStoreError(.invalidArgument, "tmux is not installed here") }
         guard let psql = which("psql") else { throw BatchStoreError(.invalidArgument, "psql is not installed here") }
         guard let pspg = which("pspg") else { throw BatchStoreError(.invalidArgument, "pspg is not installed here") }
-        let socket = "faultline-bench-pager-\(getpid())"
-        let output = NSTemporaryDirectory() + "/\(socket).out"
+        // A socket of our own in the temp folder (not tmux's -L name under /tmp/tmux-UID, which
+        // kill-server leaves behind), removed at the end.
+        let socket = NSTemporaryDirectory() + "/faultline-bench-pager-\(getpid()).sock"
+        let output = socket + ".out"
         defer { unlink(output) }
         /// One tmux command and what it prints (nil when it fails), through posix_spawn and
         /// waitpid: the tmux server that `new-session` forks keeps the descriptors it was given,
@@ -39,7 +41,7 @@ extension Benchmark {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 1, quiet ? "/dev/null" : output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-            let argv: [UnsafeMutablePointer<CChar>?] = ([tmux, "-L", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
+            let argv: [UnsafeMutablePointer<CChar>?] = ([tmux, "-S", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
             defer { for p in argv { free(p) } }
             var pid: pid_t = 0
             guard posix_spawn(&pid, tmux, &actions, nil, argv, environ) == 0 else { return nil }
@@ -48,7 +50,10 @@ extension Benchmark {
             guard status == 0 else { return nil }
             return quiet ? "" : (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         }
-        defer { _ = run(["kill-server"]) }
+        defer {
+            _ = run(["kill-server"])
+            unlink(socket)
+        }
         // The URL and the statement reach the pipeline as environment variables: nothing is quoted.
         let script = #""$FL_PSQL" -X -q -d "$FL_URL" -c "$FL_SQL" | "$FL_PSPG"; echo "pipeline ended: $?"; sleep 60"#
         let started = DispatchTime.now().uptimeNanoseconds

@@ -199,6 +199,11 @@ struct PostgresBrowserTests {
         #expect(browser.state.count == Self.rowCount - 1 && !browser.state.fileChanged)
         browser.send(.char("G"))
         #expect(terminal.lines.contains { $0.contains("changed elsewhere") }, "\(terminal.lines)")
+        // TRUNCATE moves no row counter; the table's new file number tells.
+        _ = try server.psql("TRUNCATE heap", database: database)
+        deadline = Date() + 5
+        while !browser.state.fileChanged && Date() < deadline { browser.tick(); usleep(100_000) }
+        #expect(browser.state.fileChanged, "a TRUNCATE is a change")
     }
 
     @Test("a table the role may not read says so in the list, the tables after it are still counted, and opening it is one line")
