@@ -284,16 +284,6 @@ final class PostgresIDTable: IDStore {
         }
     }
 
-    /// The ID rows under `alias` after (or, `backwards`, before) 0-based `position`.
-    func beyondSQL(_ alias: String, _ position: Int, backwards: Bool, placeholder: String) -> (sql: String, argument: SQLValue) {
-        switch layout {
-        case .numbered:
-            return ("\(alias).pos \(backwards ? "<" : ">") \(placeholder)", .integer(Int64(position + 1)))
-        case .packed:
-            return ("\(alias).ctid \(backwards ? "<" : ">") CAST(\(placeholder) AS tid)", .text(tid(position)))
-        }
-    }
-
     /// Result order over the ID rows under `alias`.
     func orderSQL(_ alias: String, backwards: Bool = false) -> String {
         switch layout {
@@ -440,8 +430,15 @@ final class PostgresResultSource: ResultSource {
     /// The row's columns under `t`, each read as its kind.
     private var columnList: String { table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ") }
 
-    /// The statement a fault runs (its two placeholders bound as ``PostgresIDTable/rangeSQL(_:_:_:from:)`` binds them).
-    var faultSQL: String { rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0).sql) }
+    /// The statement a fault runs (its two placeholders bound as ``PostgresIDTable/rangeSQL(_:_:_:from:)`` binds them),
+    /// made once per layout of the ID table (a refill may change it).
+    var faultSQL: String {
+        if let cached = cachedFaultSQL, cached.layout == idTable.layout { return cached.sql }
+        let sql = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0).sql)
+        cachedFaultSQL = (idTable.layout, sql)
+        return sql
+    }
+    private var cachedFaultSQL: (layout: PostgresIDLayout, sql: String)?
 
     /// Rows as a fault reads them (the position, the key, the columns) from the ID rows `ids` names.
     private func rowsSQL(ids: String, tail: String) -> String {
@@ -494,8 +491,7 @@ final class PostgresResultSource: ResultSource {
     /// One join by position range: an index range scan of `pos`, or a TID range scan of a packed
     /// table; then a primary-key lookup (or a TID lookup by `ctid`) per row.
     func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
-        let (range, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
-        return (rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE \(range)"), arguments)
+        (faultSQL, idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound).arguments)
     }
 
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
@@ -547,10 +543,9 @@ final class PostgresResultSource: ResultSource {
         let bound = builder.arguments
         switch idTable.layout {
         case .numbered:
-            let (beyond, argument) = idTable.beyondSQL("ids", position, backwards: backwards, placeholder: "$\(bound.count + 1)")
-            let sql = select + beyond + tail
+            let sql = select + "ids.pos \(backwards ? "<" : ">") $\(bound.count + 1)" + tail
             try prepare(sql)
-            return [IDQuery(select: sql, arguments: bound + [argument])]
+            return [IDQuery(select: sql, arguments: bound + [.integer(Int64(position + 1))])]
         case .packed:
             var windows: [Range<Int>] = []
             var width = 4_096
