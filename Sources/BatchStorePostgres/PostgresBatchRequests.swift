@@ -2,32 +2,100 @@ import BatchStore
 import Foundation
 
 /// Batch update and delete over PostgreSQL: the same requests as on a SQLite store, compiled to
-/// PostgreSQL's dialect and run as one statement in one transaction each, so a request changes
-/// every matching row or none (a constraint, a bad value, a statement timeout, a dropped
-/// connection: the server rolls the whole transaction back).
+/// PostgreSQL's dialect and run in one transaction each, so a request changes every matching row
+/// or none (a constraint, a bad value, a statement timeout, a dropped connection, a cancel: the
+/// server rolls the whole transaction back).
 ///
 /// - `UPDATE "s"."T" AS t SET "c" = <expr>, … WHERE <predicate> [RETURNING <key>]`; a predicate
 ///   through a to-one relationship, or a delete's sort and limit, become
 ///   `WHERE (<key>) IN (SELECT <key> FROM … JOIN … WHERE … ORDER BY … LIMIT …)`.
+/// - Through a result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``), the
+///   statement runs in the result's own session and adds its membership,
+///   `AND (t."id") IN (SELECT ids.key FROM pg_temp.bs_ids_N AS ids)`: rows inserted since the
+///   fetch, or outside its filter, are never touched.
 /// - Each new value is cast to its column's type: text parses as the type does (a bad one is an
 ///   error naming it); a number with a fraction into an integer column is an error, where SQLite
 ///   would keep the real in the integer column and PostgreSQL's own cast would round it.
 /// - A delete's foreign-key actions (ON DELETE CASCADE, SET NULL, RESTRICT) are the server's, and
 ///   the server always applies them: ``BatchDeleteRequest/appliesDeleteRules`` asks for nothing more.
-/// - Result types: `.statusOnly`, `.count`, `.objectIDs` (`RETURNING` the key); `.changes` answers
-///   the IDs as a ``ChangeSet`` in memory (O(rows changed); ``execute(_:changedIDs:)`` streams
-///   them from a server temp table instead).
-/// - Not built yet: undo journals (`undoable: true` is refused before anything runs) and merging
-///   into live results (results over PostgreSQL hold no context).
+/// - Result types: `.statusOnly`, `.count`, `.objectIDs` (`RETURNING` the key, in memory);
+///   `.changes` keeps the changed keys in a temp table of the session (a ``StoredChanges``: a
+///   merge asks it only about the objects open results hold; ``execute(_:changedIDs:)`` streams
+///   them).
+/// - Undo (`undoable: true`): the rows' before-image goes into a journal, a temp table of the
+///   same session, filled by the edit's own statement: the rows are locked first
+///   (`WITH old AS MATERIALIZED (SELECT <key>, <columns> … FOR UPDATE OF t)`), then changed
+///   (`UPDATE … FROM old` / `DELETE … USING old`), and the old values are what `RETURNING old.*`
+///   gives, so the journal holds exactly the rows changed, as they were. See ``undo()``.
 extension PostgresContext {
-    /// A compiled batch statement: its table, its SQL without `RETURNING`, its arguments.
+    /// A compiled batch statement: its table, its choice of rows (` WHERE …` under alias `t`), its
+    /// assignments for an update, its arguments.
     struct CompiledEdit {
         let table: PostgresTable
         let entity: Entity
-        let sql: String
-        let arguments: [SQLValue]
+        /// `"c" = <expr>, …` for an update; nil for a delete.
+        let sets: String?
+        /// The columns an update assigns.
+        let assigned: [String]
+        var whereSQL: String
+        var arguments: [SQLValue]
+
+        /// The statement, without `RETURNING`.
+        var sql: String {
+            if let sets { return "UPDATE \(table.qualifiedSQL) AS t SET \(sets)\(whereSQL)" }
+            return "DELETE FROM \(table.qualifiedSQL) AS t\(whereSQL)"
+        }
+        /// How many rows ``sql`` would change now.
+        var countSQL: String { "SELECT count(*) FROM \(table.qualifiedSQL) AS t\(whereSQL)" }
         /// True when the SQL calls `pg_temp` functions the session must have.
         var needsTextFunctions: Bool { PostgresTextFunctions.areUsed(in: sql) }
+        var needsGuardFunctions: Bool { sql.contains("pg_temp.bs_integral") || sql.contains("pg_temp.bs_boolean") }
+
+        /// The same edit on the rows `condition` (over alias `t`, no placeholders) also selects.
+        func narrowed(_ condition: String?) -> CompiledEdit {
+            guard let condition else { return self }
+            var edit = self
+            edit.whereSQL = whereSQL.isEmpty ? " WHERE \(condition)" : "\(whereSQL) AND \(condition)"
+            return edit
+        }
+
+        /// The same edit on the rows of `ids` only (their keys bound after the edit's arguments).
+        func narrowed(to ids: [ObjectID]?) throws -> CompiledEdit {
+            guard let ids else { return self }
+            let keys = PostgresIDColumn.of(table)
+            guard ids.allSatisfy({ $0.entity.name == table.name && $0.isAddressable && $0.keyValues.count == keys.count }) else {
+                throw BatchStoreError(.invalidArgument, "an object ID given is not a stored row of \(table.name); nothing was changed")
+            }
+            guard !ids.isEmpty else { return narrowed("false") }
+            var edit = self
+            let tuples = ids.map { id in
+                "(" + zip(keys, id.keyValues).map { key, value in
+                    edit.arguments.append(value)
+                    return key.cast("$\(edit.arguments.count)")
+                }.joined(separator: ", ") + ")"
+            }
+            let condition = "(\(keys.map(\.source).joined(separator: ", "))) IN (VALUES \(tuples.joined(separator: ", ")))"
+            edit.whereSQL = whereSQL.isEmpty ? " WHERE \(condition)" : "\(whereSQL) AND \(condition)"
+            return edit
+        }
+    }
+
+    /// Where an edit runs: a session and what keeps it open (the context's own session, or a
+    /// result's, where its ID table is), how to give the session the `pg_temp` text functions a
+    /// statement calls, and a condition every row changed must also meet (a result's membership).
+    struct EditSite {
+        let lease: PostgresSessionLease
+        let prepare: (String) throws -> Void
+        var within: String?
+        var session: PostgresSession { lease.session }
+    }
+
+    /// The context's own session as an edit's site.
+    func ownSite() throws -> EditSite {
+        let lease = try sessionLease()
+        return EditSite(lease: lease, prepare: { [unowned self] sql in
+            try self.installTextFunctions(in: lease.session, if: PostgresTextFunctions.areUsed(in: sql))
+        }, within: nil)
     }
 
     /// The table `name`, checked for the edit: not a view, keyed, and allowed to the role.
@@ -92,8 +160,8 @@ extension PostgresContext {
             throw BatchStoreError(.invalidQuery, "an assignment reads the row's own columns: a key path that crosses a relationship is not allowed here")
         }
         let whereSQL = try editWhere(FetchRequest(entityName: table.name, predicate: request.predicate), table: table, builder: builder)
-        let sql = "UPDATE \(table.qualifiedSQL) AS t SET \(sets.joined(separator: ", "))\(whereSQL)"
-        return CompiledEdit(table: table, entity: try store.entity(named: table.name), sql: sql, arguments: builder.arguments)
+        return CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: sets.joined(separator: ", "), assigned: assigned,
+                            whereSQL: whereSQL, arguments: builder.arguments)
     }
 
     /// The delete's statements: one for a fetch request; for object IDs, one per 1,000 IDs (keys
@@ -110,47 +178,53 @@ extension PostgresContext {
             guard ids.allSatisfy({ $0.keyValues.count == keys.count }) else {
                 throw BatchStoreError(.invalidArgument, "an object ID does not hold \(table.name)'s key (\(keys.count) \(keys.count == 1 ? "column" : "columns"))")
             }
-            return stride(from: 0, to: ids.count, by: 1_000).map { start in
-                let chunk = ids[start..<min(start + 1_000, ids.count)]
-                var arguments: [SQLValue] = []
-                let tuples = chunk.map { id in
-                    "(" + zip(keys, id.keyValues).map { key, value in
-                        arguments.append(value)
-                        return key.cast("$\(arguments.count)")
-                    }.joined(separator: ", ") + ")"
-                }
-                let sql = "DELETE FROM \(table.qualifiedSQL) AS t WHERE (\(keys.map(\.source).joined(separator: ", "))) IN (VALUES \(tuples.joined(separator: ", ")))"
-                return CompiledEdit(table: table, entity: entity, sql: sql, arguments: arguments)
+            let all = CompiledEdit(table: table, entity: entity, sets: nil, assigned: [], whereSQL: "", arguments: [])
+            return try stride(from: 0, to: ids.count, by: 1_000).map { start in
+                try all.narrowed(to: Array(ids[start..<min(start + 1_000, ids.count)]))
             }
         }
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
         let table = try editableTable(fetch.entityName, verb: "delete")
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let whereSQL = try editWhere(fetch, table: table, builder: builder)
-        return [CompiledEdit(table: table, entity: try store.entity(named: table.name), sql: "DELETE FROM \(table.qualifiedSQL) AS t\(whereSQL)", arguments: builder.arguments)]
+        return [CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: nil, assigned: [], whereSQL: whereSQL, arguments: builder.arguments)]
     }
 
-    private func refuseUndo(_ undoable: Bool) throws {
-        if undoable {
-            throw BatchStoreError(.undoRefused, "undo is not built for PostgreSQL yet: run the edit without undo (nothing was written)")
-        }
-    }
-
-    /// Runs a batch update as one statement in one transaction: all rows or none.
+    /// Runs a batch update as one statement in one transaction: all rows or none. With
+    /// `undoable`, the rows' old values of the assigned columns are journaled (see ``undo()``).
     /// - Throws: `.constraint` naming the server's rule, `.readOnly` for a view or a table without
-    ///   a primary key, `.permissionDenied`, `.undoRefused` for `undoable`; then nothing was written.
+    ///   a primary key, `.permissionDenied`, `.tooBigToUndo` (undoable, more rows than
+    ///   ``undoLimit``); then nothing was written.
     public func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult {
-        try refuseUndo(undoable)
-        let edit = try compileUpdate(request)
-        return try run([edit], resultType: request.resultType, kind: .updated)
+        try execute(request, objectIDs: nil, undoable: undoable, at: try ownSite())
     }
 
     /// Runs a batch delete as one transaction: all rows or none; the server's foreign-key actions
-    /// apply (see the extension's notes).
+    /// apply (see the extension's notes). With `undoable`, the deleted rows are journaled whole.
+    /// - Throws: `.undoRefused` (undoable) when another table's foreign key would cascade or set
+    ///   NULL: undo could not bring those back; then nothing was written.
     public func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
-        try refuseUndo(undoable)
-        let edits = try compileDelete(request)
-        return try run(edits, resultType: request.resultType, kind: .deleted)
+        try execute(request, undoable: undoable, at: try ownSite())
+    }
+
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, at site: EditSite) throws -> BatchResult {
+        let edit = try compileUpdate(request).narrowed(to: objectIDs).narrowed(site.within)
+        return try run([edit], resultType: request.resultType, kind: .updated, undoable: undoable, at: site)
+    }
+
+    func execute(_ request: BatchDeleteRequest, undoable: Bool, at site: EditSite) throws -> BatchResult {
+        let edits = try compileDelete(request).map { $0.narrowed(site.within) }
+        return try run(edits, resultType: request.resultType, kind: .deleted, undoable: undoable, at: site)
+    }
+
+    /// How many rows `edits` would change now (one `SELECT count(*)` each).
+    func count(_ edits: [CompiledEdit], at site: EditSite) throws -> Int {
+        var total = 0
+        for edit in edits {
+            try prepare(site, for: [edit])
+            total += Int(try watchedQuery(site.session, edit.countSQL, edit.arguments, phase: .reading).first?.first?.integerValue ?? 0)
+        }
+        return total
     }
 
     /// Runs `request`, keeping the changed rows' keys in a temp table of the server until the
@@ -174,7 +248,9 @@ extension PostgresContext {
     /// rows are locked against other writers, as the update itself would lock them.
     public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport {
         let edit = try compileUpdate(request)
-        let session = try editSession(for: [edit])
+        let site = try ownSite()
+        try prepare(site, for: [edit])
+        let session = site.session
         try session.execute("BEGIN")
         defer { _ = try? session.execute("ROLLBACK") }
         do {
@@ -185,14 +261,12 @@ extension PostgresContext {
         }
     }
 
-    /// The lookup session, with the `pg_temp` functions `edits` call.
-    private func editSession(for edits: [CompiledEdit]) throws -> PostgresSession {
-        let session = try session()
-        try installTextFunctions(in: session, if: edits.contains { $0.needsTextFunctions })
-        if edits.contains(where: { $0.sql.contains("pg_temp.bs_integral") || $0.sql.contains("pg_temp.bs_boolean") }) {
-            for function in PostgresQueryBuilder.guardFunctions { try session.execute(function) }
+    /// Gives the site's session the `pg_temp` functions `edits` call.
+    func prepare(_ site: EditSite, for edits: [CompiledEdit]) throws {
+        for edit in edits where edit.needsTextFunctions { try site.prepare(edit.sql) }
+        if edits.contains(where: \.needsGuardFunctions) {
+            for function in PostgresQueryBuilder.guardFunctions { try site.session.execute(function) }
         }
-        return session
     }
 
     /// Runs `edits` in one transaction; rolls back on any error.
@@ -217,45 +291,106 @@ extension PostgresContext {
         return value
     }
 
-    private func run(_ edits: [CompiledEdit], resultType: BatchResultType, kind: StoredChanges.Kind) throws -> BatchResult {
+    /// A temp-table name no other table of this process's sessions has.
+    func makeTableName(_ prefix: String) -> String {
+        "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased())"
+    }
+
+    /// Asks the session to report its statistics as its transaction ends (PostgreSQL 15 and
+    /// later): the edit's own row counts then reach `pg_stat_user_tables` before the browser reads
+    /// ``dataVersion()`` again, so they are not taken for another session's commit.
+    func flushStatistics(_ session: PostgresSession) throws {
+        if store.serverVersionNumber >= 150_000 { try session.execute("SELECT pg_stat_force_next_flush()") }
+    }
+
+    private func run(_ edits: [CompiledEdit], resultType: BatchResultType, kind: StoredChanges.Kind, undoable: Bool, at site: EditSite) throws -> BatchResult {
         guard let first = edits.first else {
             return BatchResult(succeeded: true, count: resultType == .statusOnly ? nil : 0, objectIDs: resultType == .objectIDs ? [] : nil,
                                changes: resultType == .changes ? ChangeSet() : nil)
         }
-        let session = try editSession(for: edits)
-        let wantsIDs = resultType == .objectIDs || resultType == .changes
-        return try inTransaction(session) {
+        let journal = undoable ? try UndoPlan(first, deleting: kind == .deleted, context: self) : nil
+        try prepare(site, for: edits)
+        let session = site.session
+        let keys = PostgresIDColumn.of(first.table)
+        var changesTable: String?
+        var ids: [ObjectID] = []
+        let count: Int = try inTransaction(session) {
             var count = 0
-            var ids: [ObjectID] = []
+            if let journal { try session.execute(journal.createSQL) }
+            if resultType == .changes {
+                let name = makeTableName("bs_changes")
+                let list = keys.map { "\($0.source) AS \($0.name)" }.joined(separator: ", ")
+                try session.execute("CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT \(list) FROM \(first.table.qualifiedSQL) AS t WITH NO DATA")
+                changesTable = name
+            }
             for edit in edits {
-                if wantsIDs {
-                    for row in try session.query(edit.sql + Self.returningKeys(edit.table), edit.arguments) {
+                if let journal {
+                    count += try watched(session, journal.fillSQL(edit), edit.arguments, phase: .writing) ?? 0
+                } else if resultType == .objectIDs {
+                    for row in try watchedQuery(session, edit.sql + Self.returningKeys(edit.table), edit.arguments, phase: .writing) {
                         ids.append(ObjectID(entity: first.entity, key: .primaryKey(row)))
                     }
+                    count = ids.count
+                } else if let changesTable {
+                    let returning = keys.map(\.source).joined(separator: ", ")
+                    count += try watched(session, "WITH changed AS (\(edit.sql) RETURNING \(returning)) INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT * FROM changed",
+                                         edit.arguments, phase: .writing) ?? 0
                 } else {
-                    count += try session.execute(edit.sql, edit.arguments) ?? 0
+                    count += try watched(session, edit.sql, edit.arguments, phase: .writing) ?? 0
                 }
             }
-            if !wantsIDs { return BatchResult(succeeded: true, count: resultType == .statusOnly ? nil : count, objectIDs: nil) }
-            let changes = kind == .deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids)
-            return BatchResult(succeeded: true, count: ids.count, objectIDs: resultType == .objectIDs ? ids : nil, changes: changes)
+            if let journal {
+                if count > undoLimit {
+                    throw BatchStoreError(.tooBigToUndo, "this change touches \(count.formatted()) \(count == 1 ? "row" : "rows"), more than the undo limit of \(undoLimit.formatted()); run it without undo, or raise undoLimit")
+                }
+                // The changed rows' keys as they are now: the journal's new keys when the update
+                // assigned a key column, else its old ones.
+                let now = journal.currentKeys
+                if resultType == .objectIDs {
+                    let read = now.map { $0.read("j") }.joined(separator: ", ")
+                    for row in try session.query("SELECT \(read) FROM pg_temp.\(quoteIdentifier(journal.table)) AS j") {
+                        ids.append(ObjectID(entity: first.entity, key: .primaryKey(row)))
+                    }
+                } else if let changesTable {
+                    try session.execute("INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT \(now.map { "j.\($0.name)" }.joined(separator: ", ")) FROM pg_temp.\(quoteIdentifier(journal.table)) AS j")
+                }
+            }
+            try flushStatistics(session)
+            return count
+        }
+        if let journal { record(PostgresUndoEntry(lease: site.lease, plan: journal, rows: count)) }
+        switch resultType {
+        case .statusOnly: return BatchResult(succeeded: true, count: nil, objectIDs: nil)
+        case .count: return BatchResult(succeeded: true, count: count, objectIDs: nil)
+        case .objectIDs:
+            return BatchResult(succeeded: true, count: ids.count, objectIDs: ids, changes: kind == .deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
+        case .changes:
+            var changes = ChangeSet()
+            if let changesTable {
+                changes.stored = [StoredChanges(entity: first.entity, kind: kind, count: count,
+                                                keys: PostgresChangedKeys(lease: site.lease, table: changesTable, columns: keys))]
+            }
+            return BatchResult(succeeded: true, count: count, objectIDs: nil, changes: changes)
         }
     }
 
     private func runCapturing(_ edits: [CompiledEdit], _ body: (ObjectID) throws -> Void) throws -> Int {
         guard let first = edits.first else { return 0 }
-        let session = try editSession(for: edits)
+        let site = try ownSite()
+        try prepare(site, for: edits)
+        let session = site.session
         let keys = PostgresIDColumn.of(first.table)
         let reads = keys.enumerated().map { i, k in "\(k.readSource) AS k\(i)" }.joined(separator: ", ")
-        let name = "bs_changed_\(UUID().uuidString.prefix(8).lowercased())"
+        let name = makeTableName("bs_changed")
         let table = "pg_temp.\(name)"
         defer { _ = try? session.execute("DROP TABLE IF EXISTS \(table)") }
         let count = try inTransaction(session) {
             try session.execute("CREATE TEMP TABLE \(name) AS SELECT \(reads) FROM \(first.table.qualifiedSQL) AS t WITH NO DATA")
             var count = 0
             for edit in edits {
-                count += try session.execute("WITH changed AS (\(edit.sql) RETURNING \(reads)) INSERT INTO \(table) SELECT * FROM changed", edit.arguments) ?? 0
+                count += try watched(session, "WITH changed AS (\(edit.sql) RETURNING \(reads)) INSERT INTO \(table) SELECT * FROM changed", edit.arguments, phase: .writing) ?? 0
             }
+            try flushStatistics(session)
             return count
         }
         // Committed: only now does an ID reach the caller.

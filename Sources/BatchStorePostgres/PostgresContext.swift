@@ -7,30 +7,47 @@ import Foundation
 ///
 /// Each result opened here has a session of its own (its temp table lives there); the context
 /// keeps one more session, opened at its first count or lookup, for those and for batch updates
-/// and deletes (one transaction each, see `PostgresBatchRequests.swift`). It keeps no identity map
-/// (objects are values with no context), so there is nothing to merge into and no undo yet; the
-/// browser therefore treats it as read-only (``readOnlyReason``), while `faultline update` and
-/// `delete` and library callers run batch requests through it.
+/// and deletes (one transaction each, see `PostgresBatchRequests.swift`). Edits through a result
+/// run in the result's session, limited to its rows.
+///
+/// It keeps no identity map: objects are values read by a result's fault. Merging a change set
+/// drops the resident batches of the context's open results that hold a changed row, so the next
+/// read faults them as they are now. Undo journals are temp tables of the session that ran the
+/// edit (see `PostgresUndo.swift`); the last ``undoDepth`` edits can be undone.
 ///
 /// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
 public final class PostgresContext: ValueStreamingContext {
     public let store: PostgresStore
-    private var lookupSession: PostgresSession?
+    private var lookupLease: PostgresSessionLease?
     /// True once the lookup session has the `pg_temp` text functions.
     private var lookupHasTextFunctions = false
+    /// Recorded undoable edits, last on top.
+    var undoStack: [PostgresUndoEntry] = []
+    /// The most rows one undoable edit may journal (before-images live in temp tables of the
+    /// server); an edit over it is rolled back and throws `.tooBigToUndo`.
+    public var undoLimit = 1_000_000
+    /// How many edits can be undone: each journal keeps its session open (a connection of the
+    /// server's `max_connections`) until it is undone or forgotten.
+    public var undoDepth = 16
+    /// The handler of ``interruptible(_:_:)`` while it runs, and when it began.
+    var interruption: (handler: (EditProgress) -> IDFetchDecision, started: UInt64)?
+    /// Results opened through this context, held weakly: a merge drops their stale batches.
+    private var openResults: [WeakResult] = []
+    private struct WeakResult { weak var storage: ResultStorage? }
 
     public init(store: PostgresStore) {
         self.store = store
     }
 
-    deinit { lookupSession?.close() }
-
     /// The context's own session for counts, lookups and edits (opened at first use, again after
     /// the server closed it).
-    func session() throws -> PostgresSession {
-        if let lookupSession, !lookupSession.isClosed { return lookupSession }
-        let opened = try store.openSession()
-        lookupSession = opened
+    func session() throws -> PostgresSession { try sessionLease().session }
+
+    /// The context's own session and what keeps it open.
+    func sessionLease() throws -> PostgresSessionLease {
+        if let lookupLease, !lookupLease.session.isClosed { return lookupLease }
+        let opened = PostgresSessionLease(try store.openSession())
+        lookupLease = opened
         lookupHasTextFunctions = false
         return opened
     }
@@ -38,14 +55,21 @@ public final class PostgresContext: ValueStreamingContext {
     public var engineName: String { "PostgreSQL" }
     public var storeNames: [String] { [store.name] }
     public var entities: [Entity] { store.schema.tables.compactMap { try? store.entity(named: $0.name) } }
-    /// Why the browser does not edit through this context: results over PostgreSQL are not refreshed
-    /// after an edit and cannot undo it yet. Batch requests run all the same.
-    public var readOnlyReason: String? { "edits in the browser over PostgreSQL are not built yet (faultline update and delete take the URL)" }
+    /// Nil: what may be edited is the server's to say (views and tables without a primary key are
+    /// refused per table; the role's privileges when the edit runs).
+    public var readOnlyReason: String? { nil }
+    /// `.count`: no identity map to merge into; the browser fetches its result again after an edit.
+    public var editResultType: BatchResultType { .count }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
 
+    /// Opens a batched result in a session of its own (see ``PostgresStore/fetchBatched(_:residentBatches:firstBatch:progress:)``);
+    /// edits through it can be undone here, and merges here reach it.
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
                              progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection {
-        try store.fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress)
+        let result = try store.fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress, context: self)
+        openResults.removeAll { $0.storage == nil }
+        openResults.append(WeakResult(storage: result.storage))
+        return result
     }
 
     /// Rows read in place are SQLite's: over PostgreSQL, ``streamValues(_:_:)``.
@@ -82,9 +106,9 @@ public final class PostgresContext: ValueStreamingContext {
 
     /// Creates the `pg_temp` text functions in the lookup session the first time `needed`.
     func installTextFunctions(in session: PostgresSession, if needed: Bool) throws {
-        guard needed, !lookupHasTextFunctions || session !== lookupSession else { return }
+        guard needed, !lookupHasTextFunctions || session !== lookupLease?.session else { return }
         try PostgresTextFunctions.install(in: session)
-        if session === lookupSession { lookupHasTextFunctions = true }
+        if session === lookupLease?.session { lookupHasTextFunctions = true }
     }
 
     /// The row `id` names, read now.
@@ -106,12 +130,37 @@ public final class PostgresContext: ValueStreamingContext {
         return ManagedObject(objectID: id, link: ContextLink(nil), values: columns.isEmpty ? [] : row)
     }
 
+    /// 0: the context keeps no identity map (objects live in the resident batches of its results).
     public var registeredObjectCount: Int { 0 }
-    public var canUndo: Bool { false }
-    public func undo() throws -> ChangeSet { throw BatchStoreError(.readOnly, "nothing to undo") }
-    public func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T { try body() }
-    public func merge(_ changes: ChangeSet) {}
-    public func refreshAllObjects() {}
+
+    /// Drops, in every open result of this context, the resident batches that hold a row
+    /// `changes` updated or deleted, so the next read faults them as they are now (a deleted row
+    /// reads as gone). Stored changes are asked only about the rows those batches hold (one
+    /// statement per 500); a change table that cannot be read drops every batch of its table.
+    /// Inserted rows appear after ``BatchFaultingCollection/refresh(keeping:)``.
+    public func merge(_ changes: ChangeSet) {
+        let listed = Set(changes.updated + changes.deleted)
+        for storage in openResults.compactMap(\.storage) {
+            let held = storage.residentObjectIDs
+            guard !held.isEmpty else { continue }
+            var stale = Set(held.filter { listed.contains($0) })
+            var unknown = Set<String>()
+            for stored in changes.stored where stored.kind != .inserted && stored.count > 0 {
+                do {
+                    stale.formUnion(try stored.matching(held))
+                } catch {
+                    unknown.insert(stored.entity.name)
+                }
+            }
+            guard !stale.isEmpty || !unknown.isEmpty else { continue }
+            _ = storage.evictBatches { stale.contains($0.objectID) || unknown.contains($0.objectID.entity.name) }
+        }
+    }
+
+    /// Drops every resident batch of the context's open results: each is read again as it is now.
+    public func refreshAllObjects() {
+        for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
+    }
 
     /// What stands in for SQLite's `data_version`: the rows inserted, updated and deleted in every
     /// permanent table of the database, as the server's statistics count them

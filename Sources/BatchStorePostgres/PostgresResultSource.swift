@@ -50,6 +50,11 @@ struct PostgresIDColumn {
     /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
     func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
 
+    /// The same column under another name (a journal's `k0`, `n0`).
+    func named(_ newName: String) -> PostgresIDColumn {
+        PostgresIDColumn(name: newName, source: source, kind: kind, baseTypeOID: baseTypeOID, sqlType: sqlType)
+    }
+
     /// The ID columns of `table`: its primary key, its `ctid`, or every column.
     static func of(_ table: PostgresTable) -> [PostgresIDColumn] {
         switch table.rowKey {
@@ -369,13 +374,17 @@ final class PostgresIDTable: IDStore {
 /// ON t."id" = ids.key WHERE ids.pos BETWEEN $1 AND $2` (a nested loop: an index range scan of
 /// `pos`, then a primary-key lookup, or a TID lookup by `ctid`, per row).
 ///
-/// Objects have no context yet: they hold their values and are read-only; edits of a PostgreSQL
-/// result are refused with `.readOnly`.
+/// Objects have no context: they hold their values. Edits of the result run in its session,
+/// limited to the rows of its ID table (`PostgresResultSource: ResultEditing`).
 final class PostgresResultSource: ResultSource {
     let store: PostgresStore
     let table: PostgresTable
     let entity: Entity
     let idTable: PostgresIDTable
+    /// Keeps the session open while the result, or an undo journal or change table made in it, lives.
+    let lease: PostgresSessionLease
+    /// The context that opened the result (its undo stack records edits made through it).
+    weak var context: PostgresContext?
     /// Shared by the result's objects: no context behind them.
     private let link = ContextLink(nil)
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
@@ -383,7 +392,7 @@ final class PostgresResultSource: ResultSource {
 
     /// Creates the `pg_temp` text functions in the session before the first statement that calls
     /// them (most fetches call none, and building their tables costs a fraction of a second).
-    private func prepare(_ sql: String) throws {
+    func prepare(_ sql: String) throws {
         guard !hasTextFunctions, PostgresTextFunctions.areUsed(in: sql) else { return }
         try PostgresTextFunctions.install(in: session)
         hasTextFunctions = true
@@ -393,11 +402,15 @@ final class PostgresResultSource: ResultSource {
         self.store = store
         self.table = table
         self.entity = entity
+        self.lease = PostgresSessionLease(session)
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
     }
 
-    deinit { idTable.session.close() }
+    deinit {
+        // The ID table goes now; the session stays open while an undo journal made in it does.
+        idTable.session.executeDetached("DROP TABLE IF EXISTS \(idTable.qualifiedName)")
+    }
 
     var ids: any IDStore { idTable }
     var session: PostgresSession { idTable.session }
@@ -577,6 +590,79 @@ final class PostgresResultSource: ResultSource {
 
     func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
         throw BatchStoreError(.invalidQuery, "frequencies and summaries over PostgreSQL are not built yet")
+    }
+}
+
+/// Edits of the result's own rows, in its session: each statement adds the membership test
+/// `(t."id") IN (SELECT ids.key FROM pg_temp.bs_ids_N AS ids)`, so a row outside the ID table
+/// (inserted since, or outside the filter the result was fetched with) is never counted or changed.
+extension PostgresResultSource: ResultEditing {
+    /// The context the edit runs through: the result's, else one made for the edit (which keeps
+    /// no undo: an undoable edit is refused before anything runs).
+    private func editingContext(undoable: Bool) throws -> PostgresContext {
+        if let context { return context }
+        guard !undoable else {
+            throw BatchStoreError(.undoRefused, "this result was opened from a PostgresStore, not through a PostgresContext, so nothing keeps an undo journal for it; nothing was changed")
+        }
+        return PostgresContext(store: store)
+    }
+
+    /// The edit's site: this session, and membership in the ID table.
+    private func site(for entityName: String, context: PostgresContext) throws -> PostgresContext.EditSite {
+        let named = try store.table(named: entityName)
+        guard named.name == table.name else {
+            throw BatchStoreError(.invalidArgument, "this result holds rows of \(table.name), not \(named.name); nothing was changed")
+        }
+        guard isAddressable, !idTable.columns.isEmpty else {
+            throw BatchStoreError(.readOnly, "\(table.name) is a view or has no row key; nothing was changed")
+        }
+        let keys = idTable.columns
+        let membership = "(\(keys.map(\.source).joined(separator: ", "))) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
+        return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: membership)
+    }
+
+    private func refuse(_ values: ValueSelection?) throws {
+        if values != nil {
+            throw BatchStoreError(.invalidQuery, "edits by value (from a frequency sheet) over PostgreSQL are not built yet; nothing was changed")
+        }
+    }
+
+    /// The entity name a delete names, and its object IDs checked against the result's table.
+    private func entityName(of request: BatchDeleteRequest) throws -> String {
+        if let ids = request.objectIDs {
+            if let stranger = ids.first(where: { $0.entity.name != table.name }) {
+                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(table.name), the table of this result; nothing was changed")
+            }
+            return table.name
+        }
+        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
+        return fetch.entityName
+    }
+
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
+        try refuse(values)
+        let context = try editingContext(undoable: undoable)
+        return try context.execute(request, objectIDs: objectIDs, undoable: undoable, at: try site(for: request.entityName, context: context))
+    }
+
+    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int {
+        try refuse(values)
+        let context = try editingContext(undoable: false)
+        let site = try site(for: request.entityName, context: context)
+        return try context.count([try context.compileUpdate(request).narrowed(to: objectIDs).narrowed(site.within)], at: site)
+    }
+
+    func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
+        try refuse(values)
+        let context = try editingContext(undoable: undoable)
+        return try context.execute(request, undoable: undoable, at: try site(for: try entityName(of: request), context: context))
+    }
+
+    func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
+        try refuse(values)
+        let context = try editingContext(undoable: false)
+        let site = try site(for: try entityName(of: request), context: context)
+        return try context.count(try context.compileDelete(request).map { $0.narrowed(site.within) }, at: site)
     }
 }
 

@@ -233,6 +233,13 @@ public final class PostgresSession: Sendable {
     /// True once the connection is closed, by ``close()`` or by the server.
     public var isClosed: Bool { connection.isClosed }
 
+    /// Sends `sql` and does not wait for it (what a deinit that drops a temp table uses: it may
+    /// run on any thread, and nobody is there to hear an error).
+    func executeDetached(_ sql: String) {
+        guard !connection.isClosed else { return }
+        send(sql, []).whenComplete { _ in }
+    }
+
     /// Sends one statement. On a closed connection it fails at once: postgres-nio would queue the
     /// statement on the dead channel and never answer.
     private func send(_ sql: String, _ arguments: [SQLValue]) -> EventLoopFuture<PostgresQueryResult> {

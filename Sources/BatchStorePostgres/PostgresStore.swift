@@ -71,12 +71,20 @@ public final class PostgresStore: Sendable {
     /// a query's progress); `.cancel` cancels the statement on the server
     /// (``cancelStatement(of:)``), leaves no temp table, and the call throws `.cancelled`.
     ///
-    /// Objects of the result have no context yet (`managedObjectContext` is nil): they hold their
-    /// values, and edits through the result throw `.readOnly`.
+    /// Objects of the result have no context (`managedObjectContext` is nil): they hold their
+    /// values. Edits through the result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``)
+    /// run in its session on its rows only; they can be undone when the result was opened through
+    /// a ``PostgresContext``, which keeps the journals.
     /// - Complexity: the ID fetch runs on the server (a sort of the matching keys); client memory
     ///   stays O(batch size × resident batches) whatever the table's size.
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)? = nil,
                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
+        try fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress, context: nil)
+    }
+
+    /// The result, its edits undone through `context` when given.
+    func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
+                      progress: ((IDFetchProgress) -> IDFetchDecision)?, context: PostgresContext?) throws -> BatchFaultingCollection {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
         let table = try table(named: request.entityName)
@@ -84,6 +92,7 @@ public final class PostgresStore: Sendable {
         let session = try openSession()
         do {
             let source = PostgresResultSource(store: self, table: table, entity: try entity(named: table.name), session: session)
+            source.context = context
             if let firstBatch { firstBatch(try source.firstRows(request, progress: progress)) }
             let storage = try ResultStorage(source: source, request: request, residentBatches: residentBatches, progress: progress)
             return BatchFaultingCollection(storage: storage)

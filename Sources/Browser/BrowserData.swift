@@ -62,7 +62,7 @@ final class BrowserData {
 
     /// Deletes with undo when it can, and says when it cannot.
     func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
-        let request = deleteRequest(of: result, marked: marked)
+        let request = deleteRequest(of: result, marked: marked, resultType: context.editResultType)
         return try undoable { try result.execute(request, values: values, undoable: $0) }
     }
 
@@ -74,7 +74,7 @@ final class BrowserData {
     /// Updates with undo when it can, and says when it cannot.
     func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
                 values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
-        let request = updateRequest(assignments, of: result)
+        let request = updateRequest(assignments, of: result, resultType: context.editResultType)
         return try undoable { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
     }
 
@@ -89,15 +89,16 @@ final class BrowserData {
 }
 
 /// The update of `result`'s rows (its entity and predicate).
-private func updateRequest(_ assignments: [(name: String, value: UpdateExpression)], of result: BrowserResult) -> BatchUpdateRequest {
+private func updateRequest(_ assignments: [(name: String, value: UpdateExpression)], of result: BrowserResult,
+                           resultType: BatchResultType = .changes) -> BatchUpdateRequest {
     BatchUpdateRequest(entityName: result.request.entityName, predicate: result.request.predicate,
-                       propertiesToUpdate: assignments, resultType: .changes)
+                       propertiesToUpdate: assignments, resultType: resultType)
 }
 
 /// The delete of `result`'s rows (its entity and predicate, unsorted), or of `marked`.
-private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?) -> BatchDeleteRequest {
-    if let marked { return BatchDeleteRequest(objectIDs: marked, resultType: .changes) }
-    return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate), resultType: .changes)
+private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?, resultType: BatchResultType = .changes) -> BatchDeleteRequest {
+    if let marked { return BatchDeleteRequest(objectIDs: marked, resultType: resultType) }
+    return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate), resultType: resultType)
 }
 
 /// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it

@@ -1,4 +1,5 @@
 import BatchStore
+import Browser
 import Foundation
 import Testing
 import TestSupport
@@ -138,7 +139,7 @@ struct CLITests {
         #expect(try state() == after)
     }
 
-    @Test("faultline <url> browses in a real terminal: the table list with counts, open, the end, a filter, a sort; edit keys refused; the table unchanged")
+    @Test("faultline <url> browses in a real terminal: the table list with counts, open, the end, a filter, a sort; U and D on the result, u undoing each; the table as it was")
     func browseInTmux() throws {
         let server = try PostgresServer.require()
         let database = try server.makeDatabase("tmux", sql: """
@@ -172,12 +173,37 @@ struct CLITests {
         let top = try server.psql("SELECT id FROM movie WHERE score = 100 AND title LIKE '%7' ORDER BY id DESC LIMIT 1", database: database)
         #expect(sorted.contains { $0.split(separator: " ").dropFirst().first.map(String.init) == top }, "\(sorted)")
         #expect(sorted.contains { $0.contains("IDs in PostgreSQL") })
+        let sums = "200000|\((1...200_000).reduce(0) { $0 + ($1 * 37) % 101 })"
+        // U on the filtered result: the count first, the rows of the result only, then u puts them back.
+        try t.type("U")
+        try t.type("score = score + 1000")
+        try t.send("Enter")
+        try t.waitFor("Update \(group(n)) rows of movie: score = score + 1000? y/n")
+        try t.type("y")
+        try t.waitFor("updated \(group(n)) rows of movie; u undoes")
+        #expect(try server.psql("SELECT count(*) FROM movie WHERE score >= 1000", database: database) == "\(n)")
+        #expect(try server.psql("SELECT count(*) FROM movie WHERE score >= 1000 AND NOT (score = 1100 AND title LIKE '%7')", database: database) == "0")
+        try t.type("u")
+        try t.waitFor("undo: restored the old values of \(group(n)) rows of movie")
+        #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == sums)
+        // Two marked rows deleted, then brought back.
+        try t.type("g")
+        try t.type("vv")
+        try t.waitFor("2 marked")
         try t.type("D")
-        try t.waitFor("D does nothing: edits in the browser over PostgreSQL are not built yet")
+        try t.waitFor("Delete 2 rows (marked) from movie? y/n")
+        try t.type("y")
+        try t.waitFor("deleted 2 rows from movie; u undoes")
+        try t.waitFor("row 1 of \(group(n - 2))")
+        #expect(try server.psql("SELECT count(*) FROM movie", database: database) == "199998")
+        try t.type("u")
+        try t.waitFor("undo: restored 2 deleted rows of movie")
+        try t.waitFor("of \(group(n)) │")
+        #expect(!(try t.screen().contains { $0.contains("data changed") }), "our own edits were taken for another session's")
         try t.type("q")
         let exit = try t.waitForExit()
         #expect(exit.status == 0)
-        #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == "200000|\((1...200_000).reduce(0) { $0 + ($1 * 37) % 101 })")
+        #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == sums)
 
         // An ID fetch that takes long shows its time so far; Esc cancels it on the server at once.
         try server.psql("CREATE VIEW slow AS SELECT x AS id FROM slow_rows() AS x", database: database)

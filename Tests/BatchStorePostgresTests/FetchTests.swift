@@ -267,20 +267,75 @@ struct FetchTests {
         #expect(try ties.map { try $0?.value(forKey: "w").textValue } == ["b", "B", "Z", "a", "é"])
     }
 
-    @Test("edits through a PostgreSQL result are refused with one line, and the table is unchanged")
-    func editsRefused() throws {
+    @Test("edits through a result touch its rows only (not one inserted since); a merge drops the stale batches of open results; undo works after the result is gone, in the session that kept its journal")
+    func editsThroughAResult() throws {
         let server = try PostgresServer.require()
         let (store, database) = try Self.store(server)
-        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie"))
-        #expect(throws: BatchStoreError.self) { try result.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "movie")), undoable: false) }
+        func psql(_ sql: String) throws -> String { try server.psql(sql, database: database) }
+        let context = PostgresContext(store: store)
+        let sessions = "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'faultline'"
+        let before = try psql("SELECT sum(score), count(*) FROM movie")
+        var result: BatchFaultingCollection? = try context.fetchBatched(
+            BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("year >= 2000"), sortDescriptors: [SortDescriptor(key: "score")]),
+            residentBatches: 4, firstBatch: nil, progress: nil)
+        let rows = try #require(result)
+        let n = rows.count
+        #expect(try psql("SELECT count(*) FROM movie WHERE year >= 2000") == "\(n)")
+        // A row the result's filter matches, inserted after the fetch: no edit through the result may touch it.
+        try psql("INSERT INTO movie VALUES (900001, 'late', 5, 2020, 1, 1.00)")
+        #expect(rows[0] != nil)
+        let update = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("score < 500"),
+                                        propertiesToUpdate: try UpdateExpression.parseAssignments("score = score + 1000"), resultType: .changes)
+        let counted = try rows.count(forUpdate: update)
+        #expect(try psql("SELECT count(*) FROM movie WHERE year >= 2000 AND score < 500 AND id <> 900001") == "\(counted)")
+        let done = try rows.execute(update, undoable: true)
+        #expect(done.count == counted && context.canUndo)
+        #expect(try psql("SELECT score FROM movie WHERE id = 900001") == "5")
+        #expect(try psql("SELECT count(*) FROM movie WHERE score >= 1000") == "\(counted)")
+        // The change set lives on the server: asked about the first batch's rows, then merged.
+        let stored = try #require(done.changes?.stored.first)
+        #expect(stored.count == counted && stored.description.contains("PostgreSQL temp table"))
+        let firstBatch = (0..<min(100, n)).compactMap { rows[$0]?.objectID }
+        let changedThere = try stored.matching(firstBatch)
+        let below = try (0..<min(100, n)).filter { (try rows[$0]?.value(forKey: "score").integerValue ?? 1000) < 500 }.count
+        #expect(changedThere.count == below && below > 0)
+        #expect(rows.statistics.batchesResident >= 1)
+        context.merge(try #require(done.changes))
+        // The batches that held changed rows are read again: the cursor's row shows its new score.
+        #expect(try rows[0]?.value(forKey: "score").integerValue.map { $0 >= 1000 } == true)
+        var listed = 0
+        try stored.forEachObjectID { _ in listed += 1 }
+        #expect(listed == counted)
+
+        // A delete of marked rows, through the result; the result goes; both undo in order.
+        let marked = [try #require(rows[1]?.objectID), try #require(rows[2]?.objectID)]
+        let deleted = try rows.execute(BatchDeleteRequest(objectIDs: marked, resultType: .count), undoable: true)
+        #expect(deleted.count == 2)
+        #expect(try psql("SELECT count(*) FROM movie") == "\(Self.rows - 1)")
+        result = nil
+        _ = result
+        // The result's session stays while its journals do.
+        #expect(try psql(sessions) != "0")
+        let restored = try context.undo()
+        #expect(restored.insertedCount == 2)
+        #expect(try psql("SELECT count(*) FROM movie") == "\(Self.rows + 1)")
+        let back = try context.undo()
+        #expect(back.updatedCount == counted && !context.canUndo)
+        #expect(try psql("SELECT sum(score), count(*) FROM movie WHERE id <> 900001") == before)
+        #expect(try psql("SELECT score FROM movie WHERE id = 900001") == "5")
+
+        // A result from the store itself keeps no undo: refused before anything runs.
+        let bare = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie"))
         do {
-            _ = try result.count(forDelete: BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "movie")))
-            Issue.record("a delete count over PostgreSQL did not throw")
+            _ = try bare.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "movie")), undoable: true)
+            Issue.record("an undoable delete through a store's result ran")
         } catch let error as BatchStoreError {
-            #expect(error.code == .readOnly)
-            #expect(!error.message.contains("\n"))
+            #expect(error.code == .undoRefused && !error.message.contains("\n"))
         }
-        #expect(try server.psql("SELECT count(*) FROM movie", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.rows)")
+        // A view's result refuses edits in one line.
+        let view = try context.fetchBatched(BatchStore.FetchRequest(entityName: "recent"), residentBatches: 2, firstBatch: nil, progress: nil)
+        #expect(throws: BatchStoreError.self) { _ = try view.count(forDelete: BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "recent"))) }
+        #expect(try psql("SELECT count(*) FROM movie") == "\(Self.rows + 1)")
     }
 
     @Test("bad requests: one line naming the problem, and no session left behind")

@@ -115,7 +115,8 @@ import Testing
         let result = try worker.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate("id == 3"),
                                                            propertiesToUpdate: [("v", .constant(.integer(-3)))], resultType: .changes))
         let stored = try #require(result.changes?.stored.first)
-        try stored.queue.inDatabase { db in try db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(stored.table))") }
+        let keys = try #require(stored.keys as? SQLiteChangedKeys)
+        try keys.queue.inDatabase { db in try db.execute(sql: "DROP TABLE temp.\(quoteIdentifier(keys.table))") }
         let report = viewer.mergeChanges(try #require(result.changes))
         #expect(report.updated.count == 10 && held.allSatisfy(\.isFault))
         #expect(try held[2].value(forKey: "v") == .integer(-3) && held[3].value(forKey: "v") == .integer(40))

@@ -9,6 +9,12 @@ import Foundation
 public protocol FetchingContext: AnyObject {
     /// The engine that holds the IDs and runs the SQL (`SQLite`, `PostgreSQL`), for messages.
     var engineName: String { get }
+    /// The result type an edit should ask for so that its changes can be merged here:
+    /// ``BatchResultType/changes`` where the context keeps objects in an identity map (SQLite's),
+    /// ``BatchResultType/count`` where it keeps none and open results are fetched again after an
+    /// edit (PostgreSQL's: its `.changes` would copy every changed key into a server table for
+    /// nothing).
+    var editResultType: BatchResultType { get }
     /// The names of the stores behind the context, in order (one for a ``ManagedObjectContext``).
     var storeNames: [String] { get }
     /// The tables and views that can be fetched (with several stores, those of the first).
@@ -62,6 +68,7 @@ public protocol FetchingContext: AnyObject {
 
 extension FetchingContext {
     public var engineName: String { "SQLite" }
+    public var editResultType: BatchResultType { .changes }
 }
 
 /// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite

@@ -3,7 +3,7 @@ import Foundation
 /// The edits a result source runs on the result's own rows (see ``BatchFaultingCollection``'s
 /// edit calls); every source conforms.
 /// `values` narrows each to the rows whose attribute holds one of them (``ValueSelection``).
-protocol ResultEditing: ResultSource {
+package protocol ResultEditing: ResultSource {
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult
     func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult

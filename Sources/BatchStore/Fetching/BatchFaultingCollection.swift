@@ -27,7 +27,7 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
     public typealias SubSequence = BatchFaultingCollection
     public typealias Indices = Range<Int>
 
-    let storage: ResultStorage
+    package let storage: ResultStorage
     /// Fixed bounds for slices; nil follows the storage's count (which ``refresh(keeping:)`` changes).
     let bounds: Range<Int>?
 

@@ -191,7 +191,11 @@ package final class ResultStorage: ResidentBatches {
 
     // MARK: ResidentBatches
 
-    func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int { cache.evict(where: isStale) }
+    package func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int { cache.evict(where: isStale) }
+
+    /// The IDs of the objects in resident batches (what a merge over an engine whose results
+    /// hold no context asks a change table about).
+    package var residentObjectIDs: [ObjectID] { cache.residentObjects.map(\.objectID) }
 
     var statistics: BatchStatistics {
         BatchStatistics(

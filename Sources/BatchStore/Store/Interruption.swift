@@ -15,6 +15,11 @@ public struct EditProgress: Sendable, Equatable {
     public var phase: Phase
     /// Seconds since the interruptible call began.
     public var elapsed: Double
+
+    package init(phase: Phase, elapsed: Double) {
+        self.phase = phase
+        self.elapsed = elapsed
+    }
 }
 
 /// The progress handler of an interruptible call, installed as `sqlite3_progress_handler` on
