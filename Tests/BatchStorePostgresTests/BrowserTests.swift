@@ -248,6 +248,37 @@ struct PostgresBrowserTests {
         #expect(browser.state.fileChanged, "a TRUNCATE is a change")
     }
 
+    @Test("Esc while an update runs over PostgreSQL cancels it on the server: nothing changed, nothing to undo, the statement gone")
+    func cancelAnEdit() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("cancel", sql: """
+            CREATE TABLE slow(id int PRIMARY KEY, v int);
+            INSERT INTO slow SELECT g, g FROM generate_series(1, 2000) g;
+            CREATE FUNCTION dawdle() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.01); RETURN NEW; END $$;
+            CREATE TRIGGER dawdle BEFORE UPDATE ON slow FOR EACH ROW EXECUTE FUNCTION dawdle();
+            """)
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        let terminal = MemoryTerminal(width: 100, height: 12)
+        let browser = try Browser(context: context, name: "cancel", options: BrowserOptions(table: "slow"), backend: terminal)
+        browser.start()
+        while browser.idle() {}
+        #expect(browser.state.count == 2000)
+        browser.send([.char("U")] + "v = v + 1".map { .char($0) } + [.enter])
+        while browser.idle() {}
+        #expect("\(browser.state.mode)".contains("update(rows: 2000,"), "\(browser.state.mode)")
+        // The update would take 20 s (10 ms a row); Esc is read as soon as it has started.
+        terminal.keys.append(.escape)
+        let pressed = Date()
+        browser.send(.char("y"))
+        while browser.idle() {}
+        #expect(Date().timeIntervalSince(pressed) < 10, "the cancel waited for the statement")
+        #expect(browser.state.message == "update cancelled: nothing was changed", "\(browser.state.message ?? "")")
+        #expect(try server.psql("SELECT sum(v) FROM slow", database: database) == "\((1...2000).reduce(0, +))")
+        #expect(!context.canUndo)
+        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'WITH old AS%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
+        #expect(running == "0")
+    }
+
     @Test("a table the role may not read says so in the list, the tables after it are still counted, and opening it is one line")
     func unreadableTable() throws {
         let server = try PostgresServer.require()
