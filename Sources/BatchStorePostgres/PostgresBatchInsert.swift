@@ -30,15 +30,15 @@ extension PostgresContext {
 
     /// Runs a batch insert in one transaction. `.objectIDs` and `.changes` answer the written rows'
     /// IDs in memory; `.count` and `.statusOnly` keep none (memory O(one statement's rows)).
+    /// With `undoable`, the new rows' keys are journaled on the server and ``undo()`` deletes them
+    /// (`.fail` and `.ignore` only: an upsert's undo is not built over PostgreSQL).
     /// - Throws: `.noSuchAttribute` (naming the row), `.constraint` naming the server's rule and
-    ///   the rows' range, `.undoRefused` for `undoable`; then nothing was written.
+    ///   the rows' range; `.undoRefused` for an undoable upsert or a table without a primary key,
+    ///   `.tooBigToUndo` over ``undoLimit``; then nothing was written.
     public func execute(_ request: BatchInsertRequest, undoable: Bool) throws -> BatchResult {
-        if undoable {
-            throw BatchStoreError(.undoRefused, "undo is not built for PostgreSQL yet: run the insert without undo (nothing was written)")
-        }
         var inserted: [ObjectID] = [], updated: [ObjectID] = []
         let wantsIDs = request.resultType == .objectIDs || request.resultType == .changes
-        let counts = try insert(request, keys: wantsIDs) { id, isNew in
+        let counts = try insert(request, keys: wantsIDs, undoable: undoable) { id, isNew in
             if isNew { inserted.append(id) } else { updated.append(id) }
         }
         switch request.resultType {
@@ -55,7 +55,7 @@ extension PostgresContext {
         try insert(request, keys: false) { _, _ in }
     }
 
-    private func insert(_ request: BatchInsertRequest, keys: Bool, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
+    private func insert(_ request: BatchInsertRequest, keys: Bool, undoable: Bool = false, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
         let table = try store.table(named: request.entityName)
         // An insert needs no key: only views refuse (a table without a primary key takes rows, and
         // its IDs, when asked for, are its rows' ctids).
@@ -76,7 +76,15 @@ extension PostgresContext {
         case .ignore: (upsert, ignore) = (false, true)
         case .upsert: (upsert, ignore) = (true, false)
         }
-        let session = try session()
+        var journal: UndoPlan?
+        if undoable {
+            if case .upsert = request.conflictPolicy {
+                throw BatchStoreError(.undoRefused, "undo of an upsert over PostgreSQL is not built yet: run it without undo (nothing was written)")
+            }
+            journal = try UndoPlan(inserting: table, entity: entity, context: self)
+        }
+        let lease = try sessionLease()
+        let session = lease.session
         for function in PostgresQueryBuilder.guardFunctions { try session.execute(function) }
 
         var counts = InsertCounts(inserted: 0, updated: 0)
@@ -108,7 +116,8 @@ extension PostgresContext {
             let reads = keyColumns.map(\.readSource)
             func returning(_ isNew: String) -> String { " RETURNING \(isNew)" + (keys ? ", " + reads.joined(separator: ", ") : "") }
             if columns.isEmpty {
-                statements = ["INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES" + returning("true")]
+                let insert = "INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES"
+                statements = [journal.map { $0.journaling(insert: insert, isNew: "true", keys: keys) } ?? insert + returning("true")]
             } else if upserting {
                 // As on SQLite, an existing row is found by key first and only the row's columns
                 // are set (so NOT NULL is not checked for columns the row leaves alone); the rest
@@ -124,8 +133,9 @@ extension PostgresContext {
                         + "WHERE NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))" + returning("true"),
                 ]
             } else {
-                statements = ["INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
-                              + (ignore ? " ON CONFLICT DO NOTHING" : "") + returning("true")]
+                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
+                    + (ignore ? " ON CONFLICT DO NOTHING" : "")
+                statements = [journal.map { $0.journaling(insert: insert, isNew: "true", keys: keys) } ?? insert + returning("true")]
             }
             let range = pending.count == 1 ? "row \(first.number)" : "rows \(first.number)–\(pending[pending.count - 1].number)"
             do {
@@ -143,6 +153,7 @@ extension PostgresContext {
         }
 
         try inTransaction(session) {
+            if let journal { try session.execute(journal.createSQL) }
             var number = 0
             // Parameters per statement stay far below PostgreSQL's 65,535.
             var limit = 1_000
@@ -186,7 +197,14 @@ extension PostgresContext {
                 pending.append((number, pairs.map(\.value)))
             }
             try flush()
+            if journal != nil {
+                if counts.inserted > undoLimit {
+                    throw BatchStoreError(.tooBigToUndo, "this insert writes \(counts.inserted.formatted()) rows, more than the undo limit of \(undoLimit.formatted()); run it without undo, or raise undoLimit")
+                }
+                try flushStatistics(session)
+            }
         }
+        if let journal { record(PostgresUndoEntry(lease: lease, plan: journal, rows: counts.inserted)) }
         return counts
     }
 }

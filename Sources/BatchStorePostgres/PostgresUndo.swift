@@ -4,11 +4,12 @@ import Foundation
 /// How one undoable edit journals its rows: a temp table in the edit's session, `k0…` the rows'
 /// keys before the edit, `c0…` the columns it changes as they were (an update's assigned
 /// columns; a delete's every stored column), and `n0…` the keys after, when an update assigns a
-/// key column (undo finds the rows by them).
+/// key column (undo finds the rows by them). An insert journals the new rows' keys alone.
 struct UndoPlan {
     enum Kind {
         case update(columns: [String], newKeys: Bool)
         case delete(columns: [String])
+        case insert
     }
     let table: String
     let target: PostgresTable
@@ -42,9 +43,23 @@ struct UndoPlan {
         }
     }
 
+    /// Plans the journal of an insert into `table`, which must have a primary key (undo finds
+    /// the rows by it).
+    init(inserting table: PostgresTable, entity: Entity, context: PostgresContext) throws {
+        guard case .primaryKey = table.rowKey else {
+            throw BatchStoreError(.undoRefused, "\(table.name) has no primary key, so undo could not find the inserted rows again; run it without undo (nothing was written)")
+        }
+        target = table
+        self.entity = entity
+        keys = PostgresIDColumn.of(table)
+        self.table = context.makeTableName("bs_undo")
+        kind = .insert
+    }
+
     private var columns: [String] {
         switch kind {
         case .update(let columns, _), .delete(let columns): return columns
+        case .insert: return []
         }
     }
     private var newKeys: Bool {
@@ -96,7 +111,18 @@ struct UndoPlan {
             let values = columns.indices.map { "u.c\($0)" }.joined(separator: ", ")
             // Identity columns GENERATED ALWAYS take their old values back too.
             return "INSERT INTO \(q) (\(names)) OVERRIDING SYSTEM VALUE SELECT \(values) FROM \(journal) AS u"
+        case .insert:
+            return "DELETE FROM \(q) AS t WHERE (\(keys.map(\.source).joined(separator: ", "))) IN (SELECT \(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")) FROM \(journal) AS u)"
         }
+    }
+
+    /// An insert statement (`INSERT … AS t …`, without `RETURNING`) that also journals its rows'
+    /// keys, answering `isNew` and, with `keys`, the keys as ``PostgresIDColumn/readSource`` reads them.
+    func journaling(insert sql: String, isNew: String, keys readKeys: Bool) -> String {
+        let returned = keys.enumerated().map { "\($1.source) AS k\($0)" }.joined(separator: ", ")
+        let reads = readKeys ? ", " + oldKeys.map { $0.read("ins") }.joined(separator: ", ") : ""
+        return "WITH ins AS (\(sql) RETURNING \(isNew) AS is_new, \(returned)), journaled AS (INSERT INTO pg_temp.\(quoteIdentifier(table)) "
+            + "SELECT \(keys.indices.map { "k\($0)" }.joined(separator: ", ")) FROM ins) SELECT ins.is_new\(reads) FROM ins"
     }
 }
 
@@ -134,7 +160,8 @@ extension PostgresContext {
     ///
     /// An update gets its assigned columns back (rows found by their keys as the update left
     /// them; a row deleted since stays deleted); a delete gets its rows back whole, with the same
-    /// keys (identity columns included; generated columns computed again). Changes made to those
+    /// keys (identity columns included; generated columns computed again); an insert's rows are
+    /// deleted by key (the server's ON DELETE actions apply). Changes made to those
     /// rows since are overwritten; triggers run again, and the server checks every constraint: a
     /// row that would break one (its key taken since, its foreign key's row gone) fails the undo,
     /// which then changes nothing and stays on the stack.
@@ -163,7 +190,11 @@ extension PostgresContext {
         }
         undoStack.removeLast()
         let kind: StoredChanges.Kind
-        if case .delete = plan.kind { kind = .inserted } else { kind = .updated }
+        switch plan.kind {
+        case .delete: kind = .inserted
+        case .update: kind = .updated
+        case .insert: kind = .deleted
+        }
         // The journal now lists the rows put back, by the keys they have again; it is dropped
         // with the change set.
         let changes = ChangeSet(stored: [StoredChanges(entity: plan.entity, kind: kind, count: restored,

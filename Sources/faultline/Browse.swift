@@ -12,7 +12,7 @@ struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Browse a table of a SQLite file in the terminal (the default command; no DB opens the demo).")
 
-    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir), browsed read-only. Without any, the demo database (1M movies), created in the cache directory on first run.")
+    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir), browsed and edited as a file is. Without any, the demo database (1M movies), created in the cache directory on first run.")
     var databases: [String] = []
 
     var database: String? { databases.first }
@@ -64,7 +64,7 @@ struct ViewOptions: ParsableArguments {
     @Option(help: "Rows faulted per batch.")
     var batchSize: Int = 100
 
-    @Flag(help: "Open the file read-only: the edit keys do nothing.")
+    @Flag(help: "Open the file (or the PostgreSQL database) read-only: the edit keys do nothing.")
     var readOnly = false
 
     func validate() throws {
@@ -73,7 +73,7 @@ struct ViewOptions: ParsableArguments {
 
     /// The files at `paths` (each must exist), checked against the table, filter and sort before
     /// any screen is drawn.
-    /// A PostgreSQL URL (one, alone) opens the database it names, read-only, instead.
+    /// A PostgreSQL URL (one, alone) opens the database it names instead.
     func open(_ paths: [String]) throws -> OpenedView {
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }

@@ -47,7 +47,7 @@ struct PostgresBatchEditTests {
         case delete(predicate: String, sort: [BatchStore.SortDescriptor], limit: Int, result: BatchResultType, undoable: Bool)
         case deleteIDs([Int64], undoable: Bool)
         /// Rows of `id` and some of `n`, `x`, `s` (the rest NULL), with a conflict policy.
-        case insert([[String: SQLValue]], BatchInsertRequest.ConflictPolicy)
+        case insert([[String: SQLValue]], BatchInsertRequest.ConflictPolicy, undoable: Bool)
         /// A result fetched with `filter`; then a row matching anything (`id` fresh, every other
         /// column NULL but `n`) inserted behind its back; then an update (`assignment`) or a
         /// delete (nil) of the result's rows that `predicate` matches, through the result: the
@@ -61,7 +61,7 @@ struct PostgresBatchEditTests {
             case .update(_, _, _, let undoable): return undoable ? "undoable update" : "update"
             case .delete(_, let sort, _, _, let undoable): return (sort.isEmpty ? "delete" : "delete first N") + (undoable ? " (undoable)" : "")
             case .deleteIDs: return "delete ids"
-            case .insert: return "insert"
+            case .insert(_, _, let undoable): return undoable ? "undoable insert" : "insert"
             case .resultEdit(_, _, let a, _): return a == nil ? "result delete" : "result update"
             case .undo: return "undo"
             }
@@ -72,7 +72,8 @@ struct PostgresBatchEditTests {
             case .update(let p, let a, let r, let u): return "update where \(p) set \(PostgresBatchEditTests.assignments[a].text) (\(r))\(u ? " undoable" : "")"
             case .delete(let p, let s, let l, let r, let u): return "delete where \(p) sorted by \(s) limit \(l) (\(r))\(u ? " undoable" : "")"
             case .deleteIDs(let ids, let u): return "delete ids \(ids)\(u ? " undoable" : "")"
-            case .insert(let rows, let policy): return "insert \(policy) \(rows.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") })"
+            case .insert(let rows, let policy, let u):
+                return "insert \(policy) \(rows.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") })\(u ? " undoable" : "")"
             case .resultEdit(let f, let p, let a, let u):
                 return "in the result of \(f): \(a.map { "update set \(PostgresBatchEditTests.assignments[$0].text)" } ?? "delete") where \(p)\(u ? " undoable" : "")"
             case .undo: return "undo"
@@ -85,6 +86,7 @@ struct PostgresBatchEditTests {
     enum ModelUndo {
         case update([Int64: [Int: SQLValue]])
         case delete([Row10])
+        case insert([Int64])
     }
 
     static func step(_ g: inout SeededGenerator) -> Step {
@@ -121,7 +123,9 @@ struct PostgresBatchEditTests {
                 if g.next(2) == 0 { row["s"] = .text(g.pick(CrossEngineTests.texts)) }
                 return row
             }
-            return .insert(rows, policy)
+            let upserting: Bool
+            if case .upsert = policy { upserting = true } else { upserting = false }
+            return .insert(rows, policy, undoable: undoable && !upserting)
         }
     }
 
@@ -304,6 +308,8 @@ struct PostgresBatchEditTests {
                         for (column, value) in values { row[column] = value }
                         return row
                     }
+                case .insert(let ids):
+                    model.removeAll { ids.contains($0[0].integerValue ?? -1) }
                 case .delete(let rows):
                     // A key taken again since (an insert) makes both undos fail, changing nothing.
                     let present = Set(model.compactMap { $0[0].integerValue })
@@ -322,10 +328,11 @@ struct PostgresBatchEditTests {
                     default: break
                     }
                 }
-            case .insert(let rows, let policy):
+            case .insert(let rows, let policy, let undoable):
                 // The model, row by row: a new key appends a row (the columns not given nil); an
                 // existing one is skipped (ignore) or gets the given columns (upsert).
                 expectedIDs = []
+                let present = Set(model.compactMap { $0[0].integerValue })
                 for row in rows {
                     let id = row["id"] ?? .null
                     var full = Row10(repeating: .null, count: columns.count)
@@ -339,8 +346,9 @@ struct PostgresBatchEditTests {
                     expectedIDs.append(id.integerValue ?? -1)
                 }
                 model.sort { ($0[0].integerValue ?? 0) < ($1[0].integerValue ?? 0) }
-                results = [try sqlite.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count)),
-                           try pg.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: false)]
+                if undoable { undos.append(.insert(expectedIDs.filter { !present.contains($0) })) }
+                results = [try sqlite.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: undoable),
+                           try pg.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: undoable)]
                 resultType = .count
             }
             expectedIDs.sort()
@@ -389,7 +397,7 @@ struct PostgresBatchEditTests {
             return
         }
         // The run is worth something: every kind of step ran, and many rows changed.
-        #expect(kinds.isSuperset(of: ["update", "undoable update", "delete", "delete (undoable)", "delete first N", "delete ids", "insert",
+        #expect(kinds.isSuperset(of: ["update", "undoable update", "delete", "delete (undoable)", "delete first N", "delete ids", "insert", "undoable insert",
                                       "result update", "result delete", "undo"]), "\(kinds)")
         #expect(changed >= 300, "\(changed) rows changed")
     }
@@ -458,7 +466,7 @@ struct PostgresBatchEditTests {
         #expect(try server.psql("SELECT votes FROM ed WHERE id = 6", database: database) == "3")
     }
 
-    @Test("undo over PostgreSQL: a key changed by the update is found again, identity and generated columns come back as they were, a key taken since fails the undo and keeps it, a lost session says so in one line, the depth is kept")
+    @Test("undo over PostgreSQL: a key changed by the update is found again, identity and generated columns come back as they were, an insert's rows go again (an upsert is refused undo), a key taken since fails the undo and keeps it, a lost session says so in one line, the depth is kept")
     func undoEdges() throws {
         let server = try PostgresServer.require()
         let database = try server.makeDatabase("undo", sql: """
@@ -494,6 +502,21 @@ struct PostgresBatchEditTests {
         #expect(try psql("SELECT count(*) FROM u") == "40")
         try psql("DELETE FROM u WHERE id = 45")
         #expect(try context.undo().insertedCount == 11)
+        #expect(try psql(all) == start)
+        // An insert's undo deletes the rows it wrote (with .ignore, not the rows it skipped); an
+        // upsert's undo is refused before anything runs.
+        let rows: [[String: SQLValue]] = [["id": 60, "v": 1], ["id": 61, "v": 2], ["id": 1, "v": 99]]
+        let wrote = try context.execute(BatchInsertRequest(entityName: "u", objects: rows, conflictPolicy: .ignore, resultType: .count), undoable: true)
+        #expect(wrote.count == 2)
+        #expect(try psql("SELECT count(*) FROM u") == "52")
+        #expect(try context.undo().deletedCount == 2)
+        #expect(try psql(all) == start)
+        do {
+            _ = try context.execute(BatchInsertRequest(entityName: "u", objects: rows, conflictPolicy: .upsert), undoable: true)
+            Issue.record("an undoable upsert ran")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .undoRefused, "\(error)")
+        }
         #expect(try psql(all) == start)
         // The depth: the oldest journals are forgotten.
         context.undoDepth = 2
