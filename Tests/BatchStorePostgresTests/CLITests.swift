@@ -205,6 +205,16 @@ struct CLITests {
         #expect(exit.status == 0)
         #expect(try server.psql("SELECT count(*), sum(score) FROM movie", database: database) == sums)
 
+        // --read-only forbids edits over a URL as on a file.
+        let readOnly = try Tmux(command: "\(shellQuote(CLI.binary)) --read-only \(shellQuote(url)) --table tiny", width: 100, height: 12,
+                                environment: ["HOME": home.url.path, "PGPASSFILE": "/nonexistent"])
+        try readOnly.waitFor("row 1 of 2")
+        try readOnly.type("D")
+        try readOnly.waitFor("D does nothing: opened with --read-only")
+        try readOnly.type("q")
+        #expect(try readOnly.waitForExit().status == 0)
+        #expect(try server.psql("SELECT count(*) FROM tiny", database: database) == "2")
+
         // An ID fetch that takes long shows its time so far; Esc cancels it on the server at once.
         try server.psql("CREATE VIEW slow AS SELECT x AS id FROM slow_rows() AS x", database: database)
         let slow = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(url)) --table slow", width: 100, height: 12,
