@@ -117,7 +117,7 @@ extension BatchStoreError {
 }
 
 /// `1234567` as `1,234,567`, for counts in messages.
-func grouped(_ n: Int) -> String {
+package func grouped(_ n: Int) -> String {
     let digits = String(n.magnitude)
     var out = ""
     for (i, c) in digits.enumerated() {

@@ -153,7 +153,10 @@ extension PostgresContext {
         }
 
         try inTransaction(session) {
-            if let journal { try session.execute(journal.createSQL) }
+            if let journal {
+                try journal.check(in: session)
+                try session.execute(journal.createSQL)
+            }
             var number = 0
             // Parameters per statement stay far below PostgreSQL's 65,535.
             var limit = 1_000
@@ -199,7 +202,7 @@ extension PostgresContext {
             try flush()
             if journal != nil {
                 if counts.inserted > undoLimit {
-                    throw BatchStoreError(.tooBigToUndo, "this insert writes \(counts.inserted.formatted()) rows, more than the undo limit of \(undoLimit.formatted()); run it without undo, or raise undoLimit")
+                    throw BatchStoreError(.tooBigToUndo, "this insert writes \(grouped(counts.inserted)) rows, more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
                 }
                 try flushStatistics(session)
             }

@@ -207,14 +207,31 @@ extension PostgresContext {
         try execute(request, undoable: undoable, at: try ownSite())
     }
 
+    /// The update's statements on the rows `site` allows: one, or with `objectIDs`, one per
+    /// 1,000 IDs (PostgreSQL takes at most 65,535 parameters a statement), all in one transaction.
+    func compileUpdate(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, at site: EditSite) throws -> [CompiledEdit] {
+        let all = try compileUpdate(request)
+        guard let objectIDs else { return [all.narrowed(site.within)] }
+        try Self.refuseKeyAddressing(all.table, site.session)
+        guard !objectIDs.isEmpty else { return [try all.narrowed(to: []).narrowed(site.within)] }
+        return try stride(from: 0, to: objectIDs.count, by: 1_000).map { start in
+            try all.narrowed(to: Array(objectIDs[start..<min(start + 1_000, objectIDs.count)])).narrowed(site.within)
+        }
+    }
+
+    /// The delete's statements on the rows `site` allows.
+    func compileDelete(_ request: BatchDeleteRequest, at site: EditSite) throws -> [CompiledEdit] {
+        let edits = try compileDelete(request)
+        if request.objectIDs != nil, let first = edits.first { try Self.refuseKeyAddressing(first.table, site.session) }
+        return edits.map { $0.narrowed(site.within) }
+    }
+
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, at site: EditSite) throws -> BatchResult {
-        let edit = try compileUpdate(request).narrowed(to: objectIDs).narrowed(site.within)
-        return try run([edit], resultType: request.resultType, kind: .updated, undoable: undoable, at: site)
+        try run(try compileUpdate(request, objectIDs: objectIDs, at: site), resultType: request.resultType, kind: .updated, undoable: undoable, at: site)
     }
 
     func execute(_ request: BatchDeleteRequest, undoable: Bool, at site: EditSite) throws -> BatchResult {
-        let edits = try compileDelete(request).map { $0.narrowed(site.within) }
-        return try run(edits, resultType: request.resultType, kind: .deleted, undoable: undoable, at: site)
+        try run(try compileDelete(request, at: site), resultType: request.resultType, kind: .deleted, undoable: undoable, at: site)
     }
 
     /// How many rows `edits` would change now (one `SELECT count(*)` each).
@@ -316,7 +333,10 @@ extension PostgresContext {
         var ids: [ObjectID] = []
         let count: Int = try inTransaction(session) {
             var count = 0
-            if let journal { try session.execute(journal.createSQL) }
+            if let journal {
+                try journal.check(in: session)
+                try session.execute(journal.createSQL)
+            }
             if resultType == .changes {
                 let name = makeTableName("bs_changes")
                 let list = keys.map { "\($0.source) AS \($0.name)" }.joined(separator: ", ")
@@ -341,7 +361,7 @@ extension PostgresContext {
             }
             if let journal {
                 if count > undoLimit {
-                    throw BatchStoreError(.tooBigToUndo, "this change touches \(count.formatted()) \(count == 1 ? "row" : "rows"), more than the undo limit of \(undoLimit.formatted()); run it without undo, or raise undoLimit")
+                    throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(count)) \(count == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
                 }
                 // The changed rows' keys as they are now: the journal's new keys when the update
                 // assigned a key column, else its old ones.

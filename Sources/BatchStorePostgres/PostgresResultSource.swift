@@ -384,7 +384,11 @@ final class PostgresResultSource: ResultSource {
     /// Keeps the session open while the result, or an undo journal or change table made in it, lives.
     let lease: PostgresSessionLease
     /// The context that opened the result (its undo stack records edits made through it).
-    weak var context: PostgresContext?
+    weak var context: PostgresContext? {
+        didSet { if context != nil { openedThroughContext = true } }
+    }
+    /// True when a context opened the result (so a nil ``context`` means it is gone).
+    private var openedThroughContext = false
     /// Shared by the result's objects: no context behind them.
     private let link = ContextLink(nil)
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
@@ -602,7 +606,9 @@ extension PostgresResultSource: ResultEditing {
     private func editingContext(undoable: Bool) throws -> PostgresContext {
         if let context { return context }
         guard !undoable else {
-            throw BatchStoreError(.undoRefused, "this result was opened from a PostgresStore, not through a PostgresContext, so nothing keeps an undo journal for it; nothing was changed")
+            let why = openedThroughContext ? "the PostgresContext that opened this result is gone, and its undo stack with it"
+                : "this result was opened from a PostgresStore, not through a PostgresContext, so nothing keeps an undo journal for it"
+            throw BatchStoreError(.undoRefused, "\(why); nothing was changed")
         }
         return PostgresContext(store: store)
     }
@@ -616,6 +622,8 @@ extension PostgresResultSource: ResultEditing {
         guard isAddressable, !idTable.columns.isEmpty else {
             throw BatchStoreError(.readOnly, "\(table.name) is a view or has no row key; nothing was changed")
         }
+        // A result's membership names rows by key: ambiguous under inheritance.
+        try PostgresContext.refuseKeyAddressing(table, session)
         let keys = idTable.columns
         let membership = "(\(keys.map(\.source).joined(separator: ", "))) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
         return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: membership)
@@ -649,7 +657,7 @@ extension PostgresResultSource: ResultEditing {
         try refuse(values)
         let context = try editingContext(undoable: false)
         let site = try site(for: request.entityName, context: context)
-        return try context.count([try context.compileUpdate(request).narrowed(to: objectIDs).narrowed(site.within)], at: site)
+        return try context.count(try context.compileUpdate(request, objectIDs: objectIDs, at: site), at: site)
     }
 
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
@@ -662,7 +670,7 @@ extension PostgresResultSource: ResultEditing {
         try refuse(values)
         let context = try editingContext(undoable: false)
         let site = try site(for: try entityName(of: request), context: context)
-        return try context.count(try context.compileDelete(request).map { $0.narrowed(site.within) }, at: site)
+        return try context.count(try context.compileDelete(request, at: site), at: site)
     }
 }
 

@@ -18,22 +18,13 @@ struct UndoPlan {
     /// The target's key columns.
     let keys: [PostgresIDColumn]
 
-    /// Plans the journal of `edit`. A delete is refused (`.undoRefused`) when another table's
-    /// foreign key into this one would cascade, set NULL or set a default: undo could not bring
-    /// those rows back.
+    /// Plans the journal of `edit` (what the catalogs allow is checked when it runs: ``check(in:)``).
     init(_ edit: PostgresContext.CompiledEdit, deleting: Bool, context: PostgresContext) throws {
         target = edit.table
         entity = edit.entity
         keys = PostgresIDColumn.of(edit.table)
         table = context.makeTableName("bs_undo")
         if deleting {
-            let name = edit.table.name
-            let referencing = context.store.schema.tables.filter { other in
-                other.relationships.contains { $0.destinationEntityName == name && $0.deleteRule != .noAction && $0.deleteRule != .deny }
-            }
-            if !referencing.isEmpty {
-                throw BatchStoreError(.undoRefused, "deleting from \(name) changes \(referencing.map(\.name).joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
-            }
             // Generated columns are computed again as the rows come back.
             kind = .delete(columns: edit.table.columns.filter { !$0.isGenerated }.map(\.name))
         } else {
@@ -41,6 +32,44 @@ struct UndoPlan {
             let assignsKey = edit.assigned.contains { keyNames.contains("t.\(quoteIdentifier($0))") }
             kind = .update(columns: edit.assigned, newKeys: assignsKey)
         }
+    }
+
+    /// Refuses undo (`.undoRefused`, inside the edit's transaction, before anything is written)
+    /// when the catalogs say now that it could not put the rows back as they were:
+    /// - the table has inheritance children: their rows can share a primary key with the
+    ///   parent's (it binds the parent alone), so a journal by key could not tell them apart;
+    /// - a delete, and another table's foreign key into this one cascades, sets NULL or sets a
+    ///   default on delete; an update of a referenced column, and one does so on update: undo
+    ///   would not bring those rows back.
+    func check(in session: PostgresSession) throws {
+        let oid = SQLValue.integer(target.oid)
+        if try PostgresContext.hasInheritanceChildren(target, session) {
+            throw BatchStoreError(.undoRefused, "\(target.name) has inheritance children, whose rows can share its primary key, so undo could not tell them apart; run it without undo")
+        }
+        let referencing: [[SQLValue]]
+        switch kind {
+        case .insert:
+            return
+        case .delete:
+            referencing = try session.query("""
+                SELECT DISTINCT c.conrelid::regclass::text FROM pg_catalog.pg_constraint AS c
+                WHERE c.contype = 'f' AND c.confrelid = CAST($1 AS oid) AND c.confdeltype IN ('c', 'n', 'd') ORDER BY 1
+                """, [oid])
+        case .update(let columns, _):
+            guard !columns.isEmpty else { return }
+            let names = columns.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
+            referencing = try session.query("""
+                SELECT DISTINCT c.conrelid::regclass::text FROM pg_catalog.pg_constraint AS c
+                WHERE c.contype = 'f' AND c.confrelid = CAST($1 AS oid) AND c.confupdtype IN ('c', 'n', 'd')
+                  AND EXISTS (SELECT 1 FROM unnest(c.confkey) AS k(n) JOIN pg_catalog.pg_attribute AS a ON a.attrelid = c.confrelid AND a.attnum = k.n
+                              WHERE a.attname IN (\(names))) ORDER BY 1
+                """, [oid] + columns.map { .text($0) })
+        }
+        let tables = referencing.compactMap { $0.first?.textValue }
+        guard !tables.isEmpty else { return }
+        let verb: String
+        if case .delete = kind { verb = "deleting from" } else { verb = "this update of" }
+        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) changes \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
     }
 
     /// Plans the journal of an insert into `table`, which must have a primary key (undo finds
@@ -86,15 +115,17 @@ struct UndoPlan {
     /// `edit` as one statement that locks its rows, changes them and journals them as they were.
     func fillSQL(_ edit: PostgresContext.CompiledEdit) -> String {
         let q = target.qualifiedSQL
+        let journal = "pg_temp.\(quoteIdentifier(table))"
+        guard let sets = edit.sets else {
+            // A delete's RETURNING gives the rows as they were deleted (no lock clause: that would
+            // need the UPDATE privilege, which a delete does not).
+            return "WITH gone AS (DELETE FROM \(q) AS t\(edit.whereSQL) RETURNING \(oldList.joined(separator: ", "))) INSERT INTO \(journal) SELECT * FROM gone"
+        }
         let old = "SELECT \(oldList.joined(separator: ", ")) FROM \(q) AS t\(edit.whereSQL) FOR UPDATE OF t"
         let match = "(\(keys.map(\.source).joined(separator: ", "))) = (\(keys.indices.map { "old.k\($0)" }.joined(separator: ", ")))"
         let returned = (keys.indices.map { "old.k\($0)" } + columns.indices.map { "old.c\($0)" }).joined(separator: ", ")
-        let journal = "pg_temp.\(quoteIdentifier(table))"
-        if let sets = edit.sets {
-            let now = newKeys ? ", " + keys.map(\.source).joined(separator: ", ") : ""
-            return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(journal) SELECT * FROM changed"
-        }
-        return "WITH old AS MATERIALIZED (\(old)), gone AS (DELETE FROM \(q) AS t USING old WHERE \(match) RETURNING \(returned)) INSERT INTO \(journal) SELECT * FROM gone"
+        let now = newKeys ? ", " + keys.map(\.source).joined(separator: ", ") : ""
+        return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(journal) SELECT * FROM changed"
     }
 
     /// The statement that puts the journaled rows back.
@@ -135,6 +166,23 @@ struct PostgresUndoEntry {
 }
 
 extension PostgresContext {
+    /// True when `table` (a plain table) has inheritance children now (a partitioned table's
+    /// primary key binds its partitions, so those do not count).
+    static func hasInheritanceChildren(_ table: PostgresTable, _ session: PostgresSession) throws -> Bool {
+        guard table.kind == .table else { return false }
+        let rows = try session.query("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits WHERE inhparent = CAST($1 AS oid))", [.integer(table.oid)])
+        return rows.first?.first?.integerValue.map { $0 != 0 } ?? false
+    }
+
+    /// Refuses an edit that names rows by key (marked rows, a result's membership) on a table
+    /// with inheritance children: a child's row can share a key with the parent's, so the edit
+    /// would change both.
+    static func refuseKeyAddressing(_ table: PostgresTable, _ session: PostgresSession) throws {
+        if try hasInheritanceChildren(table, session) {
+            throw BatchStoreError(.readOnly, "\(table.name) has inheritance children, whose rows can share its primary key, so rows of it cannot be named by key; edit it with faultline update or delete and a predicate (nothing was changed)")
+        }
+    }
+
     /// Pushes `entry`; beyond ``undoDepth`` entries the oldest is forgotten (its journal dropped,
     /// its session closed when nothing else holds it).
     func record(_ entry: PostgresUndoEntry) {

@@ -538,6 +538,60 @@ struct PostgresBatchEditTests {
         #expect(try psql("SELECT v FROM u WHERE id = 7") == "-1")
     }
 
+    @Test("undo is refused, inside the edit's transaction and from the catalogs as they are then, where it could not restore: inheritance children sharing a key, ON UPDATE and ON DELETE actions (one added after the store opened); edits naming rows by key are refused under inheritance; a delete-only role deletes with undo")
+    func undoRefusals() throws {
+        let server = try PostgresServer.require()
+        let role = try server.makeRole("deleter", password: "pw")
+        let database = try server.makeDatabase("refuse", sql: """
+            CREATE TABLE p(id int PRIMARY KEY, v int); CREATE TABLE c(w text) INHERITS (p);
+            INSERT INTO p VALUES (1, 0), (3, 0); INSERT INTO c VALUES (1, 5, 'child1'), (2, 5, 'child2');
+            CREATE TABLE a(id int PRIMARY KEY, v int); CREATE TABLE b(id int PRIMARY KEY, a_id int REFERENCES a ON UPDATE SET NULL);
+            INSERT INTO a VALUES (1, 0), (2, 0); INSERT INTO b VALUES (10, 1);
+            CREATE TABLE ed(id int PRIMARY KEY, v int); INSERT INTO ed SELECT g, g FROM generate_series(1, 10) g;
+            GRANT SELECT, DELETE ON ed TO \(role);
+            """)
+        func psql(_ sql: String) throws -> String { try server.psql(sql, database: database) }
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let context = PostgresContext(store: store)
+        let snapshot = "SELECT string_agg(concat_ws(',', tableoid::regclass, id, v), ';' ORDER BY tableoid::regclass::text, id) FROM p"
+        let before = try psql(snapshot)
+        func code(_ body: () throws -> Any) -> BatchStoreError? {
+            do { _ = try body(); return nil } catch { return error as? BatchStoreError }
+        }
+        let update = BatchUpdateRequest(entityName: "p", predicate: try FetchPredicate("v == 5"), propertiesToUpdate: try UpdateExpression.parseAssignments("v = 99"), resultType: .count)
+        let refused = code { try context.execute(update, undoable: true) }
+        #expect(refused?.code == .undoRefused && refused?.message.contains("inheritance children") == true, "\(String(describing: refused))")
+        #expect(try psql(snapshot) == before && !context.canUndo)
+        // Without undo the predicate chooses the rows, parent's and children's alike: the two with v = 5.
+        #expect(try context.execute(update, undoable: false).count == 2)
+        #expect(try psql("SELECT count(*) FROM p WHERE v = 99") == "2")
+        #expect(try psql("SELECT v FROM ONLY p WHERE id = 1") == "0")
+        // A result's rows, or marked rows, are named by key: refused under inheritance.
+        let result = try context.fetchBatched(BatchStore.FetchRequest(entityName: "p"), residentBatches: 2, firstBatch: nil, progress: nil)
+        let byKey = code { try result.count(forDelete: BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "p"))) }
+        #expect(byKey?.code == .readOnly && byKey?.message.contains("cannot be named by key") == true, "\(String(describing: byKey))")
+        let marked = code { try context.execute(BatchDeleteRequest(objectIDs: [ObjectID(entity: try context.entity(named: "p"), key: .primaryKey([.integer(1)]))]), undoable: false) }
+        #expect(marked?.code == .readOnly)
+        #expect(try psql("SELECT count(*) FROM p") == "4")
+        // ON UPDATE SET NULL elsewhere: an update of the referenced key is refused undo; of another column, not.
+        let rekey = code { try context.execute(BatchUpdateRequest(entityName: "a", predicate: try FetchPredicate("id == 1"),
+                                                                   propertiesToUpdate: try UpdateExpression.parseAssignments("id = 101")), undoable: true) }
+        #expect(rekey?.code == .undoRefused && rekey?.message.contains("b through foreign-key actions") == true, "\(String(describing: rekey))")
+        #expect(try psql("SELECT a_id FROM b") == "1")
+        _ = try context.execute(BatchUpdateRequest(entityName: "a", propertiesToUpdate: try UpdateExpression.parseAssignments("v = 7")), undoable: true)
+        try context.undo()
+        // A cascade added after the store read its schema is seen when the delete runs.
+        try psql("CREATE TABLE late(id int PRIMARY KEY, a_id int REFERENCES a ON DELETE CASCADE); INSERT INTO late VALUES (1, 2)")
+        let cascade = code { try context.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "a", predicate: try FetchPredicate("id == 2"))), undoable: true) }
+        #expect(cascade?.code == .undoRefused && cascade?.message.contains("late") == true, "\(String(describing: cascade))")
+        #expect(try psql("SELECT count(*) FROM late") == "1")
+        // A role that may delete but not update: the journaled delete needs no lock clause.
+        let deleter = PostgresContext(store: try PostgresStore(url: server.url(database: database, user: role, password: "pw"), environment: noPasswordFile))
+        let gone = try deleter.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "ed", predicate: try FetchPredicate("id <= 3")), resultType: .count), undoable: true)
+        #expect(gone.count == 3 && deleter.canUndo)
+        #expect(try psql("SELECT count(*) FROM ed") == "7")
+    }
+
     @Test("views, tables without a primary key and roles without the privilege are refused before anything runs")
     func refusals() throws {
         let server = try PostgresServer.require()

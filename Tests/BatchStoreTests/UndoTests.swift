@@ -8,6 +8,22 @@ import Testing
         try direct(path) { db in try Row.fetchAll(db, sql: "SELECT rowid, * FROM \(table) ORDER BY rowid").map { Array($0.databaseValues) } }
     }
 
+    @Test("an undoable update that assigns the key its rows are found again by (the INTEGER PRIMARY KEY, the rowid) is refused undo before it runs; without undo it runs")
+    func keyAssigningUpdateRefusesUndo() throws {
+        let f = try BatchRequestTests.Fixture()
+        let original = try dump(f.path)
+        let request = BatchUpdateRequest(entityName: "movie", predicate: try FetchPredicate("id <= 3"),
+                                         propertiesToUpdate: try UpdateExpression.parseAssignments("id = id + 100000, votes = 0"), resultType: .count)
+        do {
+            _ = try f.context.execute(request, undoable: true)
+            Issue.record("an undoable update of the key ran")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .undoRefused && error.message.contains("movie.id"), "\(error)")
+        }
+        #expect(try dump(f.path) == original && !f.context.canUndo)
+        #expect(try f.context.execute(request, undoable: false).count == 3)
+    }
+
     @Test func updateDeleteAndInsertUndoInReverseOrderToTheExactRows() throws {
         let f = try BatchRequestTests.Fixture()
         let context = f.context

@@ -238,7 +238,7 @@ extension ManagedObjectContext {
         } catch let error as BatchStoreError where error.code == .constraint {
             throw explainedConstraintFailure(error, request)
         }
-        try checkUndoable(entity, rows: try countRows(entity, whereSQL: update.whereClause, arguments: update.whereArguments), deleting: false)
+        try checkUndoable(entity, rows: try countRows(entity, whereSQL: update.whereClause, arguments: update.whereArguments), deleting: false, assigning: columns)
         var journal = ""
         let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
             journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)

@@ -40,8 +40,15 @@ extension ManagedObjectContext {
     }
 
     /// Throws `.tooBigToUndo` when `rows` passes ``undoLimit``, `.undoRefused` when a delete's
-    /// foreign-key actions would change rows the journal does not record.
-    func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool) throws {
+    /// foreign-key actions would change rows the journal does not record, or when an update
+    /// assigns a column its rows are found again by (the journal keys rows by it as they were).
+    func checkUndoable(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String] = []) throws {
+        // A rowid table's INTEGER PRIMARY KEY is its rowid: assigning it moves the row's key.
+        let rowidAlias = entity.isKeyedByRowid && entity.primaryKey.count == 1
+            && entity.attributes.first { $0.name == entity.primaryKey[0] }?.declaredType.uppercased() == "INTEGER" ? entity.primaryKey : []
+        if let key = assigning.first(where: { name in (entity.keyColumns + rowidAlias).contains { $0.caseInsensitiveCompare(name) == .orderedSame } }) {
+            throw BatchStoreError(.undoRefused, "the update assigns \(entity.name).\(key), which its rows are found again by, so undo could not find them; run it without undo")
+        }
         if rows > undoLimit {
             throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
         }
