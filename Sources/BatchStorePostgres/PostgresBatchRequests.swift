@@ -45,8 +45,15 @@ extension PostgresContext {
             if let sets { return "UPDATE \(table.qualifiedSQL) AS t SET \(sets)\(whereSQL)" }
             return "DELETE FROM \(table.qualifiedSQL) AS t\(whereSQL)"
         }
-        /// How many rows ``sql`` would change now.
-        var countSQL: String { "SELECT count(*) FROM \(table.qualifiedSQL) AS t\(whereSQL)" }
+        /// How many rows ``sql`` would change now. The parameters only the assignments use are
+        /// still given a type (`CAST($n AS text)` in an unused CTE): a NULL bound for `c = nil` has
+        /// none of its own, and the server refuses a parameter whose type it cannot tell.
+        var countSQL: String {
+            let inWhere = Set(whereSQL.matches(of: /\$(\d+)/).compactMap { Int($0.1) })
+            let unused = arguments.indices.map { $0 + 1 }.filter { !inWhere.contains($0) }
+            let typed = unused.isEmpty ? "" : "WITH bs_assigned AS (SELECT \(unused.map { "CAST($\($0) AS text)" }.joined(separator: ", "))) "
+            return "\(typed)SELECT count(*) FROM \(table.qualifiedSQL) AS t\(whereSQL)"
+        }
         /// True when the SQL calls `pg_temp` functions the session must have.
         var needsTextFunctions: Bool { PostgresTextFunctions.areUsed(in: sql) }
         var needsGuardFunctions: Bool { sql.contains("pg_temp.bs_integral") || sql.contains("pg_temp.bs_boolean") }

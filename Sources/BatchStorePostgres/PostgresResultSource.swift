@@ -690,6 +690,6 @@ extension PostgresTable {
         }
         return Entity(name: name, kind: keys.isEmpty ? .view : .withoutRowidTable, storeName: storeName, attributes: attributes,
                       uniquenessConstraints: uniquenessConstraints, relationships: relationships, indexedColumns: indexedColumns,
-                      keyColumns: keys, readOnly: isReadOnly)
+                      keyColumns: keys, readOnly: isReadOnly, readOnlyReason: readOnlyReason)
     }
 }

@@ -128,9 +128,14 @@ extension EffectRunner {
         let of = tables.isEmpty ? "" : " of \(tables)"
         let dangling = changes.danglingReferences > 0
             ? "; \(changes.danglingReferences == 1 ? "1 of them refers" : "\(group(changes.danglingReferences)) of them refer") through a foreign key to a row that is not there (as before the delete, or gone since)" : ""
-        let what = changes.insertedCount > 0 ? "restored \(rows(changes.insertedCount, "deleted"))\(of)\(dangling)"
-            : changes.updatedCount > 0 ? "restored the old values of \(rows(changes.updatedCount))\(of)"
-            : "removed \(rows(changes.deletedCount, "inserted"))\(of)"
+        // By count, then (all none: the rows went since) by what the undo was of.
+        let kind = changes.insertedCount > 0 ? StoredChanges.Kind.inserted : changes.updatedCount > 0 ? .updated : changes.deletedCount > 0 ? .deleted
+            : changes.stored.first?.kind ?? (changes.updated.isEmpty ? .deleted : .updated)
+        let what = switch kind {
+        case .inserted: "restored \(rows(changes.insertedCount, "deleted"))\(of)\(dangling)"
+        case .updated: "restored the old values of \(rows(changes.updatedCount))\(of)"
+        case .deleted: "removed \(rows(changes.deletedCount, "inserted"))\(of)"
+        }
         return try afterEdit("undo: \(what)", started: started, state: state, cancel: cancel, report: report)
     }
 

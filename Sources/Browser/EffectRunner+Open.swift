@@ -58,7 +58,7 @@ extension EffectRunner {
         collectionVersion = version
         lastFaultSeconds = nil
         let seconds = clock() - started
-        let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? "\(entity.name) is a view or has no row key" : nil)
+        let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? entity.engineReadOnlyReason ?? "\(entity.name) is a view or has no row key" : nil)
         actions.append(.opened(table: entity.name, columns: columns, filter: filter, sort: sorts.first, count: opened.count, cursor: cursor, readOnly: readOnly,
                                message: (note.map { $0 + ": " } ?? "") + "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in \(data.engineName), rows faulted \(group(options.batchSize)) at a time)",
                                result: resultSerial, marks: kept, pushed: push, links: links(of: entity)))

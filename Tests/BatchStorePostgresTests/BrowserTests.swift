@@ -248,7 +248,7 @@ struct PostgresBrowserTests {
         #expect(browser.state.fileChanged, "a TRUNCATE is a change")
     }
 
-    @Test("Esc while an update runs over PostgreSQL cancels it on the server: nothing changed, nothing to undo, the statement gone")
+    @Test("Esc while an update runs over PostgreSQL cancels it on the server: nothing changed, nothing to undo, the statement gone; a column set to nil is counted first; an undo that restores no row says so")
     func cancelAnEdit() throws {
         let server = try PostgresServer.require()
         let database = try server.makeDatabase("cancel", sql: """
@@ -277,6 +277,19 @@ struct PostgresBrowserTests {
         #expect(!context.canUndo)
         let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'WITH old AS%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
         #expect(running == "0")
+        // A column set to nil: the count before it has no type for the NULL, and must still run.
+        try server.psql("DROP TRIGGER dawdle ON slow", database: database)
+        browser.send([.char("U")] + "v = nil".map { .char($0) } + [.enter])
+        while browser.idle() {}
+        #expect("\(browser.state.mode)".contains("update(rows: 2000,"), "\(browser.state.mode) \(browser.state.message ?? "")")
+        browser.send(.char("y"))
+        while browser.idle() {}
+        #expect(browser.state.message?.hasPrefix("updated 2,000 rows of slow; u undoes") == true, "\(browser.state.message ?? "")")
+        // Another session deletes them all: the undo restores nothing, and says so.
+        try server.psql("DELETE FROM slow", database: database)
+        browser.send(.char("u"))
+        while browser.idle() {}
+        #expect(browser.state.message?.hasPrefix("undo: restored the old values of 0 rows of slow") == true, "\(browser.state.message ?? "")")
     }
 
     @Test("a table the role may not read says so in the list, the tables after it are still counted, and opening it is one line")
@@ -301,6 +314,14 @@ struct PostgresBrowserTests {
         let index = try #require(browser.state.tables.firstIndex { $0.name == "secret" })
         browser.send(Array(repeating: Key.char("j"), count: index) + [.enter])
         #expect(browser.state.messageIsError && browser.state.message == "the role may not read secret", "\(browser.state.message ?? "")")
+        // A table the role may read but not change is read-only, and the edit keys say why.
+        browser.send([.escape] + Array(repeating: Key.char("k"), count: 10))
+        let a = try #require(browser.state.tables.firstIndex { $0.name == "a" })
+        browser.send(Array(repeating: Key.char("j"), count: a) + [.enter])
+        while browser.idle() {}
+        #expect(browser.state.table == "a" && browser.state.count == 2)
+        browser.send(.char("D"))
+        #expect(browser.state.message == "D does nothing: the role may not insert, update or delete in a", "\(browser.state.message ?? "")")
     }
 
     @Test("the first batch comes from a LIMIT query before the ID fetch, and matches the result's first rows")

@@ -171,6 +171,8 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     let explicitKeyColumns: [String]?
     /// True when the engine refuses edits whatever the key (a PostgreSQL table browsed by `ctid`).
     let isReadOnlyByEngine: Bool
+    /// Why the engine refuses edits (PostgreSQL's: a view, no primary key, the role's privileges).
+    package let engineReadOnlyReason: String?
 
     convenience init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
                      relationships: [Relationship], indexedColumns: Set<String>) {
@@ -181,9 +183,10 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// An entity of another engine's table or view, keyed by `keyColumns` (empty: no stable key,
     /// like a view). `kind` is `.withoutRowidTable` for a keyed table, `.view` for the rest.
     package init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
-                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnly: Bool) {
+                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnly: Bool, readOnlyReason: String? = nil) {
         self.explicitKeyColumns = keyColumns
         self.isReadOnlyByEngine = readOnly
+        self.engineReadOnlyReason = readOnly ? readOnlyReason : nil
         self.name = name
         self.kind = kind
         self.storeName = storeName
