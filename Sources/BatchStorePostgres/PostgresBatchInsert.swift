@@ -117,7 +117,7 @@ extension PostgresContext {
             func returning(_ isNew: String) -> String { " RETURNING \(isNew)" + (keys ? ", " + reads.joined(separator: ", ") : "") }
             if columns.isEmpty {
                 let insert = "INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES"
-                statements = [journal.map { $0.journaling(insert: insert, isNew: "true", keys: keys) } ?? insert + returning("true")]
+                statements = [journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true")]
             } else if upserting {
                 // As on SQLite, an existing row is found by key first and only the row's columns
                 // are set (so NOT NULL is not checked for columns the row leaves alone); the rest
@@ -135,7 +135,7 @@ extension PostgresContext {
             } else {
                 let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
                     + (ignore ? " ON CONFLICT DO NOTHING" : "")
-                statements = [journal.map { $0.journaling(insert: insert, isNew: "true", keys: keys) } ?? insert + returning("true")]
+                statements = [journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true")]
             }
             let range = pending.count == 1 ? "row \(first.number)" : "rows \(first.number)–\(pending[pending.count - 1].number)"
             do {
@@ -207,7 +207,7 @@ extension PostgresContext {
                 try flushStatistics(session)
             }
         }
-        if let journal { record(PostgresUndoEntry(lease: lease, plan: journal, rows: counts.inserted)) }
+        if let journal { record(PostgresUndoEntry(lease: lease, plan: journal)) }
         return counts
     }
 }

@@ -23,10 +23,10 @@ import Foundation
 ///   merge asks it only about the objects open results hold; ``execute(_:changedIDs:)`` streams
 ///   them).
 /// - Undo (`undoable: true`): the rows' before-image goes into a journal, a temp table of the
-///   same session, filled by the edit's own statement: the rows are locked first
-///   (`WITH old AS MATERIALIZED (SELECT <key>, <columns> … FOR UPDATE OF t)`), then changed
-///   (`UPDATE … FROM old` / `DELETE … USING old`), and the old values are what `RETURNING old.*`
-///   gives, so the journal holds exactly the rows changed, as they were. See ``undo()``.
+///   same session, filled by the edit's own statement, so it holds exactly the rows changed, as
+///   they were: an update locks its rows first (`WITH old AS MATERIALIZED (SELECT <key>,
+///   <columns> … FOR UPDATE OF t)`), changes them (`UPDATE … FROM old`) and journals
+///   `RETURNING old.*`; a delete journals its own `RETURNING`. See `PostgresUndo.swift`.
 extension PostgresContext {
     /// A compiled batch statement: its table, its choice of rows (` WHERE …` under alias `t`), its
     /// assignments for an update, its arguments.
@@ -81,7 +81,7 @@ extension PostgresContext {
                     return key.cast("$\(edit.arguments.count)")
                 }.joined(separator: ", ") + ")"
             }
-            let condition = "(\(keys.map(\.source).joined(separator: ", "))) IN (VALUES \(tuples.joined(separator: ", ")))"
+            let condition = "(\(keys.sourceList)) IN (VALUES \(tuples.joined(separator: ", ")))"
             edit.whereSQL = whereSQL.isEmpty ? " WHERE \(condition)" : "\(whereSQL) AND \(condition)"
             return edit
         }
@@ -129,7 +129,7 @@ extension PostgresContext {
         let keys = PostgresIDColumn.of(table)
         var order = try request.sortDescriptors.map { try builder.order($0) }
         order += keys.map(\.orderSQL)
-        var inner = "SELECT \(keys.map(\.source).joined(separator: ", ")) FROM \(builder.fromClause)"
+        var inner = "SELECT \(keys.sourceList) FROM \(builder.fromClause)"
         if let condition { inner += " WHERE \(condition)" }
         if limited || !request.sortDescriptors.isEmpty {
             inner += " ORDER BY \(order.joined(separator: ", "))"
@@ -137,7 +137,7 @@ extension PostgresContext {
             if request.fetchOffset > 0 { inner += " OFFSET \(request.fetchOffset)" }
         }
         // The subquery's own `t` shadows the statement's inside it.
-        return " WHERE (\(keys.map(\.source).joined(separator: ", "))) IN (\(inner))"
+        return " WHERE (\(keys.sourceList)) IN (\(inner))"
     }
 
     /// `RETURNING` the key columns, read as the IDs of results read them.
@@ -243,9 +243,9 @@ extension PostgresContext {
 
     /// How many rows `edits` would change now (one `SELECT count(*)` each).
     func count(_ edits: [CompiledEdit], at site: EditSite) throws -> Int {
+        try prepare(site, for: edits)
         var total = 0
         for edit in edits {
-            try prepare(site, for: [edit])
             total += Int(try watchedQuery(site.session, edit.countSQL, edit.arguments, phase: .reading).first?.first?.integerValue ?? 0)
         }
         return total
@@ -359,8 +359,7 @@ extension PostgresContext {
                     }
                     count = ids.count
                 } else if let changesTable {
-                    let returning = keys.map(\.source).joined(separator: ", ")
-                    count += try watched(session, "WITH changed AS (\(edit.sql) RETURNING \(returning)) INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT * FROM changed",
+                    count += try watched(session, "WITH changed AS (\(edit.sql) RETURNING \(keys.sourceList)) INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT * FROM changed",
                                          edit.arguments, phase: .writing) ?? 0
                 } else {
                     count += try watched(session, edit.sql, edit.arguments, phase: .writing) ?? 0
@@ -375,17 +374,17 @@ extension PostgresContext {
                 let now = journal.currentKeys
                 if resultType == .objectIDs {
                     let read = now.map { $0.read("j") }.joined(separator: ", ")
-                    for row in try session.query("SELECT \(read) FROM pg_temp.\(quoteIdentifier(journal.table)) AS j") {
+                    for row in try session.query("SELECT \(read) FROM \(journal.qualifiedName) AS j") {
                         ids.append(ObjectID(entity: first.entity, key: .primaryKey(row)))
                     }
                 } else if let changesTable {
-                    try session.execute("INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT \(now.map { "j.\($0.name)" }.joined(separator: ", ")) FROM pg_temp.\(quoteIdentifier(journal.table)) AS j")
+                    try session.execute("INSERT INTO pg_temp.\(quoteIdentifier(changesTable)) SELECT \(now.map { "j.\($0.name)" }.joined(separator: ", ")) FROM \(journal.qualifiedName) AS j")
                 }
             }
             try flushStatistics(session)
             return count
         }
-        if let journal { record(PostgresUndoEntry(lease: site.lease, plan: journal, rows: count)) }
+        if let journal { record(PostgresUndoEntry(lease: site.lease, plan: journal)) }
         switch resultType {
         case .statusOnly: return BatchResult(succeeded: true, count: nil, objectIDs: nil)
         case .count: return BatchResult(succeeded: true, count: count, objectIDs: nil)

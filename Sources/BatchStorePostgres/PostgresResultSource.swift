@@ -77,6 +77,11 @@ struct PostgresIDColumn {
     }
 }
 
+extension [PostgresIDColumn] {
+    /// The columns' sources on the row under `t`, comma-separated (`t."id"`, `t."a", t."b"`): a key tuple's inside.
+    var sourceList: String { map(\.source).joined(separator: ", ") }
+}
+
 /// How a result's positions find their rows in its ID table.
 enum PostgresIDLayout: Equatable {
     /// `pos bigint PRIMARY KEY`, numbered by `row_number()`: any ID columns. A fault is a range
@@ -625,7 +630,7 @@ extension PostgresResultSource: ResultEditing {
         // A result's membership names rows by key: ambiguous under inheritance.
         try PostgresContext.refuseKeyAddressing(table, session)
         let keys = idTable.columns
-        let membership = "(\(keys.map(\.source).joined(separator: ", "))) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
+        let membership = "(\(keys.sourceList)) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
         return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: membership)
     }
 
@@ -690,6 +695,6 @@ extension PostgresTable {
         }
         return Entity(name: name, kind: keys.isEmpty ? .view : .withoutRowidTable, storeName: storeName, attributes: attributes,
                       uniquenessConstraints: uniquenessConstraints, relationships: relationships, indexedColumns: indexedColumns,
-                      keyColumns: keys, readOnly: isReadOnly, readOnlyReason: readOnlyReason)
+                      keyColumns: keys, readOnlyReason: readOnlyReason)
     }
 }

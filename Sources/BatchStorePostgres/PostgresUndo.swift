@@ -28,7 +28,7 @@ struct UndoPlan {
             // Generated columns are computed again as the rows come back.
             kind = .delete(columns: edit.table.columns.filter { !$0.isGenerated }.map(\.name))
         } else {
-            let keyNames = Set(PostgresIDColumn.of(edit.table).map(\.source))
+            let keyNames = Set(keys.map(\.source))
             let assignsKey = edit.assigned.contains { keyNames.contains("t.\(quoteIdentifier($0))") }
             kind = .update(columns: edit.assigned, newKeys: assignsKey)
         }
@@ -107,52 +107,54 @@ struct UndoPlan {
     }
     private var newList: [String] { newKeys ? keys.enumerated().map { "\($1.source) AS n\($0)" } : [] }
 
+    /// The journal in SQL.
+    var qualifiedName: String { "pg_temp.\(quoteIdentifier(table))" }
+
     /// Makes the (empty) journal, its columns typed as the table's.
     var createSQL: String {
         "CREATE TEMP TABLE \(quoteIdentifier(table)) AS SELECT \((oldList + newList).joined(separator: ", ")) FROM \(target.qualifiedSQL) AS t WITH NO DATA"
     }
 
-    /// `edit` as one statement that locks its rows, changes them and journals them as they were.
+    /// `edit` as one statement that changes its rows and journals them as they were (an update
+    /// locks them first).
     func fillSQL(_ edit: PostgresContext.CompiledEdit) -> String {
         let q = target.qualifiedSQL
-        let journal = "pg_temp.\(quoteIdentifier(table))"
         guard let sets = edit.sets else {
             // A delete's RETURNING gives the rows as they were deleted (no lock clause: that would
             // need the UPDATE privilege, which a delete does not).
-            return "WITH gone AS (DELETE FROM \(q) AS t\(edit.whereSQL) RETURNING \(oldList.joined(separator: ", "))) INSERT INTO \(journal) SELECT * FROM gone"
+            return "WITH gone AS (DELETE FROM \(q) AS t\(edit.whereSQL) RETURNING \(oldList.joined(separator: ", "))) INSERT INTO \(qualifiedName) SELECT * FROM gone"
         }
         let old = "SELECT \(oldList.joined(separator: ", ")) FROM \(q) AS t\(edit.whereSQL) FOR UPDATE OF t"
-        let match = "(\(keys.map(\.source).joined(separator: ", "))) = (\(keys.indices.map { "old.k\($0)" }.joined(separator: ", ")))"
+        let match = "(\(keys.sourceList)) = (\(keys.indices.map { "old.k\($0)" }.joined(separator: ", ")))"
         let returned = (keys.indices.map { "old.k\($0)" } + columns.indices.map { "old.c\($0)" }).joined(separator: ", ")
-        let now = newKeys ? ", " + keys.map(\.source).joined(separator: ", ") : ""
-        return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(journal) SELECT * FROM changed"
+        let now = newKeys ? ", " + keys.sourceList : ""
+        return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(qualifiedName) SELECT * FROM changed"
     }
 
     /// The statement that puts the journaled rows back.
     var undoSQL: String {
         let q = target.qualifiedSQL
-        let journal = "pg_temp.\(quoteIdentifier(table))"
         switch kind {
         case .update(let columns, let newKeys):
             let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
-            let match = "(\(keys.map(\.source).joined(separator: ", "))) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
-            return "UPDATE \(q) AS t SET \(sets) FROM \(journal) AS u WHERE \(match)"
+            let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
+            return "UPDATE \(q) AS t SET \(sets) FROM \(qualifiedName) AS u WHERE \(match)"
         case .delete(let columns):
             let names = columns.map(quoteIdentifier).joined(separator: ", ")
             let values = columns.indices.map { "u.c\($0)" }.joined(separator: ", ")
             // Identity columns GENERATED ALWAYS take their old values back too.
-            return "INSERT INTO \(q) (\(names)) OVERRIDING SYSTEM VALUE SELECT \(values) FROM \(journal) AS u"
+            return "INSERT INTO \(q) (\(names)) OVERRIDING SYSTEM VALUE SELECT \(values) FROM \(qualifiedName) AS u"
         case .insert:
-            return "DELETE FROM \(q) AS t WHERE (\(keys.map(\.source).joined(separator: ", "))) IN (SELECT \(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")) FROM \(journal) AS u)"
+            return "DELETE FROM \(q) AS t WHERE (\(keys.sourceList)) IN (SELECT \(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")) FROM \(qualifiedName) AS u)"
         }
     }
 
     /// An insert statement (`INSERT … AS t …`, without `RETURNING`) that also journals its rows'
-    /// keys, answering `isNew` and, with `keys`, the keys as ``PostgresIDColumn/readSource`` reads them.
-    func journaling(insert sql: String, isNew: String, keys readKeys: Bool) -> String {
+    /// keys, answering `true` (each row is new) and, with `keys`, the keys as ``PostgresIDColumn/readSource`` reads them.
+    func journaling(insert sql: String, keys readKeys: Bool) -> String {
         let returned = keys.enumerated().map { "\($1.source) AS k\($0)" }.joined(separator: ", ")
         let reads = readKeys ? ", " + oldKeys.map { $0.read("ins") }.joined(separator: ", ") : ""
-        return "WITH ins AS (\(sql) RETURNING \(isNew) AS is_new, \(returned)), journaled AS (INSERT INTO pg_temp.\(quoteIdentifier(table)) "
+        return "WITH ins AS (\(sql) RETURNING true AS is_new, \(returned)), journaled AS (INSERT INTO \(qualifiedName) "
             + "SELECT \(keys.indices.map { "k\($0)" }.joined(separator: ", ")) FROM ins) SELECT ins.is_new\(reads) FROM ins"
     }
 }
@@ -162,7 +164,6 @@ struct UndoPlan {
 struct PostgresUndoEntry {
     let lease: PostgresSessionLease
     let plan: UndoPlan
-    let rows: Int
 }
 
 extension PostgresContext {
@@ -191,7 +192,7 @@ extension PostgresContext {
     }
 
     private func forget(_ entry: PostgresUndoEntry) {
-        entry.lease.session.executeDetached("DROP TABLE IF EXISTS pg_temp.\(quoteIdentifier(entry.plan.table))")
+        entry.lease.session.executeDetached("DROP TABLE IF EXISTS \(entry.plan.qualifiedName)")
     }
 
     /// True when ``undo()`` has something to undo.

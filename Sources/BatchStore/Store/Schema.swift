@@ -169,24 +169,22 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// The key columns another engine gives (a PostgreSQL table's primary key, or `ctid`), in
     /// place of what ``kind`` implies; nil for SQLite.
     let explicitKeyColumns: [String]?
-    /// True when the engine refuses edits whatever the key (a PostgreSQL table browsed by `ctid`).
-    let isReadOnlyByEngine: Bool
-    /// Why the engine refuses edits (PostgreSQL's: a view, no primary key, the role's privileges).
+    /// Why the engine refuses edits whatever the key (PostgreSQL's: a table browsed by `ctid`, the
+    /// role's privileges), or nil.
     package let engineReadOnlyReason: String?
 
     convenience init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
                      relationships: [Relationship], indexedColumns: Set<String>) {
         self.init(name: name, kind: kind, storeName: storeName, attributes: attributes, uniquenessConstraints: uniquenessConstraints,
-                  relationships: relationships, indexedColumns: indexedColumns, keyColumns: nil, readOnly: false)
+                  relationships: relationships, indexedColumns: indexedColumns, keyColumns: nil, readOnlyReason: nil)
     }
 
     /// An entity of another engine's table or view, keyed by `keyColumns` (empty: no stable key,
     /// like a view). `kind` is `.withoutRowidTable` for a keyed table, `.view` for the rest.
     package init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
-                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnly: Bool, readOnlyReason: String? = nil) {
+                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnlyReason: String?) {
         self.explicitKeyColumns = keyColumns
-        self.isReadOnlyByEngine = readOnly
-        self.engineReadOnlyReason = readOnly ? readOnlyReason : nil
+        self.engineReadOnlyReason = readOnlyReason
         self.name = name
         self.kind = kind
         self.storeName = storeName
@@ -208,7 +206,7 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True for views, which batch requests and saves refuse.
-    public var isReadOnly: Bool { kind == .view || keyColumns.isEmpty || isReadOnlyByEngine }
+    public var isReadOnly: Bool { kind == .view || keyColumns.isEmpty || engineReadOnlyReason != nil }
 
     /// The attribute with this name (exact match first, then case-insensitive as SQLite does).
     public func attribute(named name: String) -> Attribute? {
