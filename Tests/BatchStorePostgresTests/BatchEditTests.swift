@@ -51,8 +51,9 @@ struct PostgresBatchEditTests {
         /// A result fetched with `filter`; then a row matching anything (`id` fresh, every other
         /// column NULL but `n`) inserted behind its back; then an update (`assignment`) or a
         /// delete (nil) of the result's rows that `predicate` matches, through the result: the
-        /// new row must not be touched.
-        case resultEdit(filter: String, predicate: String, assignment: Int?, undoable: Bool)
+        /// new row must not be touched. With `marked`, only those rows (marks the browser's `v`
+        /// makes, some outside the result): an update's predicate still applies, a delete's not.
+        case resultEdit(filter: String, predicate: String, assignment: Int?, undoable: Bool, marked: [Int64]?)
         /// Undo of the last undoable edit (both engines; nothing to undo is an error on both).
         case undo
 
@@ -62,7 +63,7 @@ struct PostgresBatchEditTests {
             case .delete(_, let sort, _, _, let undoable): return (sort.isEmpty ? "delete" : "delete first N") + (undoable ? " (undoable)" : "")
             case .deleteIDs: return "delete ids"
             case .insert(_, _, let undoable): return undoable ? "undoable insert" : "insert"
-            case .resultEdit(_, _, let a, _): return a == nil ? "result delete" : "result update"
+            case .resultEdit(_, _, let a, _, let marked): return (a == nil ? "result delete" : "result update") + (marked == nil ? "" : " (marked)")
             case .undo: return "undo"
             }
         }
@@ -74,8 +75,8 @@ struct PostgresBatchEditTests {
             case .deleteIDs(let ids, let u): return "delete ids \(ids)\(u ? " undoable" : "")"
             case .insert(let rows, let policy, let u):
                 return "insert \(policy) \(rows.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") })\(u ? " undoable" : "")"
-            case .resultEdit(let f, let p, let a, let u):
-                return "in the result of \(f): \(a.map { "update set \(PostgresBatchEditTests.assignments[$0].text)" } ?? "delete") where \(p)\(u ? " undoable" : "")"
+            case .resultEdit(let f, let p, let a, let u, let marked):
+                return "in the result of \(f): \(a.map { "update set \(PostgresBatchEditTests.assignments[$0].text)" } ?? "delete") where \(p)\(marked.map { " marked \($0)" } ?? "")\(u ? " undoable" : "")"
             case .undo: return "undo"
             }
         }
@@ -102,7 +103,8 @@ struct PostgresBatchEditTests {
             return .deleteIDs((0..<(1 + g.next(4))).map { _ in Int64(1 + g.next(150)) }, undoable: undoable)
         case 5, 6:
             return .resultEdit(filter: CrossEngineTests.tree(&g, depth: 1).format, predicate: CrossEngineTests.tree(&g, depth: 1).format,
-                               assignment: g.next(3) == 0 ? nil : g.next(assignments.count), undoable: undoable)
+                               assignment: g.next(3) == 0 ? nil : g.next(assignments.count), undoable: undoable,
+                               marked: g.next(3) == 0 ? (0..<(1 + g.next(5))).map { _ in Int64(1 + g.next(150)) } : nil)
         case 7:
             return .undo
         default:
@@ -261,11 +263,16 @@ struct PostgresBatchEditTests {
                 results = [try sqlite.execute(BatchDeleteRequest(objectIDs: onSQLite, resultType: .objectIDs), undoable: undoable),
                            try pg.execute(BatchDeleteRequest(objectIDs: onPostgres, resultType: .objectIDs), undoable: undoable)]
                 resultType = .objectIDs
-            case .resultEdit(let filter, let predicate, let a, let undoable):
+            case .resultEdit(let filter, let predicate, let a, let undoable, let marked):
                 let fetch = BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: filter))
                 let onSQLite = try sqlite.fetchBatched(fetch), onPostgres = try pg.fetchBatched(fetch, residentBatches: 8, firstBatch: nil, progress: nil)
-                let both = try FetchPredicate(format: "(\(filter)) AND (\(predicate))")
-                expectedIDs = try sqlite.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: both)).map { try $0.value(forKey: "id").integerValue ?? -1 }
+                // Marked rows are the rows of the result among them; a marked delete ignores the predicate.
+                let chosen = marked != nil && a == nil ? filter : "(\(filter)) AND (\(predicate))"
+                expectedIDs = try sqlite.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: chosen)))
+                    .map { try $0.value(forKey: "id").integerValue ?? -1 }
+                if let marked { expectedIDs = expectedIDs.filter { marked.contains($0) } }
+                let sqliteMarks = marked.map { ids in ids.map { ObjectID(entity: sqliteEntity, key: .rowid($0)) } }
+                let postgresMarks = marked.map { ids in ids.map { ObjectID(entity: pgEntity, key: .primaryKey([.integer($0)])) } }
                 // A row behind the results' backs, which every predicate of the test may match.
                 let fresh = Int64(900_000 + n)
                 try direct(engines.path) { db in try db.execute(sql: "INSERT INTO r (id, n) VALUES (?, 3)", arguments: [fresh]) }
@@ -278,7 +285,13 @@ struct PostgresBatchEditTests {
                     model = model.map { expectedIDs.contains($0[0].integerValue ?? -1) ? assignments[a].apply($0) : $0 }
                     let request = BatchUpdateRequest(entityName: "r", predicate: try FetchPredicate(format: predicate),
                                                      propertiesToUpdate: try UpdateExpression.parseAssignments(assignments[a].text), resultType: .count)
-                    results = [try onSQLite.execute(request, undoable: undoable), try onPostgres.execute(request, undoable: undoable)]
+                    results = [try onSQLite.execute(request, objectIDs: sqliteMarks, undoable: undoable),
+                               try onPostgres.execute(request, objectIDs: postgresMarks, undoable: undoable)]
+                } else if let sqliteMarks, let postgresMarks {
+                    journal(expectedIDs, columns: nil, undoable: undoable)
+                    model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
+                    results = [try onSQLite.execute(BatchDeleteRequest(objectIDs: sqliteMarks, resultType: .count), undoable: undoable),
+                               try onPostgres.execute(BatchDeleteRequest(objectIDs: postgresMarks, resultType: .count), undoable: undoable)]
                 } else {
                     journal(expectedIDs, columns: nil, undoable: undoable)
                     model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
@@ -398,7 +411,7 @@ struct PostgresBatchEditTests {
         }
         // The run is worth something: every kind of step ran, and many rows changed.
         #expect(kinds.isSuperset(of: ["update", "undoable update", "delete", "delete (undoable)", "delete first N", "delete ids", "insert", "undoable insert",
-                                      "result update", "result delete", "undo"]), "\(kinds)")
+                                      "result update", "result delete", "result update (marked)", "result delete (marked)", "undo"]), "\(kinds)")
         #expect(changed >= 300, "\(changed) rows changed")
     }
 
