@@ -303,7 +303,7 @@ final class PostgresIDTable: IDStore {
     }
 
     /// The tuple of 0-based `position` in a packed table (one past the last, for an end).
-    private func tid(_ position: Int) -> String {
+    func tid(_ position: Int) -> String {
         guard case .packed(let perPage) = layout else { return "(0,0)" }
         return "(\(position / perPage),\(position % perPage + 1))"
     }
@@ -398,6 +398,8 @@ final class PostgresResultSource: ResultSource {
     private let link = ContextLink(nil)
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
     private var hasTextFunctions = false
+    /// Frequency tables made in the session so far (their names are numbered).
+    private var frequencyTables = 0
 
     /// Creates the `pg_temp` text functions in the session before the first statement that calls
     /// them (most fetches call none, and building their tables costs a fraction of a second).
@@ -597,8 +599,10 @@ final class PostgresResultSource: ResultSource {
         }
     }
 
-    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues {
-        throw BatchStoreError(.invalidQuery, "frequencies and summaries over PostgreSQL are not built yet")
+    /// A new name for a frequency table in this session (`bs_freq_1`, `bs_freq_2`, …).
+    func makeFrequencyTableName() -> String {
+        frequencyTables += 1
+        return "bs_freq_\(frequencyTables)"
     }
 }
 
@@ -618,8 +622,9 @@ extension PostgresResultSource: ResultEditing {
         return PostgresContext(store: store)
     }
 
-    /// The edit's site: this session, and membership in the ID table.
-    private func site(for entityName: String, context: PostgresContext) throws -> PostgresContext.EditSite {
+    /// The edit's site: this session, and membership in the ID table (and, for an edit of a
+    /// frequency sheet's values, the rows holding them, as its GROUP BY grouped them).
+    private func site(for entityName: String, values: ValueSelection?, context: PostgresContext) throws -> PostgresContext.EditSite {
         let named = try store.table(named: entityName)
         guard named.name == table.name else {
             throw BatchStoreError(.invalidArgument, "this result holds rows of \(table.name), not \(named.name); nothing was changed")
@@ -630,14 +635,9 @@ extension PostgresResultSource: ResultEditing {
         // A result's membership names rows by key: ambiguous under inheritance.
         try PostgresContext.refuseKeyAddressing(table, session)
         let keys = idTable.columns
-        let membership = "(\(keys.sourceList)) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
-        return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: membership)
-    }
-
-    private func refuse(_ values: ValueSelection?) throws {
-        if values != nil {
-            throw BatchStoreError(.invalidQuery, "edits by value (from a frequency sheet) over PostgreSQL are not built yet; nothing was changed")
-        }
+        var within = "(\(keys.sourceList)) IN (SELECT \(keys.map { "ids.\($0.name)" }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids)"
+        if let values { within += " AND " + (try condition(for: values)) }
+        return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: within)
     }
 
     /// The entity name a delete names, and its object IDs checked against the result's table.
@@ -653,28 +653,24 @@ extension PostgresResultSource: ResultEditing {
     }
 
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
-        try refuse(values)
         let context = try editingContext(undoable: undoable)
-        return try context.execute(request, objectIDs: objectIDs, undoable: undoable, at: try site(for: request.entityName, context: context))
+        return try context.execute(request, objectIDs: objectIDs, undoable: undoable, at: try site(for: request.entityName, values: values, context: context))
     }
 
     func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int {
-        try refuse(values)
         let context = try editingContext(undoable: false)
-        let site = try site(for: request.entityName, context: context)
+        let site = try site(for: request.entityName, values: values, context: context)
         return try context.count(try context.compileUpdate(request, objectIDs: objectIDs, at: site), at: site)
     }
 
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
-        try refuse(values)
         let context = try editingContext(undoable: undoable)
-        return try context.execute(request, undoable: undoable, at: try site(for: try entityName(of: request), context: context))
+        return try context.execute(request, undoable: undoable, at: try site(for: try entityName(of: request), values: values, context: context))
     }
 
     func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
-        try refuse(values)
         let context = try editingContext(undoable: false)
-        let site = try site(for: try entityName(of: request), context: context)
+        let site = try site(for: try entityName(of: request), values: values, context: context)
         return try context.count(try context.compileDelete(request, at: site), at: site)
     }
 }

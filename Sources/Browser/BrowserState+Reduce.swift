@@ -327,7 +327,7 @@ extension BrowserState {
             if cancelled {
                 say("summary cancelled after \(group(done)) of \(counted(n, "column")): Esc goes back")
             } else {
-                say("\(counted(n, "column")) summarised by SQLite in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
+                say("\(counted(n, "column")) summarised by \(engineName) in \(milliseconds(seconds)); Enter goes to a column, F counts its values, Esc goes back")
             }
         case .editProgress(let seconds):
             if let editing { say(editing.line(seconds: seconds)) }

@@ -200,7 +200,7 @@ extension BrowserState {
         if var preview = frequencySheet, preview.sampledFrom != nil {
             preview.sampledFrom = nil
             showCounts(of: preview, values: values, total: total, result: result, cursor: 0)
-            say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by SQLite in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
+            say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by \(engineName) in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
             return
         }
         let parent = SavedSheet(self)
@@ -220,7 +220,7 @@ extension BrowserState {
         windowValid = false
         window = []
         mode = .grid
-        say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by SQLite in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
+        say("\(group(values)) distinct \(values == 1 ? "value" : "values") of \(column) in \(rows(total)), counted by \(engineName) in \(milliseconds(seconds)); Enter opens a value's rows, Esc goes back")
     }
 
     /// The first figures of a large result's frequency sheet, of an even sample of its rows: the
@@ -235,7 +235,7 @@ extension BrowserState {
         window = shown
         windowStart = 0
         windowValid = true
-        say("≈ figures of an even sample of \(rows(sampled)) while SQLite counts all \(rows(total))… (Esc cancels)")
+        say("≈ figures of an even sample of \(rows(sampled)) while \(engineName) counts all \(rows(total))… (Esc cancels)")
     }
 
     /// Esc or q on a stacked sheet: the one under it comes back as it was left.
@@ -457,7 +457,7 @@ extension BrowserState {
         showCounts(of: f, values: values, total: total, result: result, cursor: 0)
         let what = width.map { "in bins of \(group(Int($0))): \(group(values)) \(values == 1 ? "row" : "rows")" }
             ?? "without bins: \(group(values)) distinct \(values == 1 ? "value" : "values")"
-        say("\(f.column) \(what), counted by SQLite in \(milliseconds(seconds)); B for the next width, Enter opens \(width == nil ? "a value's" : "a bin's") rows")
+        say("\(f.column) \(what), counted by \(engineName) in \(milliseconds(seconds)); B for the next width, Enter opens \(width == nil ? "a value's" : "a bin's") rows")
     }
 
     /// Enter on a frequency sheet: the parent's table, filtered to the value at the cursor, as a

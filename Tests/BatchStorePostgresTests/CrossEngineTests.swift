@@ -163,14 +163,11 @@ struct CrossEngineTests {
     /// An SQL literal for psql (column 6 is boolean).
     static func pgLiteral(_ v: SQLValue, column: Int) -> String { postgresLiteral(v, boolean: column == 6) }
 
-    @Test("random predicates and sorts select the same rows in the same order on both engines")
-    func randomPredicatesAgree() throws {
-        let server = try PostgresServer.require()
-        var g = Generator(state: 2026)
+    /// The same rows in an SQLite file and a PostgreSQL database (`r`, and `p` it refers to).
+    static func fixture(_ server: PostgresServer, _ g: inout Generator, dir: TempDir, name: String, textCollation: String? = nil) throws
+        -> (rows: [[SQLValue]], path: String, pg: PostgresStore, context: ManagedObjectContext) {
         let rows = Self.rows(&g)
         let people: [(Int, String?)] = [(1, "Kurosawa"), (2, nil), (3, "élan"), (4, "Ōzu")]
-
-        let dir = TempDir()
         let path = try makeDatabase(dir, sql: """
             CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT);
             CREATE TABLE r(id INTEGER PRIMARY KEY, n0 INTEGER, x REAL, s TEXT, b BLOB, d TEXT, f INTEGER, p_id INTEGER REFERENCES p(id), n INTEGER, i INTEGER);
@@ -182,15 +179,24 @@ struct CrossEngineTests {
             }
         }
         let pgRows = rows.map { row in "(" + row.enumerated().map { Self.pgLiteral($1, column: $0) }.joined(separator: ", ") + ")" }
-        let database = try server.makeDatabase("cross", sql: """
+        let database = try server.makeDatabase(name, sql: """
             CREATE TABLE p(id int PRIMARY KEY, name text);
-            CREATE TABLE r(id bigint PRIMARY KEY, n0 bigint, x double precision, s text, b bytea, d date, f boolean, p_id int REFERENCES p(id),
-                           n bigint, i int);
+            CREATE TABLE r(id bigint PRIMARY KEY, n0 bigint, x double precision, s text\(textCollation.map { " COLLATE \"\($0)\"" } ?? ""), b bytea, d date,
+                           f boolean, p_id int REFERENCES p(id), n bigint, i int);
             INSERT INTO p VALUES \(people.map { "(\($0.0), \($0.1.map { Self.pgLiteral(.text($0), column: 0) } ?? "NULL"))" }.joined(separator: ", "));
             INSERT INTO r VALUES \(pgRows.joined(separator: ",\n"));
             """)
         let pg = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
         let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        return (rows, path, pg, context)
+    }
+
+    @Test("random predicates and sorts select the same rows in the same order on both engines")
+    func randomPredicatesAgree() throws {
+        let server = try PostgresServer.require()
+        var g = Generator(state: 2026)
+        let dir = TempDir()
+        let (rows, _, pg, context) = try Self.fixture(server, &g, dir: dir, name: "cross")
 
         enum Outcome: Equatable {
             case rows([Int64])

@@ -7,7 +7,7 @@ import GRDBSQLite
 /// then faults each store's share with one query on that store's own context, through its
 /// identity map. Edits copy the result's keys in each store to that store's connection first
 /// (see ``BatchFaultingCollection``'s edit calls).
-final class CoordinatedResultSource: ResultEditing {
+final class CoordinatedResultSource: ResultEditing, SQLiteValuesSource {
     /// Strong, as a one-store result holds its context: a result keeps its connections alive.
     let owner: CoordinatedContext
     /// The entity in each store, by store index.

@@ -18,6 +18,13 @@ public struct ResultStatements: Sendable, Equatable {
     /// The values bound to ``batchFault`` for the batch asked for: its first and last 1-based
     /// positions in the ID table (for a range read, its first and last rowid).
     public var batchFaultArguments: [SQLValue]
+
+    package init(idFetch: String, idFetchArguments: [SQLValue], batchFault: String, batchFaultArguments: [SQLValue]) {
+        self.idFetch = idFetch
+        self.idFetchArguments = idFetchArguments
+        self.batchFault = batchFault
+        self.batchFaultArguments = batchFaultArguments
+    }
 }
 
 extension BatchFaultingCollection {

@@ -70,10 +70,19 @@ extension BatchFaultingCollection {
     /// - Throws: ``BatchStoreError`` `.noSuchAttribute` for a name that is not a column of the entity.
     /// - Complexity: a scan and a GROUP BY over ``count`` rows in SQLite; O(1) Swift memory.
     public func summary(of attribute: String, rows: ResultRows = .fetched, progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ColumnSummary {
-        let values = try storage.source.columnValues(of: attribute, rows: rows, request: storage.request)
         var estimate = storage.count
         var sampledFrom: Int?
         if case .sample(let size) = rows, size > 0, storage.count > size { estimate = size; sampledFrom = storage.count }
+        var summary = try storage.source.summary(of: attribute, rows: rows, request: storage.request, estimate: estimate, progress: progress)
+        summary.sampledFrom = sampledFrom
+        return summary
+    }
+}
+
+extension ColumnSummary {
+    /// The summary of `values` over SQLite (the two statements described at
+    /// ``BatchFaultingCollection/summary(of:rows:progress:)``).
+    init(sqlite values: ColumnValues, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         let figures = """
             SELECT count(*), count(*) - count(value), min(value), max(value),
               avg(CASE WHEN typeof(value) IN ('integer', 'real') THEN value END),
@@ -83,7 +92,7 @@ extension BatchFaultingCollection {
             """
         let grouped = "SELECT max(c), value, count(value) FROM (SELECT value, count(*) AS c FROM (\(values.select)) GROUP BY value ORDER BY value)"
         // Each statement holds the inner SELECT once, so each binds its arguments once.
-        return try values.connection.withDatabase { db in
+        self = try values.connection.withDatabase { db in
             func one(_ sql: String) throws -> [SQLValue]? {
                 let statement = try db.makeStatement(sql: sql)
                 var found: [SQLValue]?
@@ -107,7 +116,7 @@ extension BatchFaultingCollection {
             if g.count == 3, case .integer(let n) = g[2] { distinct = Int(n) }
             return ColumnSummary(attribute: values.attribute, declaredType: values.declaredType, rows: int(0) ?? 0, storageClasses: classes,
                                  nulls: int(1) ?? 0, distinct: distinct, min: value(2), max: value(3), mean: mean,
-                                 shortest: int(5), longest: int(6), mostFrequent: mostFrequent, sampledFrom: sampledFrom)
+                                 shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Where a batched result's rows live, and the SQL that reaches them: one store
 /// (``StoreResultSource``: the ID table and the rows share one connection, batches are packed) or
@@ -36,10 +37,47 @@ package protocol ResultSource: AnyObject {
     var objectsAlive: Int { get }
     /// True when batches keep packed values (``BatchStatistics/valueBytesResident`` is then given).
     var packsValues: Bool { get }
+    /// The distinct values of `attribute` over the result's rows (`rows` says which: those of the
+    /// ID table, those `request` matches now, or a sample), grouped into a temp table on the ID
+    /// table's database; `estimate` is the rows read, for `progress`, which may cancel.
+    func frequencies(of attribute: String, binWidth: Int64?, rows: ResultRows, request: FetchRequest, estimate: Int,
+                     progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> any FrequencyTable
+    /// The summary of `attribute` over the result's rows (``ColumnSummary/sampledFrom`` is left nil).
+    func summary(of attribute: String, rows: ResultRows, request: FetchRequest, estimate: Int,
+                 progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ColumnSummary
+    /// The smallest and largest number `attribute` holds over the result's rows, nil when none.
+    func numericRange(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ClosedRange<Double>?
+}
+
+/// A source over SQLite: frequencies, summaries and ranges are SQL over one SELECT of the values.
+package protocol SQLiteValuesSource: ResultSource {
     /// The values of `attribute` for the result's rows (`rows` says which: those of the ID table,
     /// or those `request` matches now), as a SELECT on the ID table's connection (what frequencies
     /// and summaries group and aggregate).
     func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues
+}
+
+extension SQLiteValuesSource {
+    package func frequencies(of attribute: String, binWidth: Int64?, rows: ResultRows, request: FetchRequest, estimate: Int,
+                             progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> any FrequencyTable {
+        try SQLiteFrequencyTable(try columnValues(of: attribute, rows: rows, request: request), binWidth: binWidth, estimate: estimate, progress: progress)
+    }
+
+    package func summary(of attribute: String, rows: ResultRows, request: FetchRequest, estimate: Int,
+                         progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ColumnSummary {
+        try ColumnSummary(sqlite: try columnValues(of: attribute, rows: rows, request: request), estimate: estimate, progress: progress)
+    }
+
+    /// `SELECT min(value), max(value) FROM (<values>) WHERE value < ''` (numbers alone sort before text).
+    package func numericRange(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ClosedRange<Double>? {
+        let values = try columnValues(of: attribute, rows: rows, request: request)
+        let sql = "SELECT min(value), max(value) FROM (\(values.select)) WHERE value < ''"
+        return try values.connection.withDatabase { db in
+            guard let row = try Row.fetchOne(db, sql: sql, arguments: values.arguments.statementArguments),
+                  let low = row[0] as Double?, let high = row[1] as Double? else { return nil }
+            return low...high
+        }
+    }
 }
 
 /// Which rows a frequency or a summary of a result reads.

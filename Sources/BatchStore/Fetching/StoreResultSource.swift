@@ -14,7 +14,7 @@ import GRDBSQLite
 /// loop does, after one lookup of its two end keys in the ID table (which takes no lock on the
 /// file). The join costs 1.2x–1.3x that scan (`bench-worker --mode sweep-floor`); a batch with
 /// gaps (a predicate, rows deleted before the fetch) takes the join.
-final class StoreResultSource: ResultSource {
+final class StoreResultSource: SQLiteValuesSource {
     /// Strong: a result keeps its context (and connection) alive.
     let context: ManagedObjectContext
     let entity: Entity

@@ -13,30 +13,94 @@ public struct ValueCount: Sendable, Equatable {
 }
 
 /// The distinct values of one attribute over the rows of a batched result, with how many rows hold
-/// each, most frequent first (ties by value, in SQLite's order: NULL, numbers, text, blobs). Made
-/// by ``BatchFaultingCollection/frequencies(of:rows:progress:)``.
+/// each, most frequent first (ties by value: NULL first, then in the engine's order). Made by
+/// ``BatchFaultingCollection/frequencies(of:binWidth:rows:progress:)``.
 ///
-/// Itself batched: the grouped rows live in an SQLite temp table
-/// `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`, and ``values(in:)`` reads a range of
-/// positions, so ten million distinct values cost what the rows on screen cost. Values group as
-/// SQLite's `GROUP BY` groups them: the integer 1 and the real 1.0 are one value, the text '1'
-/// another, and a column's collation applies. The table is dropped when the value goes away.
+/// Itself batched: the grouped rows live in a temp table of the result's own engine and session
+/// (`temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)` on SQLite,
+/// `pg_temp."bs_freq_…"(pos bigint PRIMARY KEY, value, count)` on PostgreSQL), and
+/// ``values(in:)`` reads a range of positions, so ten million distinct values cost what the rows on
+/// screen cost. The table is dropped when the value goes away.
+///
+/// Values group as the engine's `GROUP BY` groups them. On SQLite the integer 1 and the real 1.0
+/// are one value, the text '1' another, and a column's collation applies. On PostgreSQL a column
+/// has one type and its values group by its equality (`numeric` 1.0 and 1.00 are one value);
+/// types without one (`json`, arrays, geometric types) group by their text.
 public final class ValueFrequencies {
+    let table: any FrequencyTable
+
+    package init(_ table: any FrequencyTable) { self.table = table }
+
     /// The attribute counted.
-    public let attribute: String
+    public var attribute: String { table.attribute }
     /// Distinct values (rows of the temp table).
-    public let count: Int
+    public var count: Int { table.count }
     /// Rows counted: the result's rows that still exist (the sum of the counts).
-    public let total: Int
+    public var total: Int { table.total }
     /// The largest count (the first value's), 0 when there are none.
-    public let maxCount: Int
+    public var maxCount: Int { table.maxCount }
     /// How long the grouping took, in seconds.
-    public let seconds: Double
+    public var seconds: Double { table.seconds }
     /// The width of the bins the numbers were counted in (nil: each value on its own). Binned, a
     /// number `v` counts as its bin's lower bound `floor(v / w) * w`, text and blobs as
     /// themselves, NULL as NULL, and the values come in bin order (NULL, the bins, text, blobs),
     /// not by count.
-    public let binWidth: Int64?
+    public var binWidth: Int64? { table.binWidth }
+
+    /// The SQL of these frequencies: as ``ResultStatements/idFetch`` the GROUP BY that filled
+    /// their table (with the values it bound), as ``ResultStatements/batchFault`` the read of the
+    /// `pageSize` values from `position` on (bound with their 1-based first and last positions).
+    /// Nothing runs.
+    public func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
+        table.statements(readingAt: position, pageSize: pageSize)
+    }
+
+    /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`, `PostgreSQL temp table bs_freq_2`.
+    public var location: String { table.location }
+
+    /// The values at `positions` (0-based, clamped to the table), in order: one range scan of the
+    /// table's primary key, O(`positions.count`).
+    public func values(in positions: Range<Int>) throws -> [ValueCount] { try table.values(in: positions) }
+
+    /// The rows of the values at `positions` (0-based), for an edit of them: a ``ValueSelection``
+    /// whose SQL literals are read from this table, so that they are exactly the values counted
+    /// (on SQLite text as its bytes in the file's encoding, `CAST(X'…' AS TEXT)`, whatever they
+    /// hold, and reals in a form SQLite reads back to the same double; on PostgreSQL each value's
+    /// text cast to the column's type).
+    /// - Throws: `.invalidArgument` for a position that is not on the sheet.
+    /// - Complexity: one primary-key lookup per position.
+    public func selection(at positions: [Int]) throws -> ValueSelection { try table.selection(at: positions) }
+
+    /// The position (0-based) of the one value `selection` holds (another sheet's of the same
+    /// engine, read exactly by ``selection(at:)``) among these values, nil when it is not one:
+    /// where a recount finds the value the cursor was on, text compared byte for byte.
+    public func position(of selection: ValueSelection) throws -> Int? { try table.position(of: selection) }
+}
+
+/// The grouped rows behind a ``ValueFrequencies``, in one engine's temp table.
+package protocol FrequencyTable: AnyObject {
+    var attribute: String { get }
+    var count: Int { get }
+    var total: Int { get }
+    var maxCount: Int { get }
+    var seconds: Double { get }
+    var binWidth: Int64? { get }
+    var location: String { get }
+    func statements(readingAt position: Int, pageSize: Int) -> ResultStatements
+    func values(in positions: Range<Int>) throws -> [ValueCount]
+    func selection(at positions: [Int]) throws -> ValueSelection
+    func position(of selection: ValueSelection) throws -> Int?
+}
+
+/// A ``FrequencyTable`` in an SQLite temp table, `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`.
+final class SQLiteFrequencyTable: FrequencyTable {
+    // As ValueFrequencies describes them.
+    let attribute: String
+    let count: Int
+    let total: Int
+    let maxCount: Int
+    let seconds: Double
+    let binWidth: Int64?
 
     let connection: Connection
     let name: String
@@ -104,20 +168,20 @@ public final class ValueFrequencies {
     /// their table (with the values it bound), as ``ResultStatements/batchFault`` the read of the
     /// `pageSize` values from `position` on (bound with their 1-based first and last positions).
     /// Nothing runs.
-    public func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
+    func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
         let start = max(0, min(position, count - 1))
         return ResultStatements(idFetch: groupSQL, idFetchArguments: groupArguments, batchFault: pageSQL,
                                 batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(max(start + 1, min(start + pageSize, count))))])
     }
 
     /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`.
-    public var location: String { "SQLite temp table \(name)" }
+    var location: String { "SQLite temp table \(name)" }
 
     /// The values at `positions` (0-based, clamped to the table), in order.
     ///
     /// Runs `SELECT value, count FROM temp."bs_freq_…" WHERE pos BETWEEN ? AND ? ORDER BY pos`.
     /// - Complexity: one range scan of the primary key: O(`positions.count`).
-    public func values(in positions: Range<Int>) throws -> [ValueCount] {
+    func values(in positions: Range<Int>) throws -> [ValueCount] {
         let lower = max(0, positions.lowerBound), upper = min(count, positions.upperBound)
         guard lower < upper else { return [] }
         let sql = pageSQL
@@ -128,6 +192,46 @@ public final class ValueFrequencies {
             while let row = try cursor.next() { out.append(ValueCount(value: SQLValue(row: row, at: 0), count: row[1])) }
             return out
         }
+    }
+}
+
+extension SQLiteFrequencyTable {
+    /// The rows of the values at `positions` (0-based), for an edit of them: a ``ValueSelection``
+    /// whose SQL literals are read from this table, so that they are exactly the values counted
+    /// (text as its bytes in the file's encoding, `CAST(X'…' AS TEXT)`, whatever they hold; reals
+    /// in a form SQLite reads back to the same double).
+    /// - Throws: `.invalidArgument` for a position that is not on the sheet.
+    /// - Complexity: one primary-key lookup per position.
+    func selection(at positions: [Int]) throws -> ValueSelection {
+        let sql = "SELECT value, typeof(value), hex(value) FROM temp.\(quoteIdentifier(name)) WHERE pos = ?"
+        var values: [SQLValue] = [], literals: [String] = []
+        try connection.withDatabase { db in
+            for position in positions {
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [position + 1]) else {
+                    throw BatchStoreError(.invalidArgument, "value \(position + 1) is not on the frequency sheet; nothing was changed")
+                }
+                let value = SQLValue(row: row, at: 0)
+                let hex: String = row[2]
+                values.append(value)
+                switch row[1] as String {
+                case "text": literals.append("CAST(X'\(hex)' AS TEXT)")
+                case "blob": literals.append("X'\(hex)'")
+                default: literals.append(value.sqlLiteral)
+                }
+            }
+        }
+        return ValueSelection(attribute: attribute, values: values, literals: literals, dialect: .sqlite, binWidth: binWidth)
+    }
+
+    /// The position (0-based) of the one value `selection` holds (another sheet's, read exactly
+    /// by ``selection(at:)``) among these values, nil when it is not one: where a recount finds
+    /// the value the cursor was on, text compared byte for byte.
+    ///
+    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS <literal> ORDER BY pos LIMIT 1`.
+    func position(of selection: ValueSelection) throws -> Int? {
+        guard let literal = selection.literals.first else { return nil }
+        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS \(literal) ORDER BY pos LIMIT 1"
+        return try connection.withDatabase { db in try Int.fetchOne(db, sql: sql).map { $0 - 1 } }
     }
 }
 
@@ -148,21 +252,15 @@ extension BatchFaultingCollection {
     /// With `binWidth`, numbers are counted in bins of that width (see ``ValueFrequencies/binWidth``).
     public func frequencies(of attribute: String, binWidth: Int64? = nil, rows: ResultRows = .fetched,
                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> ValueFrequencies {
-        try ValueFrequencies(try storage.source.columnValues(of: attribute, rows: rows, request: storage.request), binWidth: binWidth,
-                             estimate: storage.count, progress: progress)
+        ValueFrequencies(try storage.source.frequencies(of: attribute, binWidth: binWidth, rows: rows, request: storage.request,
+                                                        estimate: storage.count, progress: progress))
     }
 
     /// The smallest and largest number (integer or real) `attribute` holds over this result's
     /// rows, nil when it holds none: `SELECT min(value), max(value) FROM (<values>) WHERE value < ''`.
     /// - Complexity: a scan of ``count`` rows in SQLite.
     public func numericRange(of attribute: String, rows: ResultRows = .fetched) throws -> ClosedRange<Double>? {
-        let values = try storage.source.columnValues(of: attribute, rows: rows, request: storage.request)
-        let sql = "SELECT min(value), max(value) FROM (\(values.select)) WHERE value < ''"
-        return try values.connection.withDatabase { db in
-            guard let row = try Row.fetchOne(db, sql: sql, arguments: values.arguments.statementArguments),
-                  let low = row[0] as Double?, let high = row[1] as Double? else { return nil }
-            return low...high
-        }
+        try storage.source.numericRange(of: attribute, rows: rows, request: storage.request)
     }
 }
 

@@ -15,10 +15,15 @@ public struct ValueSelection: Sendable, Equatable {
     public var values: [SQLValue]
     /// The width of the bins the values stand for; nil: each value itself.
     public var binWidth: Int64?
-    /// The values as SQL literals read from the file itself (``ValueFrequencies/selection(at:)``):
-    /// text as its very bytes, which a `String` may not hold (invalid UTF-8 is repaired when
-    /// read). Nil: the literals of ``values``.
-    var exactLiterals: [String]?
+    /// The values as SQL literals read from the database itself (``ValueFrequencies/selection(at:)``):
+    /// on SQLite text as its very bytes, which a `String` may not hold (invalid UTF-8 is repaired
+    /// when read). Nil: the literals of ``values``.
+    package private(set) var exactLiterals: [String]?
+    /// The engine whose SQL ``exactLiterals`` are written in.
+    package private(set) var literalDialect: LiteralDialect?
+
+    /// The SQL dialects exact literals are written in.
+    package enum LiteralDialect: Sendable, Equatable { case sqlite, postgres }
 
     public init(attribute: String, values: [SQLValue], binWidth: Int64? = nil) {
         self.attribute = attribute
@@ -26,13 +31,17 @@ public struct ValueSelection: Sendable, Equatable {
         self.binWidth = binWidth
     }
 
-    init(attribute: String, values: [SQLValue], literals: [String], binWidth: Int64?) {
+    package init(attribute: String, values: [SQLValue], literals: [String], dialect: LiteralDialect, binWidth: Int64?) {
         self.init(attribute: attribute, values: values, binWidth: binWidth)
         exactLiterals = literals
+        literalDialect = dialect
     }
 
-    /// The values as SQL literals: read from the file (``exactLiterals``), else ``SQLValue/sqlLiteral``.
-    var literals: [String] { exactLiterals ?? values.map(\.sqlLiteral) }
+    /// The values as SQLite literals: read from the file (``exactLiterals``), else ``SQLValue/sqlLiteral``.
+    var literals: [String] {
+        if let exactLiterals, literalDialect == .sqlite { return exactLiterals }
+        return values.map(\.sqlLiteral)
+    }
 
     /// The condition over alias `t` of `entity` (SQL without arguments: the values are written
     /// as exact literals, ``literals``):
@@ -79,46 +88,6 @@ extension SQLValue {
             return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
         case .blob(let b): return "X'" + b.map { hexByte($0) }.joined() + "'"
         }
-    }
-}
-
-extension ValueFrequencies {
-    /// The rows of the values at `positions` (0-based), for an edit of them: a ``ValueSelection``
-    /// whose SQL literals are read from this table, so that they are exactly the values counted
-    /// (text as its bytes in the file's encoding, `CAST(X'…' AS TEXT)`, whatever they hold; reals
-    /// in a form SQLite reads back to the same double).
-    /// - Throws: `.invalidArgument` for a position that is not on the sheet.
-    /// - Complexity: one primary-key lookup per position.
-    public func selection(at positions: [Int]) throws -> ValueSelection {
-        let sql = "SELECT value, typeof(value), hex(value) FROM temp.\(quoteIdentifier(name)) WHERE pos = ?"
-        var values: [SQLValue] = [], literals: [String] = []
-        try connection.withDatabase { db in
-            for position in positions {
-                guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [position + 1]) else {
-                    throw BatchStoreError(.invalidArgument, "value \(position + 1) is not on the frequency sheet; nothing was changed")
-                }
-                let value = SQLValue(row: row, at: 0)
-                let hex: String = row[2]
-                values.append(value)
-                switch row[1] as String {
-                case "text": literals.append("CAST(X'\(hex)' AS TEXT)")
-                case "blob": literals.append("X'\(hex)'")
-                default: literals.append(value.sqlLiteral)
-                }
-            }
-        }
-        return ValueSelection(attribute: attribute, values: values, literals: literals, binWidth: binWidth)
-    }
-
-    /// The position (0-based) of the one value `selection` holds (another sheet's, read exactly
-    /// by ``selection(at:)``) among these values, nil when it is not one: where a recount finds
-    /// the value the cursor was on, text compared byte for byte.
-    ///
-    /// Runs `SELECT pos FROM temp."bs_freq_…" WHERE value IS <literal> ORDER BY pos LIMIT 1`.
-    public func position(of selection: ValueSelection) throws -> Int? {
-        guard let literal = selection.literals.first else { return nil }
-        let sql = "SELECT pos FROM temp.\(quoteIdentifier(name)) WHERE value IS \(literal) ORDER BY pos LIMIT 1"
-        return try connection.withDatabase { db in try Int.fetchOne(db, sql: sql).map { $0 - 1 } }
     }
 }
 
