@@ -474,16 +474,17 @@ final class PostgresResultSource: ResultSource {
         return true
     }
 
-    /// The row's place as the ID fetch records it: its tuple, and its table (an inheritance
-    /// child's tuples can have the parent's tuple numbers).
-    static let locatorColumns = ["t.ctid AS loc_tid", "t.tableoid AS loc_oid"]
+    /// The row's place as the ID fetch records it: its tuple. (Not its table: an inheritance
+    /// child's tuple can have a parent row's number, but the key check then finds the row the
+    /// key names in the parent and its children, as a lookup by key would.)
+    static let locatorColumns = ["t.ctid AS loc_tid"]
 
     /// Rows as a fault reads them (the position, the key, the columns) from the ID rows `ids` names.
     ///
     /// With ``locatesRows``, each row is read by its place, checked against its key, else (it was
     /// updated or moved since the fetch) by its key:
-    /// `CROSS JOIN LATERAL (SELECT … FROM T AS t WHERE t.ctid = ids.loc_tid AND t.tableoid = ids.loc_oid
-    /// AND t."id" = ids.key UNION ALL SELECT … FROM T AS t WHERE t."id" = ids.key LIMIT 1)`: the
+    /// `CROSS JOIN LATERAL (SELECT … FROM T AS t WHERE t.ctid = ids.loc_tid AND t."id" = ids.key
+    /// UNION ALL SELECT … FROM T AS t WHERE t."id" = ids.key LIMIT 1)`: the
     /// second branch runs only when the first finds nothing, so a row gone reads as gone, and a
     /// tuple reused by another row is never taken for it.
     private func rowsSQL(ids: String, tail: String) -> String {
@@ -496,9 +497,11 @@ final class PostgresResultSource: ResultSource {
         let on = idTable.columns.map { "\($0.source) = ids.\($0.name)" }.joined(separator: " AND ")
         let columns = columnList
         if locatesRows {
+            // The key's values are read from the row's own columns (one cell a row fewer to decode).
+            let idKeys = keyIndexes == nil ? keys + ", " : ""
             let row = "SELECT \(columns) FROM \(table.qualifiedSQL) AS t WHERE "
-            let located = row + "t.ctid = ids.loc_tid AND t.tableoid = ids.loc_oid AND \(on) UNION ALL " + row + on + " LIMIT 1"
-            return "SELECT \(pos), \(keys), r.* FROM \(ids) CROSS JOIN LATERAL (\(located)) AS r\(tail)"
+            let located = row + "t.ctid = ids.loc_tid AND \(on) UNION ALL " + row + on + " LIMIT 1"
+            return "SELECT \(pos), \(idKeys)r.* FROM \(ids) CROSS JOIN LATERAL (\(located)) AS r\(tail)"
         }
         return "SELECT \(pos), \(keys)\(columns.isEmpty ? "" : ", " + columns) FROM \(ids) JOIN \(table.qualifiedSQL) AS t ON \(on)\(tail)"
     }
@@ -521,21 +524,14 @@ final class PostgresResultSource: ResultSource {
         first.fetchLimit = min(request.fetchBatchSize, request.fetchLimit > 0 ? request.fetchLimit : Int.max)
         // A primary key's values are read from the row's own columns: selecting a column twice
         // makes every scanned row a projection (0.70 s instead of 0.34 s at 10M rows).
-        var keyIndexes: [Int]?
-        if case .primaryKey(let names) = table.rowKey {
-            let found = names.compactMap { name in table.columns.firstIndex { $0.name == name } }
-            if found.count == names.count { keyIndexes = found }
-        }
         let keys = keyIndexes != nil ? [] : idTable.columns.map(\.readSource)
         let columns = isAddressable ? keys + table.columns.map { $0.selectExpression(alias: "t") } : keys
         let query = try idQuery(first, select: columns.isEmpty ? "NULL AS c0" : columns.joined(separator: ", "))
         let rows = try idTable.watching(progress) { watch, cancel in
             try session.query(query.select, query.arguments, every: 0.05, watch: watch, cancel: cancel)
         } ?? session.query(query.select, query.arguments)
-        let numbered = rows.enumerated().map { i, row in
-            [SQLValue.integer(Int64(i + 1))] + (keyIndexes?.map { row[$0] } ?? []) + (columns.isEmpty ? [] : row)
-        }
-        return objects(from: numbered, positions: 0..<first.fetchLimit).compactMap { $0 }
+        let numbered = rows.enumerated().map { i, row in [SQLValue.integer(Int64(i + 1))] + (columns.isEmpty ? [] : row) }
+        return objects(from: numbered, positions: 0..<first.fetchLimit, keysInline: keyIndexes != nil).compactMap { $0 }
     }
 
     /// One join by position range: an index range scan of `pos`, or a TID range scan of a packed
@@ -544,23 +540,65 @@ final class PostgresResultSource: ResultSource {
         (faultSQL, idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound).arguments)
     }
 
+    /// Reads the batch at `positions`. In a sweep (this batch follows the one faulted before), the
+    /// next batch's statement is sent before this one's rows are read, so the server reads it
+    /// while these are made into objects; it is used only when it is the next batch asked for and
+    /// nothing else was sent on the session after it (an edit, a refill), else dropped.
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
         let (sql, arguments) = try faultStatement(positions)
-        return FaultedBatch(objects: objects(from: try session.query(sql, arguments), positions: positions))
+        let pending: PendingRows
+        if let ahead = sentAhead, ahead.positions == positions, ahead.sql == sql, ahead.rows.serial == session.statementsSent {
+            pending = ahead.rows
+        } else {
+            pending = session.sendCollecting(sql, arguments)
+        }
+        sentAhead = nil
+        if lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
+            let next = positions.upperBound..<min(idTable.count, positions.upperBound + positions.count)
+            let (nextSQL, nextArguments) = try faultStatement(next)
+            sentAhead = (next, nextSQL, session.sendCollecting(nextSQL, nextArguments))
+        }
+        lastFaultEnd = positions.upperBound
+        return FaultedBatch(objects: objects(from: try session.rows(of: pending), positions: positions, keysInline: locatesRows && keyIndexes != nil))
     }
 
-    /// The fault query's rows as objects in the slots of `positions` (nil where none came).
-    private func objects(from rows: [[SQLValue]], positions: Range<Int>) -> [ManagedObject?] {
+    /// The batch sent ahead in a sweep (see ``fault(_:)``).
+    private var sentAhead: (positions: Range<Int>, sql: String, rows: PendingRows)?
+    /// Where the last fault ended: the next one starting there is a sweep.
+    private var lastFaultEnd: Int?
+
+    /// The indexes of the primary key's columns among the table's, when it has one (a fault or a
+    /// first batch then reads the key from the row's own values).
+    private var keyIndexes: [Int]? {
+        if let cachedKeyIndexes { return cachedKeyIndexes }
+        guard case .primaryKey(let names) = table.rowKey else { return nil }
+        let found = names.compactMap { name in table.columns.firstIndex { $0.name == name } }
+        guard found.count == names.count else { return nil }
+        cachedKeyIndexes = found
+        return found
+    }
+    private var cachedKeyIndexes: [Int]?
+
+    /// The fault query's rows as objects in the slots of `positions` (nil where none came): each
+    /// row the position, the key's values (unless `keysInline`: then read from the row's own
+    /// columns, ``keyIndexes``) and the columns.
+    private func objects(from rows: [[SQLValue]], positions: Range<Int>, keysInline: Bool = false) -> [ManagedObject?] {
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
-        let keyCount = isAddressable ? idTable.columns.count : 0
+        let keyCount = isAddressable && !keysInline ? idTable.columns.count : 0
+        let inline = keysInline ? keyIndexes ?? [] : []
         for row in rows {
             guard let pos = row.first?.integerValue else { continue }
             let slot = Int(pos) - 1 - positions.lowerBound
             guard slot >= 0 && slot < objects.count else { continue }
-            let id = isAddressable
-                ? ObjectID(entity: entity, key: .primaryKey(Array(row[1..<(1 + keyCount)])))
-                : ObjectID(entity: entity, key: .position(Int(pos) - 1))
-            objects[slot] = ManagedObject(objectID: id, link: link, values: Array(row[(1 + keyCount)...]))
+            let key: ObjectKey
+            if !isAddressable {
+                key = .position(Int(pos) - 1)
+            } else if keysInline {
+                key = .primaryKey(inline.map { row[1 + $0] })
+            } else {
+                key = .primaryKey(Array(row[1..<(1 + keyCount)]))
+            }
+            objects[slot] = ManagedObject(objectID: ObjectID(entity: entity, key: key), link: link, values: Array(row[(1 + keyCount)...]))
         }
         return objects
     }

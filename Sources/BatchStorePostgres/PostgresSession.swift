@@ -24,6 +24,8 @@ public final class PostgresSession: Sendable {
     public let passwordSource: PostgresPasswordSource
     let connection: PostgresConnection
     let logger: Logger
+    /// Statements sent (see ``statementsSent``).
+    private let sent = Atomic<Int>(0)
 
     fileprivate init(url: PostgresStoreURL, passwordSource: PostgresPasswordSource, connection: PostgresConnection, logger: Logger) {
         self.url = url
@@ -116,12 +118,43 @@ public final class PostgresSession: Sendable {
     /// - Complexity: every row is held in memory: for catalog queries and batches, not for sweeps.
     /// - Throws: ``BatchStoreError``, one line (`.permissionDenied`, `.postgres(SQLSTATE)`, …).
     public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
+        try rows(of: sendCollecting(sql, arguments))
+    }
+
+    /// Sends one statement whose rows are decoded as they arrive (postgres-nio's row callback: no
+    /// row objects are kept, a third of the client's time in a sweep before), to be waited for
+    /// with ``rows(of:)``, or dropped. Statements on one session run in the order sent, so one
+    /// can be sent before the rows of the one before are read (a sweep's next batch).
+    func sendCollecting(_ sql: String, _ arguments: [SQLValue]) -> PendingRows {
+        let serial = sent.add(1, ordering: .relaxed).newValue
+        let sink = RowSink()
+        if connection.isClosed {
+            return PendingRows(future: connection.eventLoop.makeFailedFuture(BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed")),
+                               sink: sink, serial: serial)
+        }
+        let future = connection.query(Self.query(sql, arguments), logger: logger) { row in
+            let values = try row.map(Self.value(of:))
+            sink.rows.withLock { $0.append(values) }
+        }.map { _ in () }
+        return PendingRows(future: future, sink: sink, serial: serial)
+    }
+
+    /// The rows of a statement sent by ``sendCollecting(_:_:)``, blocking until the last has come.
+    func rows(of pending: PendingRows) throws -> [[SQLValue]] {
         do {
-            return try Self.values(of: Self.waitOffLoop(send(sql, arguments)))
+            try Self.waitOffLoop(pending.future)
         } catch {
             throw PostgresErrors.wrap(error)
         }
+        return pending.sink.rows.withLock { rows in
+            defer { rows = [] }
+            return rows
+        }
     }
+
+    /// Statements sent on this session so far (what tells a statement sent ahead that another
+    /// came after it, whose effects its rows would not show).
+    var statementsSent: Int { sent.load(ordering: .relaxed) }
 
     /// ``query(_:_:)``, suspending instead of blocking.
     public func query(_ sql: String, _ arguments: [SQLValue] = []) async throws -> [[SQLValue]] {
@@ -201,6 +234,7 @@ public final class PostgresSession: Sendable {
     @discardableResult
     public func streamRows(_ sql: String, _ arguments: [SQLValue] = [], _ onRow: @escaping @Sendable ([SQLValue]) throws -> Void) throws -> Int {
         if connection.isClosed { throw BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed") }
+        _ = sent.add(1, ordering: .relaxed)
         let counter = IDCounter()
         do {
             _ = try Self.waitOffLoop(connection.query(Self.query(sql, arguments), logger: logger) { row in
@@ -243,6 +277,7 @@ public final class PostgresSession: Sendable {
     /// Sends one statement. On a closed connection it fails at once: postgres-nio would queue the
     /// statement on the dead channel and never answer.
     private func send(_ sql: String, _ arguments: [SQLValue]) -> EventLoopFuture<PostgresQueryResult> {
+        _ = sent.add(1, ordering: .relaxed)
         if connection.isClosed {
             return connection.eventLoop.makeFailedFuture(BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed"))
         }
@@ -311,6 +346,25 @@ extension PostgresConnection {
     fileprivate func makeSession(_ url: PostgresStoreURL, _ source: PostgresPasswordSource) -> PostgresSession {
         PostgresSession(url: url, passwordSource: source, connection: self, logger: logger)
     }
+}
+
+/// A statement sent ahead (``PostgresSession/sendCollecting(_:_:)``): its end, its rows as they came,
+/// and the session's statement count when it was sent.
+final class PendingRows: Sendable {
+    let future: EventLoopFuture<Void>
+    fileprivate let sink: RowSink
+    let serial: Int
+
+    fileprivate init(future: EventLoopFuture<Void>, sink: RowSink, serial: Int) {
+        self.future = future
+        self.sink = sink
+        self.serial = serial
+    }
+}
+
+/// Rows decoded on the event loop, read by the thread that waited for them.
+private final class RowSink: Sendable {
+    let rows = Mutex<[[SQLValue]]>([])
 }
 
 /// Connection ids for postgres-nio's logs, one per session.
