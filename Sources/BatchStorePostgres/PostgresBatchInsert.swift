@@ -78,10 +78,7 @@ extension PostgresContext {
         }
         var journal: UndoPlan?
         if undoable {
-            if case .upsert = request.conflictPolicy {
-                throw BatchStoreError(.undoRefused, "undo of an upsert over PostgreSQL is not built yet: run it without undo (nothing was written)")
-            }
-            journal = try UndoPlan(inserting: table, entity: entity, context: self)
+            journal = upsert ? try UndoPlan(upserting: table, entity: entity, context: self) : try UndoPlan(inserting: table, entity: entity, context: self)
         }
         let lease = try sessionLease()
         let session = lease.session
@@ -127,10 +124,17 @@ extension PostgresContext {
                 let keyOf = { (alias: String) in "(" + primaryKey.map { "\(alias).\(quoteIdentifier($0))" }.joined(separator: ", ") + ")" }
                 let vKey = "(" + primaryKey.compactMap { k in columns.firstIndex { $0.name == k }.map { v[$0] } }.map { "v.\($0)" }.joined(separator: ", ") + ")"
                 let sets = columns.indices.map { "\(quoteIdentifier(columns[$0].name)) = v.\(v[$0])" }.joined(separator: ", ")
-                statements = [
+                statements = []
+                if let plan = journal {
+                    // The rows about to be updated, as they are, locked, before the UPDATE changes them.
+                    statements.append(plan.journalingOld(keys: "SELECT \(vKey.dropFirst().dropLast()) FROM \(values)"))
+                    journal?.assigning(columns.map(\.name))
+                }
+                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
+                    + "WHERE NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))"
+                statements += [
                     "UPDATE \(table.qualifiedSQL) AS t SET \(sets) FROM \(values) WHERE \(keyOf("t")) = \(vKey)" + returning("false"),
-                    "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
-                        + "WHERE NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))" + returning("true"),
+                    journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true"),
                 ]
             } else {
                 let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
@@ -201,8 +205,8 @@ extension PostgresContext {
             }
             try flush()
             if journal != nil {
-                if counts.inserted > undoLimit {
-                    throw BatchStoreError(.tooBigToUndo, "this insert writes \(grouped(counts.inserted)) rows, more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
+                if counts.inserted + counts.updated > undoLimit {
+                    throw BatchStoreError(.tooBigToUndo, "this insert writes \(grouped(counts.inserted + counts.updated)) rows, more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
                 }
                 try flushStatistics(session)
             }

@@ -4,12 +4,15 @@ import Foundation
 /// How one undoable edit journals its rows: a temp table in the edit's session, `k0…` the rows'
 /// keys before the edit, `c0…` the columns it changes as they were (an update's assigned
 /// columns; a delete's every stored column), and `n0…` the keys after, when an update assigns a
-/// key column (undo finds the rows by them). An insert journals the new rows' keys alone.
+/// key column (undo finds the rows by them). An insert journals the new rows' keys alone. An
+/// upsert journals both, marked by `is_new`: the keys of the rows it inserted, and each row it
+/// updated as it was before (every stored column but the key), once, before its first change.
 struct UndoPlan {
     enum Kind {
         case update(columns: [String], newKeys: Bool)
         case delete(columns: [String])
         case insert
+        case upsert(columns: [String])
     }
     let table: String
     let target: PostgresTable
@@ -17,6 +20,8 @@ struct UndoPlan {
     let kind: Kind
     /// The target's key columns.
     let keys: [PostgresIDColumn]
+    /// An upsert's columns to put back in the rows it updated: those it set (``assigning(_:)``).
+    private(set) var restoredColumns: [String] = []
 
     /// Plans the journal of `edit` (what the catalogs allow is checked when it runs: ``check(in:)``).
     init(_ edit: PostgresContext.CompiledEdit, deleting: Bool, context: PostgresContext) throws {
@@ -50,12 +55,14 @@ struct UndoPlan {
         switch kind {
         case .insert:
             return
+        case .upsert(let columns) where columns.isEmpty:
+            return
         case .delete:
             referencing = try session.query("""
                 SELECT DISTINCT c.conrelid::regclass::text FROM pg_catalog.pg_constraint AS c
                 WHERE c.contype = 'f' AND c.confrelid = CAST($1 AS oid) AND c.confdeltype IN ('c', 'n', 'd') ORDER BY 1
                 """, [oid])
-        case .update(let columns, _):
+        case .update(let columns, _), .upsert(let columns):
             guard !columns.isEmpty else { return }
             let names = columns.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
             referencing = try session.query("""
@@ -68,7 +75,11 @@ struct UndoPlan {
         let tables = referencing.compactMap { $0.first?.textValue }
         guard !tables.isEmpty else { return }
         let verb: String
-        if case .delete = kind { verb = "deleting from" } else { verb = "this update of" }
+        switch kind {
+        case .delete: verb = "deleting from"
+        case .upsert: verb = "this upsert into"
+        case .update, .insert: verb = "this update of"
+        }
         throw BatchStoreError(.undoRefused, "\(verb) \(target.name) changes \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
     }
 
@@ -85,9 +96,28 @@ struct UndoPlan {
         kind = .insert
     }
 
+    /// Plans the journal of an upsert into `table` (primary key needed, as for an insert): the
+    /// rows it updates are journaled whole (every stored column but the key), the rows it inserts
+    /// by key.
+    init(upserting table: PostgresTable, entity: Entity, context: PostgresContext) throws {
+        let plan = try UndoPlan(inserting: table, entity: entity, context: context)
+        target = plan.target
+        self.entity = entity
+        keys = plan.keys
+        self.table = plan.table
+        let keyNames = Set(keys.map(\.source))
+        kind = .upsert(columns: table.columns.filter { !$0.isGenerated && !keyNames.contains("t.\(quoteIdentifier($0.name))") }.map(\.name))
+    }
+
+    /// Records that the upsert set `columns` in rows it updated (undo puts those back).
+    mutating func assigning(_ columns: [String]) {
+        guard case .upsert(let journaled) = kind else { return }
+        for name in columns where journaled.contains(name) && !restoredColumns.contains(name) { restoredColumns.append(name) }
+    }
+
     private var columns: [String] {
         switch kind {
-        case .update(let columns, _), .delete(let columns): return columns
+        case .update(let columns, _), .delete(let columns), .upsert(let columns): return columns
         case .insert: return []
         }
     }
@@ -112,7 +142,18 @@ struct UndoPlan {
 
     /// Makes the (empty) journal, its columns typed as the table's.
     var createSQL: String {
-        "CREATE TEMP TABLE \(quoteIdentifier(table)) AS SELECT \((oldList + newList).joined(separator: ", ")) FROM \(target.qualifiedSQL) AS t WITH NO DATA"
+        var list = oldList + newList
+        if case .upsert = kind { list.append("true AS is_new") }
+        return "CREATE TEMP TABLE \(quoteIdentifier(table)) AS SELECT \(list.joined(separator: ", ")) FROM \(target.qualifiedSQL) AS t WITH NO DATA"
+    }
+
+    /// For an upsert, the statement that journals, locked, the rows whose keys `keysSQL` (a
+    /// subquery) gives and that the journal does not hold yet (a row the upsert inserted or
+    /// updated before keeps its first entry): run before the UPDATE that changes them.
+    func journalingOld(keys keysSQL: String) -> String {
+        let held = "(\(keys.indices.map { "u.k\($0)" }.joined(separator: ", "))) = (\(keys.sourceList))"
+        return "INSERT INTO \(qualifiedName) SELECT \(oldList.joined(separator: ", ")), false FROM \(target.qualifiedSQL) AS t "
+            + "WHERE (\(keys.sourceList)) IN (\(keysSQL)) AND NOT EXISTS (SELECT 1 FROM \(qualifiedName) AS u WHERE \(held)) FOR UPDATE OF t"
     }
 
     /// `edit` as one statement that changes its rows and journals them as they were (an update
@@ -131,8 +172,23 @@ struct UndoPlan {
         return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(qualifiedName) SELECT * FROM changed"
     }
 
-    /// The statement that puts the journaled rows back.
-    var undoSQL: String {
+    /// The statements that put the journaled rows back, in order (one, but for an upsert: its
+    /// updated rows' columns back, then its inserted rows deleted).
+    var undoStatements: [String] {
+        guard case .upsert(let journaled) = kind else { return [undoSQL] }
+        let q = target.qualifiedSQL
+        let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")))"
+        let sets = restoredColumns.compactMap { name in journaled.firstIndex(of: name).map { "\(quoteIdentifier(name)) = u.c\($0)" } }
+        var statements: [String] = []
+        if !sets.isEmpty {
+            statements.append("UPDATE \(q) AS t SET \(sets.joined(separator: ", ")) FROM \(qualifiedName) AS u WHERE NOT u.is_new AND \(match)")
+        }
+        statements.append("DELETE FROM \(q) AS t WHERE (\(keys.sourceList)) IN (SELECT \(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")) FROM \(qualifiedName) AS u WHERE u.is_new)")
+        return statements
+    }
+
+    /// The statement that puts the journaled rows back (not an upsert's: ``undoStatements``).
+    private var undoSQL: String {
         let q = target.qualifiedSQL
         switch kind {
         case .update(let columns, let newKeys):
@@ -144,7 +200,7 @@ struct UndoPlan {
             let values = columns.indices.map { "u.c\($0)" }.joined(separator: ", ")
             // Identity columns GENERATED ALWAYS take their old values back too.
             return "INSERT INTO \(q) (\(names)) OVERRIDING SYSTEM VALUE SELECT \(values) FROM \(qualifiedName) AS u"
-        case .insert:
+        case .insert, .upsert:
             return "DELETE FROM \(q) AS t WHERE (\(keys.sourceList)) IN (SELECT \(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")) FROM \(qualifiedName) AS u)"
         }
     }
@@ -154,8 +210,11 @@ struct UndoPlan {
     func journaling(insert sql: String, keys readKeys: Bool) -> String {
         let returned = keys.enumerated().map { "\($1.source) AS k\($0)" }.joined(separator: ", ")
         let reads = readKeys ? ", " + oldKeys.map { $0.read("ins") }.joined(separator: ", ") : ""
-        return "WITH ins AS (\(sql) RETURNING true AS is_new, \(returned)), journaled AS (INSERT INTO \(qualifiedName) "
-            + "SELECT \(keys.indices.map { "k\($0)" }.joined(separator: ", ")) FROM ins) SELECT ins.is_new\(reads) FROM ins"
+        let journalKeys = keys.indices.map { "k\($0)" }.joined(separator: ", ")
+        // An upsert's journal names its columns: the old values stay NULL for a new row.
+        let into: String
+        if case .upsert = kind { into = "\(qualifiedName) (\(journalKeys), is_new) SELECT \(journalKeys), true" } else { into = "\(qualifiedName) SELECT \(journalKeys)" }
+        return "WITH ins AS (\(sql) RETURNING true AS is_new, \(returned)), journaled AS (INSERT INTO \(into) FROM ins) SELECT ins.is_new\(reads) FROM ins"
     }
 }
 
@@ -225,10 +284,10 @@ extension PostgresContext {
             throw BatchStoreError(.serverUnavailable, "the last edit's undo journal was lost with its connection to PostgreSQL; nothing was restored")
         }
         let plan = entry.plan
-        let restored: Int
+        let counts: [Int]
         do {
-            restored = try inTransaction(session) {
-                let n = try watched(session, plan.undoSQL, [], phase: .writing) ?? 0
+            counts = try inTransaction(session) {
+                let n = try plan.undoStatements.map { try watched(session, $0, [], phase: .writing) ?? 0 }
                 try flushStatistics(session)
                 return n
             }
@@ -238,11 +297,17 @@ extension PostgresContext {
             throw BatchStoreError(.serverUnavailable, "\(error.message); the last edit's undo journal was lost with its connection to PostgreSQL")
         }
         undoStack.removeLast()
+        let restored = counts.reduce(0, +)
         let kind: StoredChanges.Kind
         switch plan.kind {
         case .delete: kind = .inserted
         case .update: kind = .updated
         case .insert: kind = .deleted
+        case .upsert:
+            // Two kinds of rows: the journal splits into a table of each, and goes.
+            let changes = ChangeSet(stored: try upsertChanges(plan, lease: entry.lease, updated: counts.count > 1 ? counts[0] : 0, deleted: counts.last ?? 0))
+            merge(changes)
+            return changes
         }
         // The journal now lists the rows put back, by the keys they have again; it is dropped
         // with the change set.
@@ -250,6 +315,21 @@ extension PostgresContext {
                                                        keys: PostgresChangedKeys(lease: entry.lease, table: plan.table, columns: plan.oldKeys))])
         merge(changes)
         return changes
+    }
+
+    /// An undone upsert's changes: the rows it had updated (their columns put back) and those it
+    /// had inserted (deleted), each kind's keys in a table of the journal's session.
+    private func upsertChanges(_ plan: UndoPlan, lease: PostgresSessionLease, updated: Int, deleted: Int) throws -> [StoredChanges] {
+        let session = lease.session
+        let keys = plan.oldKeys.map(\.name).joined(separator: ", ")
+        var stored: [StoredChanges] = []
+        for (isNew, kind, count) in [(false, StoredChanges.Kind.updated, updated), (true, StoredChanges.Kind.deleted, deleted)] where count > 0 {
+            let name = makeTableName("bs_changed")
+            try session.execute("CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT \(keys) FROM \(plan.qualifiedName) WHERE \(isNew ? "" : "NOT ")is_new")
+            stored.append(StoredChanges(entity: plan.entity, kind: kind, count: count, keys: PostgresChangedKeys(lease: lease, table: name, columns: plan.oldKeys)))
+        }
+        session.executeDetached("DROP TABLE IF EXISTS \(plan.qualifiedName)")
+        return stored
     }
 
     // MARK: Cancelling

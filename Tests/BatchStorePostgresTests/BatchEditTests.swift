@@ -88,6 +88,8 @@ struct PostgresBatchEditTests {
         case update([Int64: [Int: SQLValue]])
         case delete([Row10])
         case insert([Int64])
+        /// An upsert's: the rows it updated as they were before it, and the keys it inserted.
+        case upsert(old: [Int64: Row10], inserted: [Int64])
     }
 
     static func step(_ g: inout SeededGenerator) -> Step {
@@ -125,9 +127,7 @@ struct PostgresBatchEditTests {
                 if g.next(2) == 0 { row["s"] = .text(g.pick(CrossEngineTests.texts)) }
                 return row
             }
-            let upserting: Bool
-            if case .upsert = policy { upserting = true } else { upserting = false }
-            return .insert(rows, policy, undoable: undoable && !upserting)
+            return .insert(rows, policy, undoable: undoable)
         }
     }
 
@@ -323,6 +323,9 @@ struct PostgresBatchEditTests {
                     }
                 case .insert(let ids):
                     model.removeAll { ids.contains($0[0].integerValue ?? -1) }
+                case .upsert(let old, let inserted):
+                    model.removeAll { inserted.contains($0[0].integerValue ?? -1) }
+                    model = model.map { row in row[0].integerValue.flatMap { old[$0] } ?? row }
                 case .delete(let rows):
                     // A key taken again since (an insert) makes both undos fail, changing nothing.
                     let present = Set(model.compactMap { $0[0].integerValue })
@@ -346,12 +349,15 @@ struct PostgresBatchEditTests {
                 // existing one is skipped (ignore) or gets the given columns (upsert).
                 expectedIDs = []
                 let present = Set(model.compactMap { $0[0].integerValue })
+                var old: [Int64: Row10] = [:]
                 for row in rows {
                     let id = row["id"] ?? .null
                     var full = Row10(repeating: .null, count: columns.count)
                     if let i = model.firstIndex(where: { $0[0] == id }) {
                         guard case .upsert = policy else { continue }
                         full = model[i]
+                        // The row as it was before the upsert (its first change), unless the upsert inserted it.
+                        if let key = id.integerValue, present.contains(key), old[key] == nil { old[key] = model[i] }
                         model.remove(at: i)
                     }
                     for (name, value) in row { if let c = columns.firstIndex(of: name) { full[c] = value } }
@@ -359,7 +365,13 @@ struct PostgresBatchEditTests {
                     expectedIDs.append(id.integerValue ?? -1)
                 }
                 model.sort { ($0[0].integerValue ?? 0) < ($1[0].integerValue ?? 0) }
-                if undoable { undos.append(.insert(expectedIDs.filter { !present.contains($0) })) }
+                if undoable {
+                    if case .upsert = policy {
+                        undos.append(.upsert(old: old, inserted: expectedIDs.filter { !present.contains($0) }))
+                    } else {
+                        undos.append(.insert(expectedIDs.filter { !present.contains($0) }))
+                    }
+                }
                 results = [try sqlite.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: undoable),
                            try pg.execute(BatchInsertRequest(entityName: "r", objects: rows, conflictPolicy: policy, resultType: .count), undoable: undoable)]
                 resultType = .count
@@ -479,7 +491,7 @@ struct PostgresBatchEditTests {
         #expect(try server.psql("SELECT votes FROM ed WHERE id = 6", database: database) == "3")
     }
 
-    @Test("undo over PostgreSQL: a key changed by the update is found again, identity and generated columns come back as they were, an insert's rows go again (an upsert is refused undo), a key taken since fails the undo and keeps it, a lost session says so in one line, the depth is kept")
+    @Test("undo over PostgreSQL: a key changed by the update is found again, identity and generated columns come back as they were, an insert's rows go again, an upsert's updated rows come back and its inserted rows go, a key taken since fails the undo and keeps it, a lost session says so in one line, the depth is kept")
     func undoEdges() throws {
         let server = try PostgresServer.require()
         let database = try server.makeDatabase("undo", sql: """
@@ -524,12 +536,17 @@ struct PostgresBatchEditTests {
         #expect(try psql("SELECT count(*) FROM u") == "52")
         #expect(try context.undo().deletedCount == 2)
         #expect(try psql(all) == start)
-        do {
-            _ = try context.execute(BatchInsertRequest(entityName: "u", objects: rows, conflictPolicy: .upsert), undoable: true)
-            Issue.record("an undoable upsert ran")
-        } catch let error as BatchStoreError {
-            #expect(error.code == .undoRefused, "\(error)")
-        }
+        // An upsert's undo puts back the columns it set in the rows it updated (as they were before
+        // its first change of them: a key given twice is journaled once) and deletes the rows it
+        // inserted (one inserted, then updated by a later row of the same upsert, goes too).
+        let upserted: [[String: SQLValue]] = [["id": 1, "v": 99], ["id": 2, "note": "changed"], ["id": 70, "v": 7],
+                                              ["id": 1, "v": 100, "note": "twice"], ["id": 70, "note": "then updated"], ["id": 71]]
+        let upsert = try context.execute(BatchInsertRequest(entityName: "u", objects: upserted, conflictPolicy: .upsert, resultType: .count), undoable: true)
+        #expect(upsert.count == 6)
+        #expect(try psql("SELECT concat_ws(',', v, twice, note) FROM u WHERE id = 1") == "100,200,twice")
+        #expect(try psql("SELECT count(*) FROM u") == "52")
+        let undone = try context.undo()
+        #expect(undone.updatedCount == 2 && undone.deletedCount == 2, "\(undone)")
         #expect(try psql(all) == start)
         // The depth: the oldest journals are forgotten.
         context.undoDepth = 2
