@@ -269,8 +269,8 @@ final class PostgresFrequencyTable: FrequencyTable {
     private let lease: PostgresSessionLease
     private let name: String
     private let grouping: PostgresGrouping
-    private let groupSQL: String
-    private let groupArguments: [SQLValue]
+    let groupSQL: String
+    let groupArguments: [SQLValue]
     private var session: PostgresSession { lease.session }
     private var qualifiedName: String { "pg_temp.\(quoteIdentifier(name))" }
 
@@ -314,17 +314,11 @@ final class PostgresFrequencyTable: FrequencyTable {
 
     deinit { session.executeDetached("DROP TABLE IF EXISTS \(qualifiedName)") }
 
-    private var pageSQL: String {
+    var pageSQL: String {
         "SELECT \(grouping.read("f.value")), f.count FROM \(qualifiedName) AS f WHERE f.pos BETWEEN $1 AND $2 ORDER BY f.pos"
     }
 
     var location: String { "PostgreSQL temp table \(name)" }
-
-    func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
-        let start = max(0, min(position, count - 1))
-        return ResultStatements(idFetch: groupSQL, idFetchArguments: groupArguments, batchFault: pageSQL,
-                                batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(max(start + 1, min(start + pageSize, count))))])
-    }
 
     func values(in positions: Range<Int>) throws -> [ValueCount] {
         let lower = max(0, positions.lowerBound), upper = min(count, positions.upperBound)

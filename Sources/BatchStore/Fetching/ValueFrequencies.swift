@@ -86,10 +86,23 @@ package protocol FrequencyTable: AnyObject {
     var seconds: Double { get }
     var binWidth: Int64? { get }
     var location: String { get }
-    func statements(readingAt position: Int, pageSize: Int) -> ResultStatements
+    /// The GROUP BY that filled the table, and its bound values.
+    var groupSQL: String { get }
+    var groupArguments: [SQLValue] { get }
+    /// The read of a page of values, bound with its first and last 1-based positions.
+    var pageSQL: String { get }
     func values(in positions: Range<Int>) throws -> [ValueCount]
     func selection(at positions: [Int]) throws -> ValueSelection
     func position(of selection: ValueSelection) throws -> Int?
+}
+
+extension FrequencyTable {
+    /// See ``ValueFrequencies/statements(readingAt:pageSize:)``.
+    package func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
+        let start = max(0, min(position, count - 1))
+        return ResultStatements(idFetch: groupSQL, idFetchArguments: groupArguments, batchFault: pageSQL,
+                                batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(max(start + 1, min(start + pageSize, count))))])
+    }
 }
 
 /// A ``FrequencyTable`` in an SQLite temp table, `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`.
@@ -104,9 +117,8 @@ final class SQLiteFrequencyTable: FrequencyTable {
 
     let connection: Connection
     let name: String
-    /// The GROUP BY that filled the table, and its bound values.
-    private let groupSQL: String
-    private let groupArguments: [SQLValue]
+    let groupSQL: String
+    let groupArguments: [SQLValue]
 
     /// Groups `values` (the attribute for each row of a result) into a new temp table on their
     /// connection; `estimate` is the rows it reads, for progress.
@@ -162,17 +174,7 @@ final class SQLiteFrequencyTable: FrequencyTable {
 
     deinit { connection.dropTempTable(name) }
 
-    private var pageSQL: String { "SELECT value, count FROM temp.\(quoteIdentifier(name)) WHERE pos BETWEEN ? AND ? ORDER BY pos" }
-
-    /// The SQL of these frequencies: as ``ResultStatements/idFetch`` the GROUP BY that filled
-    /// their table (with the values it bound), as ``ResultStatements/batchFault`` the read of the
-    /// `pageSize` values from `position` on (bound with their 1-based first and last positions).
-    /// Nothing runs.
-    func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
-        let start = max(0, min(position, count - 1))
-        return ResultStatements(idFetch: groupSQL, idFetchArguments: groupArguments, batchFault: pageSQL,
-                                batchFaultArguments: [.integer(Int64(start + 1)), .integer(Int64(max(start + 1, min(start + pageSize, count))))])
-    }
+    var pageSQL: String { "SELECT value, count FROM temp.\(quoteIdentifier(name)) WHERE pos BETWEEN ? AND ? ORDER BY pos" }
 
     /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`.
     var location: String { "SQLite temp table \(name)" }
