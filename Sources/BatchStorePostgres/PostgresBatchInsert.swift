@@ -55,6 +55,20 @@ extension PostgresContext {
         try insert(request, keys: false) { _, _ in }
     }
 
+    /// A key's value as the column compares it, so that one key written two ways is seen as one:
+    /// a number for a column of numbers (an integral real or a numeric text as that number),
+    /// else its text.
+    static func canonicalKey(_ value: SQLValue, _ column: PostgresColumn) -> SQLValue {
+        switch (column.kind, value) {
+        case (.integer, .real(let d)) where d == d.rounded() && abs(d) < 9.2e18: return .integer(Int64(d))
+        case (.integer, .text(let t)): return Int64(t.trimmingCharacters(in: .whitespaces)).map { .integer($0) } ?? value
+        case (.real, .integer(let i)), (.numeric, .integer(let i)): return .real(Double(i))
+        case (.real, .text(let t)), (.numeric, .text(let t)): return Double(t.trimmingCharacters(in: .whitespaces)).map { .real($0) } ?? value
+        case (.text, .integer(let i)), (.uuid, .integer(let i)): return .text(String(i))
+        default: return value
+        }
+    }
+
     private func insert(_ request: BatchInsertRequest, keys: Bool, undoable: Bool = false, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
         let table = try store.table(named: request.entityName)
         // An insert needs no key: only views refuse (a table without a primary key takes rows, and
@@ -125,15 +139,24 @@ extension PostgresContext {
                 let vKey = "(" + primaryKey.compactMap { k in columns.firstIndex { $0.name == k }.map { v[$0] } }.map { "v.\($0)" }.joined(separator: ", ") + ")"
                 let sets = columns.indices.map { "\(quoteIdentifier(columns[$0].name)) = v.\(v[$0])" }.joined(separator: ", ")
                 statements = []
+                var updated = "", absent = "NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))"
                 if let plan = journal {
-                    // The rows about to be updated, as they are, locked, before the UPDATE changes them.
-                    statements.append(plan.journalingOld(keys: "SELECT \(vKey.dropFirst().dropLast()) FROM \(values)"))
+                    // The rows about to be updated, as they are, locked, before the UPDATE changes
+                    // them, and which columns it sets in them. The UPDATE then changes only rows
+                    // the journal holds, and the INSERT writes only keys it does not: a row another
+                    // session inserts in between fails the upsert (a duplicate key) rather than
+                    // going unjournaled.
+                    let keysSQL = "SELECT \(vKey.dropFirst().dropLast()) FROM \(values)"
+                    statements.append(plan.journalingOld(keys: keysSQL))
+                    if let mark = plan.markingSet(columns.map(\.name), keys: keysSQL) { statements.append(mark) }
                     journal?.assigning(columns.map(\.name))
+                    updated = " AND " + plan.holds(keyOf("t"))
+                    absent = "NOT " + plan.holds(vKey)
                 }
                 let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
-                    + "WHERE NOT EXISTS (SELECT 1 FROM \(table.qualifiedSQL) AS e WHERE \(keyOf("e")) = \(vKey))"
+                    + "WHERE \(absent)"
                 statements += [
-                    "UPDATE \(table.qualifiedSQL) AS t SET \(sets) FROM \(values) WHERE \(keyOf("t")) = \(vKey)" + returning("false"),
+                    "UPDATE \(table.qualifiedSQL) AS t SET \(sets) FROM \(values) WHERE \(keyOf("t")) = \(vKey)\(updated)" + returning("false"),
                     journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true"),
                 ]
             } else {
@@ -194,7 +217,9 @@ extension PostgresContext {
                     throw BatchStoreError(.invalidArgument, "row \(number): two keys name the same column (names are case-insensitive)")
                 }
                 let rowColumns = pairs.map(\.column)
-                let key = upsert ? primaryKey.compactMap { k in pairs.first { $0.column.name == k }?.value } : []
+                // A key given twice, however written (1, 1.0, '1'), splits the statement: each
+                // statement holds a key once, so the rows are written in order.
+                let key = upsert ? primaryKey.compactMap { k in pairs.first { $0.column.name == k }.map { Self.canonicalKey($0.value, $0.column) } } : []
                 if rowColumns != columns || pending.count >= limit || (upsert && !key.isEmpty && pendingKeys.contains(key)) {
                     try flush()
                     columns = rowColumns

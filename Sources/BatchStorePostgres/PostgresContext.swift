@@ -141,6 +141,8 @@ public final class PostgresContext: ValueStreamingContext {
     public func merge(_ changes: ChangeSet) {
         let listed = Set(changes.updated + changes.deleted)
         for storage in openResults.compactMap(\.storage) {
+            // A batch read ahead may hold any changed row: it goes whatever the change.
+            storage.discardReadAhead()
             let held = storage.residentObjectIDs
             guard !held.isEmpty else { continue }
             var stale = Set(held.filter { listed.contains($0) })

@@ -5,21 +5,20 @@ import Foundation
 /// frequency sheet (`F`, `B`), a summary (`I`) and an edit of a sheet's values share, so that an
 /// edit acts on exactly the rows a count counted.
 ///
-/// A column groups by its own type where the type has an equality and an order (integers, reals,
-/// `numeric`, booleans, `bytea`, dates and times, `uuid`, `text`, `varchar`, `char`, `name`,
-/// `interval`, `money`, network addresses); `json`, arrays and every other type group by their
-/// text (`json` has no equality, `point` no order). Binned (a bin width `w`), a number counts as
-/// its bin's lower bound `floor(v / w) * w`: a `bigint` for integer columns (computed in
-/// `numeric`, exactly), a `double precision` for reals, a `numeric` for `numeric` (NaN and the
-/// infinities stay themselves).
+/// A column groups by its own type where the type's equality is the one the predicate language
+/// compares it with (integers, reals, `numeric`, booleans, `bytea`, dates and times, `uuid`,
+/// `text`, `varchar`, `char`, `name`); every other type groups by its text, as `==` on it compares
+/// (`interval`: '1 day' and '24 hours' are equal as intervals, not as text; `json` has no
+/// equality, `point` no order). Binned (a bin width `w`), a number counts as its bin's lower bound
+/// `floor(v / w) * w`: a `bigint` for integer columns (computed in `numeric`), a `double
+/// precision` for reals, a `numeric` for `numeric` (computed with `mod`, exactly: a division
+/// rounds to its scale; NaN and the infinities stay themselves).
 struct PostgresGrouping {
     let column: PostgresColumn
     let binWidth: Int64?
 
-    /// Base types that group and sort by their own operators.
-    static let groupable: Set<Int64> = [19, 25, 1042, 1043, 1186, 790, 869, 650, 829, 774]
-    /// Of those, the ones `min` and `max` take (the others are bounded by their text).
-    static let bounded: Set<Int64> = [25, 1042, 1043, 1186, 790, 869, 650]
+    /// Base types read as text that group and sort by their own operators: the text types.
+    static let groupable: Set<Int64> = [19, 25, 1042, 1043]
 
     private var groupsAsText: Bool {
         switch column.kind {
@@ -38,7 +37,9 @@ struct PostgresGrouping {
             switch column.kind {
             case .integer: return "CAST(floor(CAST(CAST(\(x) AS int8) AS numeric) / \(w)) * \(w) AS int8)"
             case .real: return "(floor(CAST(\(x) AS float8) / \(w)) * \(w))"
-            default: return "(floor(\(x) / \(w)) * \(w))"
+            default:
+                let m = "mod(\(x), \(w))"
+                return "(CASE WHEN \(m) = 'NaN' THEN \(x) WHEN \(m) < 0 THEN \(x) - \(m) - \(w) ELSE \(x) - \(m) END)"
             }
         }
         if groupsAsText { return "CAST(\(x) AS text)" }
@@ -100,8 +101,8 @@ struct PostgresGrouping {
         case .uuid: return "\(function)(CAST(\(x) AS text))"
         case .json, .array: return "\(function)(\(x) COLLATE \"C\")"
         case .text:
-            if isCollatable { return "CAST(\(function)(\(x) COLLATE \"C\") AS text)" }
-            return Self.bounded.contains(column.baseTypeOID) ? "CAST(\(function)(\(x)) AS text)" : "\(function)(CAST(\(x) AS text) COLLATE \"C\")"
+            if isCollatable, !groupsAsText { return "CAST(\(function)(\(x) COLLATE \"C\") AS text)" }
+            return "\(function)(CAST(\(x) AS text) COLLATE \"C\")"
         }
     }
 

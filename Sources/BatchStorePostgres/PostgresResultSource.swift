@@ -119,6 +119,8 @@ final class PostgresIDTable: IDStore {
     private var backendPID: Int?
     /// Asks the server to cancel a backend's statement (see ``PostgresStore/cancelStatement(of:)``).
     let cancel: ((Int) -> Void)?
+    /// Runs before a statement that may be cancelled is sent (the result's read ahead settles).
+    var beforeWatching: (() -> Void)?
 
     /// Base types of a fixed width that never need TOAST: rows of only these are all one size.
     static let fixedWidthTypes: Set<Int64> = [16, 20, 21, 23, 26, 27, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950]
@@ -235,6 +237,7 @@ final class PostgresIDTable: IDStore {
     func watching<T>(_ progress: ((IDFetchProgress) -> IDFetchDecision)?, _ body: (_ watch: (Double) -> Bool, _ cancel: () -> Void) throws -> T,
                      onLateCancel: () -> Void = {}) throws -> T? {
         guard let progress, let cancel else { return nil }
+        beforeWatching?()
         let pid = try backendPID ?? session.backendPID()
         backendPID = pid
         var cancelled = false
@@ -416,6 +419,7 @@ final class PostgresResultSource: ResultSource {
         self.lease = PostgresSessionLease(session)
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
+        idTable.beforeWatching = { [weak self] in self?.settleReadAhead() }
     }
 
     deinit {
@@ -542,12 +546,15 @@ final class PostgresResultSource: ResultSource {
 
     /// Reads the batch at `positions`. In a sweep (this batch follows the one faulted before), the
     /// next batch's statement is sent before this one's rows are read, so the server reads it
-    /// while these are made into objects; it is used only when it is the next batch asked for and
-    /// nothing else was sent on the session after it (an edit, a refill), else dropped.
+    /// while these are made into objects. It is used only when it is the next batch asked for,
+    /// within half a second, and nothing else was sent on the session after it (an edit, a
+    /// refill) nor was it discarded (a merge, a refresh: ``discardReadAhead()``); else it is dropped.
     func fault(_ positions: Range<Int>) throws -> FaultedBatch {
         let (sql, arguments) = try faultStatement(positions)
         let pending: PendingRows
-        if let ahead = sentAhead, ahead.positions == positions, ahead.sql == sql, ahead.rows.serial == session.statementsSent {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if let ahead = sentAhead, ahead.positions == positions, ahead.sql == sql, ahead.rows.serial == session.statementsSent,
+           now - ahead.sentAt < Self.readAheadLife {
             pending = ahead.rows
         } else {
             pending = session.sendCollecting(sql, arguments)
@@ -556,14 +563,29 @@ final class PostgresResultSource: ResultSource {
         if lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
             let next = positions.upperBound..<min(idTable.count, positions.upperBound + positions.count)
             let (nextSQL, nextArguments) = try faultStatement(next)
-            sentAhead = (next, nextSQL, session.sendCollecting(nextSQL, nextArguments))
+            sentAhead = (next, nextSQL, session.sendCollecting(nextSQL, nextArguments), DispatchTime.now().uptimeNanoseconds)
         }
         lastFaultEnd = positions.upperBound
         return FaultedBatch(objects: objects(from: try session.rows(of: pending), positions: positions, keysInline: locatesRows && keyIndexes != nil))
     }
 
-    /// The batch sent ahead in a sweep (see ``fault(_:)``).
-    private var sentAhead: (positions: Range<Int>, sql: String, rows: PendingRows)?
+    /// How long a batch read ahead may wait for its fault (a sweep asks for it within
+    /// milliseconds; a reader who pauses gets the rows as they are when the fault comes).
+    static let readAheadLife: UInt64 = 500_000_000
+
+    /// Forgets the batch read ahead; its rows, if still coming, are dropped as they arrive.
+    func discardReadAhead() { sentAhead = nil }
+
+    /// Waits until the batch read ahead, if any, has come, and forgets it: what a statement that
+    /// Esc may cancel does first, so that the cancel request cannot reach the read ahead instead.
+    func settleReadAhead() {
+        guard let ahead = sentAhead else { return }
+        sentAhead = nil
+        _ = try? session.rows(of: ahead.rows)
+    }
+
+    /// The batch sent ahead in a sweep (see ``fault(_:)``), and when.
+    private var sentAhead: (positions: Range<Int>, sql: String, rows: PendingRows, sentAt: UInt64)?
     /// Where the last fault ended: the next one starting there is a sweep.
     private var lastFaultEnd: Int?
 

@@ -79,7 +79,11 @@ public final class PostgresSession: Sendable {
         // standard_conforming_strings: the pg_temp functions' literals (\uXXXX escapes) and every
         // quoted string built here read backslashes as PostgreSQL's default does, whatever the
         // database or role sets.
-        var parameters = [("client_encoding", "UTF8"), ("DateStyle", "ISO, YMD"), ("TimeZone", "UTC"), ("standard_conforming_strings", "on")]
+        var parameters = [("client_encoding", "UTF8"), ("DateStyle", "ISO, YMD"), ("TimeZone", "UTC"), ("standard_conforming_strings", "on"),
+                          // Floats written as text read back as the same value (a frequency sheet's
+                          // literals are its values' text): shortest-exact from PostgreSQL 12, all
+                          // 17 digits before; a database or role may have set 0 or less.
+                          ("extra_float_digits", "3")]
         parameters.append(("application_name", url.applicationName ?? "faultline"))
         configuration.options.additionalStartupParameters = parameters
         let logger = Logger(label: "faultline.postgres") { _ in SwiftLogNoOpLogHandler() }

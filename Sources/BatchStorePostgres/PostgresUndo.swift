@@ -6,7 +6,8 @@ import Foundation
 /// columns; a delete's every stored column), and `n0…` the keys after, when an update assigns a
 /// key column (undo finds the rows by them). An insert journals the new rows' keys alone. An
 /// upsert journals both, marked by `is_new`: the keys of the rows it inserted, and each row it
-/// updated as it was before (every stored column but the key), once, before its first change.
+/// updated as it was before (every stored column but the key), once, before its first change,
+/// with `set_cols`, the journaled columns it set in that row (undo puts back those alone).
 struct UndoPlan {
     enum Kind {
         case update(columns: [String], newKeys: Bool)
@@ -143,7 +144,7 @@ struct UndoPlan {
     /// Makes the (empty) journal, its columns typed as the table's.
     var createSQL: String {
         var list = oldList + newList
-        if case .upsert = kind { list.append("true AS is_new") }
+        if case .upsert = kind { list += ["true AS is_new", "CAST('{}' AS int4[]) AS set_cols"] }
         return "CREATE TEMP TABLE \(quoteIdentifier(table)) AS SELECT \(list.joined(separator: ", ")) FROM \(target.qualifiedSQL) AS t WITH NO DATA"
     }
 
@@ -151,9 +152,26 @@ struct UndoPlan {
     /// subquery) gives and that the journal does not hold yet (a row the upsert inserted or
     /// updated before keeps its first entry): run before the UPDATE that changes them.
     func journalingOld(keys keysSQL: String) -> String {
-        let held = "(\(keys.indices.map { "u.k\($0)" }.joined(separator: ", "))) = (\(keys.sourceList))"
-        return "INSERT INTO \(qualifiedName) SELECT \(oldList.joined(separator: ", ")), false FROM \(target.qualifiedSQL) AS t "
-            + "WHERE (\(keys.sourceList)) IN (\(keysSQL)) AND NOT EXISTS (SELECT 1 FROM \(qualifiedName) AS u WHERE \(held)) FOR UPDATE OF t"
+        "INSERT INTO \(qualifiedName) SELECT \(oldList.joined(separator: ", ")), false, CAST('{}' AS int4[]) FROM \(target.qualifiedSQL) AS t "
+            + "WHERE (\(keys.sourceList)) IN (\(keysSQL)) AND NOT \(holds("(\(keys.sourceList))")) FOR UPDATE OF t"
+    }
+
+    /// `EXISTS (SELECT 1 FROM journal AS u WHERE (u.k0, …) = <key>)`: the journal holds the row
+    /// whose key is the tuple `key` (an upsert's UPDATE changes only rows it journaled, and its
+    /// INSERT writes only keys it did not: a row another session inserts in between fails it).
+    func holds(_ key: String) -> String {
+        "EXISTS (SELECT 1 FROM \(qualifiedName) AS u WHERE (\(keys.indices.map { "u.k\($0)" }.joined(separator: ", "))) = \(key))"
+    }
+
+    /// For an upsert, the statement that records, in the journal rows of the keys `keysSQL` gives
+    /// that it updated, which journaled columns it sets there (`set_cols`); nil when it sets none.
+    func markingSet(_ columns: [String], keys keysSQL: String) -> String? {
+        guard case .upsert(let journaled) = kind else { return nil }
+        let indexes = columns.compactMap { journaled.firstIndex(of: $0) }
+        guard !indexes.isEmpty else { return nil }
+        let keyList = keys.indices.map { "u.k\($0)" }.joined(separator: ", ")
+        return "UPDATE \(qualifiedName) AS u SET set_cols = u.set_cols || CAST('{\(indexes.map(String.init).joined(separator: ","))}' AS int4[]) "
+            + "WHERE NOT u.is_new AND (\(keyList)) IN (\(keysSQL))"
     }
 
     /// `edit` as one statement that changes its rows and journals them as they were (an update
@@ -178,7 +196,11 @@ struct UndoPlan {
         guard case .upsert(let journaled) = kind else { return [undoSQL] }
         let q = target.qualifiedSQL
         let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.k\($0)" }.joined(separator: ", ")))"
-        let sets = restoredColumns.compactMap { name in journaled.firstIndex(of: name).map { "\(quoteIdentifier(name)) = u.c\($0)" } }
+        // Each row gets back the columns the upsert set in it (another session's change to the
+        // others stays); the SET names only columns some row had set.
+        let sets = restoredColumns.compactMap { name in
+            journaled.firstIndex(of: name).map { "\(quoteIdentifier(name)) = CASE WHEN \($0) = ANY (u.set_cols) THEN u.c\($0) ELSE t.\(quoteIdentifier(name)) END" }
+        }
         var statements: [String] = []
         if !sets.isEmpty {
             statements.append("UPDATE \(q) AS t SET \(sets.joined(separator: ", ")) FROM \(qualifiedName) AS u WHERE NOT u.is_new AND \(match)")
@@ -285,9 +307,14 @@ extension PostgresContext {
         }
         let plan = entry.plan
         let counts: [Int]
+        var upserted: [StoredChanges] = []
         do {
             counts = try inTransaction(session) {
                 let n = try plan.undoStatements.map { try watched(session, $0, [], phase: .writing) ?? 0 }
+                // An upsert's two kinds of rows, listed before the commit (a failure then undoes the undo).
+                if case .upsert = plan.kind {
+                    upserted = try upsertChanges(plan, lease: entry.lease, updated: n.count > 1 ? n[0] : 0, deleted: n.last ?? 0)
+                }
                 try flushStatistics(session)
                 return n
             }
@@ -304,8 +331,9 @@ extension PostgresContext {
         case .update: kind = .updated
         case .insert: kind = .deleted
         case .upsert:
-            // Two kinds of rows: the journal splits into a table of each, and goes.
-            let changes = ChangeSet(stored: try upsertChanges(plan, lease: entry.lease, updated: counts.count > 1 ? counts[0] : 0, deleted: counts.last ?? 0))
+            // Two kinds of rows: the journal was split into a table of each, and goes.
+            session.executeDetached("DROP TABLE IF EXISTS \(plan.qualifiedName)")
+            let changes = ChangeSet(stored: upserted)
             merge(changes)
             return changes
         }
@@ -328,7 +356,6 @@ extension PostgresContext {
             try session.execute("CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT \(keys) FROM \(plan.qualifiedName) WHERE \(isNew ? "" : "NOT ")is_new")
             stored.append(StoredChanges(entity: plan.entity, kind: kind, count: count, keys: PostgresChangedKeys(lease: lease, table: name, columns: plan.oldKeys)))
         }
-        session.executeDetached("DROP TABLE IF EXISTS \(plan.qualifiedName)")
         return stored
     }
 

@@ -548,6 +548,18 @@ struct PostgresBatchEditTests {
         let undone = try context.undo()
         #expect(undone.updatedCount == 2 && undone.deletedCount == 2, "\(undone)")
         #expect(try psql(all) == start)
+        // Undo puts back, in each row, the columns the upsert set there: another session's change
+        // to a column the upsert did not set in that row stays. A key written two ways (1 and
+        // 1.0) is one key, written in order.
+        let twoRows: [[String: SQLValue]] = [["id": 1, "v": 99], ["id": 2, "note": "x"], ["id": .real(1.0), "v": 98]]
+        #expect(try context.execute(BatchInsertRequest(entityName: "u", objects: twoRows, conflictPolicy: .upsert, resultType: .count), undoable: true).count == 3)
+        #expect(try psql("SELECT v FROM u WHERE id = 1") == "98")
+        try psql("UPDATE u SET note = 'other session' WHERE id = 1")
+        #expect(try context.undo().updatedCount == 2)
+        #expect(try psql("SELECT concat_ws(',', v, note) FROM u WHERE id = 1") == "10,other session")
+        #expect(try psql("SELECT concat_ws(',', v, note) FROM u WHERE id = 2") == "20,n2")
+        try psql("UPDATE u SET note = 'n1' WHERE id = 1")
+        #expect(try psql(all) == start)
         // The depth: the oldest journals are forgotten.
         context.undoDepth = 2
         for k in 1...3 { _ = try update("v = v + \(k)", where: "id == \(k)") }

@@ -142,8 +142,32 @@ struct FetchTests {
         #expect(try sweep.execute(edit).count == 1)
         #expect(try sweep[23]?.value(forKey: "v") == .text("edited"))
         #expect(try sweep[24]?.value(forKey: "v") == .text("v26"))
-        // Without an edit, the batch sent ahead is the one read (the same rows).
+        // A sweep through the rest reads every row (batches read ahead on the way).
         #expect(try sweep.compactMap { try $0?.value(forKey: "v").textValue }.count == 100)
+
+        // Changes the result's session does not see: an edit through a context's own session, then
+        // its merge; another session's update, then refreshAllObjects; another session's update
+        // and a pause. Each time the batch read ahead is not used.
+        let context = PostgresContext(store: store)
+        let viaContext = try context.fetchBatched(BatchStore.FetchRequest(entityName: "small", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 10),
+                                                  residentBatches: 4, firstBatch: nil, progress: nil)
+        func readAhead(_ first: Int) throws {
+            _ = viaContext[first]
+            _ = viaContext[first + 10]   // the batch after this one is sent ahead
+        }
+        try readAhead(30)
+        let changed = try context.execute(BatchUpdateRequest(entityName: "small", predicate: try FetchPredicate("id == 55"),
+                                                             propertiesToUpdate: try UpdateExpression.parseAssignments("v = 'merged'"), resultType: .objectIDs), undoable: false)
+        context.merge(ChangeSet(updated: changed.objectIDs ?? []))
+        #expect(try viaContext[53]?.value(forKey: "v") == .text("merged"))   // id 55 (id 20 is gone)
+        try readAhead(60)
+        _ = try psql("UPDATE small SET v = 'refreshed' WHERE id = 85")
+        context.refreshAllObjects()
+        #expect(try viaContext[83]?.value(forKey: "v") == .text("refreshed"))
+        try readAhead(0)
+        _ = try psql("UPDATE small SET v = 'later' WHERE id = 25")
+        usleep(700_000)
+        #expect(try viaContext[23]?.value(forKey: "v") == .text("later"), "a batch read ahead half a second before is not used")
 
         // A text key (a numbered ID table) is found by place too.
         let named = try store.fetchBatched(BatchStore.FetchRequest(entityName: "named", sortDescriptors: [SortDescriptor(key: "v", ascending: false)], fetchBatchSize: 10))

@@ -105,6 +105,37 @@ struct PostgresFrequencyTests {
         #expect(throws: BatchStoreError.self) { try result.frequencies(of: "nope") }
     }
 
+    @Test("values read back exactly: doubles whatever extra_float_digits the database sets, numeric bins without rounding, intervals by their text as == compares them")
+    func exactValues() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("exact", sql: """
+            CREATE TABLE f (id int PRIMARY KEY, x float8, n numeric, d interval);
+            INSERT INTO f VALUES (1, 0.1::float8 + 0.2::float8, 19.99999999999999999999, '1 day'), (2, 0.3, 20, '24 hours'), (3, 0.3, -0.00000000000000000001, '24 hours');
+            """)
+        _ = try server.psql("ALTER DATABASE \(database) SET extra_float_digits = 0", database: database)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "f", fetchBatchSize: 10))
+        let delete = BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "f"))
+        // 0.30000000000000004 and 0.3: two values, each selecting its own rows.
+        let x = try result.frequencies(of: "x")
+        let xs = try x.values(in: 0..<x.count)
+        #expect(xs.map(\.count) == [2, 1] && xs.last?.value == .real(0.1 + 0.2), "\(xs)")
+        #expect(try result.count(forDelete: delete, values: try x.selection(at: [1])) == 1)
+        #expect(try x.position(of: try x.selection(at: [1])) == 1)
+        // A numeric bin is the exact floor: 19.999… is in 10 – 20, -0.000…1 in -10 – 0.
+        let n = try result.frequencies(of: "n", binWidth: 10)
+        let bins = try n.values(in: 0..<n.count)
+        #expect(bins.map(\.value) == [.integer(-10), .integer(10), .integer(20)], "\(bins)")
+        for p in 0..<n.count { #expect(try result.count(forDelete: delete, values: try n.selection(at: [p])) == 1) }
+        // '1 day' and '24 hours' are equal intervals but not equal text, as == compares them.
+        let d = try result.frequencies(of: "d")
+        #expect(try d.values(in: 0..<d.count).map(\.count) == [2, 1])
+        let day = try store.fetchBatched(BatchStore.FetchRequest(entityName: "f", predicate: try FetchPredicate(format: "d == '1 day'"), fetchBatchSize: 10))
+        #expect(day.count == 1)
+        _ = try result.execute(delete, values: try d.selection(at: [1]))
+        #expect(try server.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM f", database: database) == "2,3")
+    }
+
     @Test("a view and a table without a key count from their ID tables; a cancelled count stops on the server and leaves no table; a frequency table goes with its value, in the result's session")
     func viewsCancelAndLife() throws {
         let server = try PostgresServer.require()

@@ -47,6 +47,13 @@ package protocol ResultSource: AnyObject {
                  progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ColumnSummary
     /// The smallest and largest number `attribute` holds over the result's rows, nil when none.
     func numericRange(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ClosedRange<Double>?
+    /// Forgets any batch read ahead of its fault (a sweep's next batch), which the data may have
+    /// changed since: called when resident batches are dropped as stale.
+    func discardReadAhead()
+}
+
+extension ResultSource {
+    package func discardReadAhead() {}
 }
 
 /// A source over SQLite: frequencies, summaries and ranges are SQL over one SELECT of the values.
@@ -204,6 +211,7 @@ package final class ResultStorage: ResidentBatches {
     func refresh(anchors: [Int]) throws -> Int? {
         // Resident batches belong to the old table: dropped whatever happens below.
         defer { cache.evictAll() }
+        source.discardReadAhead()
         return try ids.refill(try source.idQuery(request), anchors: anchors)
     }
 
@@ -229,7 +237,13 @@ package final class ResultStorage: ResidentBatches {
 
     // MARK: ResidentBatches
 
-    package func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int { cache.evict(where: isStale) }
+    package func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int {
+        source.discardReadAhead()
+        return cache.evict(where: isStale)
+    }
+
+    /// Forgets a batch read ahead (see ``ResultSource/discardReadAhead()``).
+    package func discardReadAhead() { source.discardReadAhead() }
 
     /// The IDs of the objects in resident batches (what a merge over an engine whose results
     /// hold no context asks a change table about).
