@@ -304,7 +304,9 @@ extension BrowserState {
             pushFrequencyPreview(column: column, values: values, total: total, sampled: sampled, rows: rows)
         case .frequencyProgress(let column, let seconds, let n):
             let note = frequencySheet?.sampledFrom.map { "; ≈ figures are of an even sample of \(group($0)) rows until then" } ?? ""
-            say("counting the values of \(column): \(String(format1: seconds)) s, \(rows(n)) read\(note) (Esc cancels)")
+            // PostgreSQL does not say how many rows a statement has read so far.
+            let read = engineName == "SQLite" ? ", \(rows(n)) read" : ""
+            say("counting the values of \(column): \(String(format1: seconds)) s\(read)\(note) (Esc cancels)")
         case .frequencyBinned(let width, let values, let total, let result, let seconds):
             binnedFrequencySheet(width: width, values: values, total: total, result: result, seconds: seconds)
         case .frequencyCancelled(let column):

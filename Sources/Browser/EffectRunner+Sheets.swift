@@ -264,11 +264,37 @@ extension EffectRunner {
             let key = FetchPredicate.formatKey(frequencies.attribute)
             return "\(key) >= \(low) AND \(key) < \(high)"
         }
-        guard let condition = range ?? FetchPredicate.equalityFormat(key: frequencies.attribute, value: entry.value) else {
+        var value = entry.value
+        // A PostgreSQL `numeric` reads as its exact text, but compares as a number: written as one.
+        if range == nil, case .text(let text) = value, let entity = try? data.entity(named: sheet.table),
+           let i = entity.indexOfAttribute(named: frequencies.attribute), Self.isDecimalType(entity.attributes[i].declaredType) {
+            guard let number = Self.exactDouble(text) else {
+                return [.failed("this value (\(DisplayValue(value).shown)) cannot be written as a filter: a filter's numbers keep 15 digits (v then D or U on the sheet act on it exactly)")]
+            }
+            value = .real(number)
+        }
+        guard let condition = range ?? FetchPredicate.equalityFormat(key: frequencies.attribute, value: value) else {
             return [.failed("this value (\(DisplayValue(entry.value).shown)) cannot be written as a filter: blobs and infinite numbers have no literal")]
         }
         let filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
         return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
+    }
+
+    /// True for a declared type of exact decimals (`numeric(10,2)`, `decimal`), whose values a
+    /// PostgreSQL store reads as text.
+    static func isDecimalType(_ declared: String) -> Bool {
+        let type = declared.lowercased()
+        return type.hasPrefix("numeric") || type.hasPrefix("decimal")
+    }
+
+    /// The double a decimal's text is exactly, when it has at most 15 significant digits (a double
+    /// holds those exactly enough to compare equal); nil for more, NaN and the infinities.
+    static func exactDouble(_ text: String) -> Double? {
+        guard let d = Double(text), d.isFinite else { return nil }
+        let digits = text.drop { $0 == "-" || $0 == "+" }.filter(\.isNumber)
+        let significant = digits.drop { $0 == "0" }
+        let trimmed = text.contains(".") ? significant.reversed().drop { $0 == "0" } : significant.reversed().drop { _ in false }
+        return trimmed.count <= 15 ? d : nil
     }
 
     /// Esc or q on a stacked sheet: a frequency sheet's counts go; a summary holds nothing here; a

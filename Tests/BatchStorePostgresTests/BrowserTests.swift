@@ -271,6 +271,33 @@ struct PostgresBrowserTests {
         #expect(terminal.lines.contains { $0.contains("in Swift      0") }, "\(terminal.lines)")
     }
 
+    @Test("Enter on a numeric value of a frequency sheet opens its rows (compared as a number); NaN and values beyond 15 digits say they cannot be a filter")
+    func numericValues() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("numeric", sql: """
+            CREATE TABLE p(id int PRIMARY KEY, price numeric(10,2), big numeric);
+            INSERT INTO p VALUES (1, -250.00, 1), (2, -250, 1), (3, -250.0, 12345678901234567890.5), (4, 12.5, 2), (5, 12.50, 2), (6, 'NaN', 3);
+            """)
+        let terminal = MemoryTerminal(width: 100, height: 14)
+        let browser = try Browser(context: PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile)),
+                                  name: "numeric", options: BrowserOptions(table: "p"), backend: terminal)
+        browser.start()
+        while browser.idle() {}
+        browser.send([.char("l"), .char("F")])
+        while browser.idle() {}
+        browser.send(.enter)
+        #expect(browser.state.count == 3 && browser.state.filter == "price == -250.0", "\(browser.state.filter) \(browser.state.count)")
+        browser.send([.escape, .char("j"), .enter])
+        #expect(browser.state.count == 2 && browser.state.filter == "price == 12.5", "\(browser.state.filter) \(browser.state.count)")
+        browser.send([.escape, .char("j"), .enter])
+        #expect(browser.state.messageIsError && browser.state.message?.contains("cannot be written as a filter") == true, "\(browser.state.message ?? "")")
+        browser.send([.escape, .char("l"), .char("F")])
+        while browser.idle() {}
+        let row = try #require(terminal.lines.firstIndex { $0.contains("12345678901234567890.5") }, "\(terminal.lines)")
+        browser.send(Array(repeating: Key.char("j"), count: row - 1) + [.enter])
+        #expect(browser.state.messageIsError && browser.state.message?.contains("15 digits") == true, "\(browser.state.message ?? "")")
+    }
+
     @Test("another session's delete and update are noticed from the server's statistics: the status line says so, r reloads; browsing alone is not a change")
     func otherSession() throws {
         let server = try PostgresServer.require()
