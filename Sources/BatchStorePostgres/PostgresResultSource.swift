@@ -591,15 +591,11 @@ final class PostgresResultSource: ResultSource {
 
     /// The indexes of the primary key's columns among the table's, when it has one (a fault or a
     /// first batch then reads the key from the row's own values).
-    private var keyIndexes: [Int]? {
-        if let cachedKeyIndexes { return cachedKeyIndexes }
+    private lazy var keyIndexes: [Int]? = {
         guard case .primaryKey(let names) = table.rowKey else { return nil }
         let found = names.compactMap { name in table.columns.firstIndex { $0.name == name } }
-        guard found.count == names.count else { return nil }
-        cachedKeyIndexes = found
-        return found
-    }
-    private var cachedKeyIndexes: [Int]?
+        return found.count == names.count ? found : nil
+    }()
 
     /// The fault query's rows as objects in the slots of `positions` (nil where none came): each
     /// row the position, the key's values (unless `keysInline`: then read from the row's own

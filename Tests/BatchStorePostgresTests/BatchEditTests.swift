@@ -53,7 +53,9 @@ struct PostgresBatchEditTests {
         /// delete (nil) of the result's rows that `predicate` matches, through the result: the
         /// new row must not be touched. With `marked`, only those rows (marks the browser's `v`
         /// makes, some outside the result): an update's predicate still applies, a delete's not.
-        case resultEdit(filter: String, predicate: String, assignment: Int?, undoable: Bool, marked: [Int64]?)
+        /// With `values`, only rows holding values of a frequency sheet of that column over the
+        /// result (the sheet's `v` and `D`/`U`): `picks` are positions on it, modulo its length.
+        case resultEdit(filter: String, predicate: String, assignment: Int?, undoable: Bool, marked: [Int64]?, values: (column: String, picks: [Int])?)
         /// Undo of the last undoable edit (both engines; nothing to undo is an error on both).
         case undo
 
@@ -63,7 +65,8 @@ struct PostgresBatchEditTests {
             case .delete(_, let sort, _, _, let undoable): return (sort.isEmpty ? "delete" : "delete first N") + (undoable ? " (undoable)" : "")
             case .deleteIDs: return "delete ids"
             case .insert(_, _, let undoable): return undoable ? "undoable insert" : "insert"
-            case .resultEdit(_, _, let a, _, let marked): return (a == nil ? "result delete" : "result update") + (marked == nil ? "" : " (marked)")
+            case .resultEdit(_, _, let a, _, let marked, let values):
+                return (a == nil ? "result delete" : "result update") + (marked == nil ? "" : " (marked)") + (values == nil ? "" : " (sheet values)")
             case .undo: return "undo"
             }
         }
@@ -75,8 +78,9 @@ struct PostgresBatchEditTests {
             case .deleteIDs(let ids, let u): return "delete ids \(ids)\(u ? " undoable" : "")"
             case .insert(let rows, let policy, let u):
                 return "insert \(policy) \(rows.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") })\(u ? " undoable" : "")"
-            case .resultEdit(let f, let p, let a, let u, let marked):
-                return "in the result of \(f): \(a.map { "update set \(PostgresBatchEditTests.assignments[$0].text)" } ?? "delete") where \(p)\(marked.map { " marked \($0)" } ?? "")\(u ? " undoable" : "")"
+            case .resultEdit(let f, let p, let a, let u, let marked, let values):
+                return "in the result of \(f): \(a.map { "update set \(PostgresBatchEditTests.assignments[$0].text)" } ?? "delete") where \(p)\(marked.map { " marked \($0)" } ?? "")"
+                    + "\(values.map { " values \($0.picks) of \($0.column)'s sheet" } ?? "")\(u ? " undoable" : "")"
             case .undo: return "undo"
             }
         }
@@ -104,9 +108,15 @@ struct PostgresBatchEditTests {
         case 4:
             return .deleteIDs((0..<(1 + g.next(4))).map { _ in Int64(1 + g.next(150)) }, undoable: undoable)
         case 5, 6:
-            return .resultEdit(filter: CrossEngineTests.tree(&g, depth: 1).format, predicate: CrossEngineTests.tree(&g, depth: 1).format,
-                               assignment: g.next(3) == 0 ? nil : g.next(assignments.count), undoable: undoable,
-                               marked: g.next(3) == 0 ? (0..<(1 + g.next(5))).map { _ in Int64(1 + g.next(150)) } : nil)
+            let filter = CrossEngineTests.tree(&g, depth: 1).format, predicate = CrossEngineTests.tree(&g, depth: 1).format
+            let assignment = g.next(3) == 0 ? nil : g.next(assignments.count)
+            let marked = g.next(3) == 0 ? (0..<(1 + g.next(5))).map { _ in Int64(1 + g.next(150)) } : nil
+            var values: (column: String, picks: [Int])?
+            if marked == nil, g.next(2) == 0 {
+                let column = g.pick(["n", "x", "s"])
+                values = (column, (0..<(1 + g.next(3))).map { _ in g.next(1_000) })
+            }
+            return .resultEdit(filter: filter, predicate: predicate, assignment: assignment, undoable: undoable, marked: marked, values: values)
         case 7:
             return .undo
         default:
@@ -263,7 +273,7 @@ struct PostgresBatchEditTests {
                 results = [try sqlite.execute(BatchDeleteRequest(objectIDs: onSQLite, resultType: .objectIDs), undoable: undoable),
                            try pg.execute(BatchDeleteRequest(objectIDs: onPostgres, resultType: .objectIDs), undoable: undoable)]
                 resultType = .objectIDs
-            case .resultEdit(let filter, let predicate, let a, let undoable, let marked):
+            case .resultEdit(let filter, let predicate, let a, let undoable, let marked, let values):
                 let fetch = BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: filter))
                 let onSQLite = try sqlite.fetchBatched(fetch), onPostgres = try pg.fetchBatched(fetch, residentBatches: 8, firstBatch: nil, progress: nil)
                 // Marked rows are the rows of the result among them; a marked delete ignores the predicate.
@@ -271,6 +281,24 @@ struct PostgresBatchEditTests {
                 expectedIDs = try sqlite.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: chosen)))
                     .map { try $0.value(forKey: "id").integerValue ?? -1 }
                 if let marked { expectedIDs = expectedIDs.filter { marked.contains($0) } }
+                // Values of a frequency sheet over each result (the engines' sheets agree: CrossEngineTests),
+                // picked at the same positions; the model keeps the rows holding one of them.
+                var selections: [ValueSelection]?
+                if let values, let c = columns.firstIndex(of: values.column) {
+                    let sheets = [try onSQLite.frequencies(of: values.column), try onPostgres.frequencies(of: values.column)]
+                    if sheets[0].count > 0 {
+                        let positions = Array(Set(values.picks.map { $0 % sheets[0].count })).sorted()
+                        selections = try sheets.map { try $0.selection(at: positions) }
+                        let chosenValues = try positions.compactMap { try sheets[0].values(in: $0..<($0 + 1)).first?.value }
+                        // Text as the engines group it, byte for byte (Swift's == takes "é" and "e\u{301}" for one).
+                        func same(_ a: SQLValue, _ b: SQLValue) -> Bool {
+                            if case .text(let x) = a, case .text(let y) = b { return Array(x.utf8) == Array(y.utf8) }
+                            return a == b
+                        }
+                        let holding = Set(model.filter { row in chosenValues.contains { same($0, row[c]) } }.compactMap { $0[0].integerValue })
+                        expectedIDs = expectedIDs.filter { holding.contains($0) }
+                    }
+                }
                 let sqliteMarks = marked.map { ids in ids.map { ObjectID(entity: sqliteEntity, key: .rowid($0)) } }
                 let postgresMarks = marked.map { ids in ids.map { ObjectID(entity: pgEntity, key: .primaryKey([.integer($0)])) } }
                 // A row behind the results' backs, which every predicate of the test may match.
@@ -285,8 +313,8 @@ struct PostgresBatchEditTests {
                     model = model.map { expectedIDs.contains($0[0].integerValue ?? -1) ? assignments[a].apply($0) : $0 }
                     let request = BatchUpdateRequest(entityName: "r", predicate: try FetchPredicate(format: predicate),
                                                      propertiesToUpdate: try UpdateExpression.parseAssignments(assignments[a].text), resultType: .count)
-                    results = [try onSQLite.execute(request, objectIDs: sqliteMarks, undoable: undoable),
-                               try onPostgres.execute(request, objectIDs: postgresMarks, undoable: undoable)]
+                    results = [try onSQLite.execute(request, objectIDs: sqliteMarks, values: selections?[0], undoable: undoable),
+                               try onPostgres.execute(request, objectIDs: postgresMarks, values: selections?[1], undoable: undoable)]
                 } else if let sqliteMarks, let postgresMarks {
                     journal(expectedIDs, columns: nil, undoable: undoable)
                     model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
@@ -296,7 +324,8 @@ struct PostgresBatchEditTests {
                     journal(expectedIDs, columns: nil, undoable: undoable)
                     model.removeAll { expectedIDs.contains($0[0].integerValue ?? -1) }
                     let request = BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: predicate)), resultType: .count)
-                    results = [try onSQLite.execute(request, undoable: undoable), try onPostgres.execute(request, undoable: undoable)]
+                    results = [try onSQLite.execute(request, values: selections?[0], undoable: undoable),
+                               try onPostgres.execute(request, values: selections?[1], undoable: undoable)]
                 }
                 model.append(row)
                 model.sort { ($0[0].integerValue ?? 0) < ($1[0].integerValue ?? 0) }

@@ -24,8 +24,9 @@ public struct ValueCount: Sendable, Equatable {
 ///
 /// Values group as the engine's `GROUP BY` groups them. On SQLite the integer 1 and the real 1.0
 /// are one value, the text '1' another, and a column's collation applies. On PostgreSQL a column
-/// has one type and its values group by its equality (`numeric` 1.0 and 1.00 are one value);
-/// types without one (`json`, arrays, geometric types) group by their text.
+/// has one type and its values group as the predicate language's `==` compares them: numbers,
+/// booleans, `bytea`, dates and times, `uuid` and text by their own equality (`numeric` 1.0 and
+/// 1.00 are one value), every other type (`json`, arrays, `interval`, …) by its text.
 public final class ValueFrequencies {
     let table: any FrequencyTable
 
