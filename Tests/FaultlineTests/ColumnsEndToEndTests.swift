@@ -96,7 +96,11 @@ struct ColumnsEndToEndTests {
         #expect(screen.contains { $0.hasSuffix(" body TEXT  │ word1 word2 word3 word4 word5 word6 word7") }, "\(screen)")
         #expect(screen.contains { $0.hasSuffix("            │ word8 word9 word10 word11 word12 word13 word14") }, "wrapped between words")
         try t.type("G")
-        screen = try t.waitFor("word120")
+        // Again the whole frame: each line asserted below, before the capture the assertions read
+        // (seen in CI: "word120" was there, the note and the hex dump not yet).
+        _ = try t.waitFor("word120")
+        _ = try t.waitFor("the note") { $0.contains(" note TEXT  │ one\\n") }
+        screen = try t.waitFor("the hex dump") { $0.contains("00000000  00 41 42 43 ff") }
         #expect(screen.contains { $0.contains(" note TEXT  │ one\\n") } && screen.contains { $0.contains("│ two\\e]2;pwned\\x07") }, "\(screen)")
         #expect(screen.contains { $0.contains("data BLOB") && $0.contains("│ blob, 5 bytes") })
         #expect(screen.contains { $0.contains("00000000  00 41 42 43 ff") && $0.contains("|.ABC.|") })
