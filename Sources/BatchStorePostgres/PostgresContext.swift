@@ -10,13 +10,18 @@ import Foundation
 /// and deletes (one transaction each, see `PostgresBatchRequests.swift`). Edits through a result
 /// run in the result's session, limited to its rows.
 ///
-/// It keeps no identity map: objects are values read by a result's fault. Merging a change set
-/// drops the resident batches of the context's open results that hold a changed row, so the next
-/// read faults them as they are now. Undo journals are temp tables of the session that ran the
-/// edit (see `PostgresUndo.swift`); the last ``undoDepth`` edits can be undone.
+/// It keeps an identity map, as a ``ManagedObjectContext`` does: at most one live object per
+/// row, held weakly, whichever of its results (or ``existingObject(with:)``, ``object(with:)``)
+/// read the row. An object whose values are dropped (``refresh(_:mergeChanges:)``, a merge) is a
+/// fault again, and reading a value reads its row by key on the context's session. Merging a
+/// change set refaults the registered objects of the rows it updated, marks those it deleted
+/// (they leave the map), and drops the resident batches that hold either, so the next read faults
+/// them as they are now. Objects hold no unsaved changes here: rows change through batch requests.
+/// Undo journals are temp tables of the session that ran the edit (see `PostgresUndo.swift`); the
+/// last ``undoDepth`` edits can be undone.
 ///
 /// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
-public final class PostgresContext: ValueStreamingContext {
+public final class PostgresContext: ValueStreamingContext, ObjectContext, ObjectOwner {
     public let store: PostgresStore
     private var lookupLease: PostgresSessionLease?
     /// True once the lookup session has the `pg_temp` text functions.
@@ -35,8 +40,19 @@ public final class PostgresContext: ValueStreamingContext {
     private var openResults: [WeakResult] = []
     private struct WeakResult { weak var storage: ResultStorage? }
 
+    /// At most one live object per row (see ``ObjectContext``).
+    package let identity = IdentityMap()
+    /// Shared by every object of the context; its owner is cleared in `deinit`, so objects that
+    /// outlive the context see it as gone.
+    package let link = ContextLink(nil)
+
     public init(store: PostgresStore) {
         self.store = store
+        link.owner = self
+    }
+
+    deinit {
+        link.owner = nil
     }
 
     /// The context's own session for counts, lookups and edits (opened at first use, again after
@@ -111,9 +127,41 @@ public final class PostgresContext: ValueStreamingContext {
         if session === lookupLease?.session { lookupHasTextFunctions = true }
     }
 
-    /// The row `id` names, read now.
-    /// - Throws: `.objectNotFound` when it is gone; `.invalidQuery` for an ID of a row without a key.
+    /// The object for `id`, fulfilled: the registered one (read now when it is a fault), else one
+    /// read now and registered.
+    /// - Throws: `.objectNotFound` when it is gone (or was merged as deleted); `.invalidQuery`
+    ///   for an ID of a row without a key.
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        guard id.entity.storeName == store.name else {
+            throw BatchStoreError(.invalidArgument, "\(id) belongs to store \(id.entity.storeName), not \(store.name)")
+        }
+        if let existing = identity.object(for: id) {
+            if existing.isDeleted { throw BatchStoreError(.objectNotFound, "\(id) was deleted") }
+            if existing.isFault { try fulfillFault(existing) }
+            return existing
+        }
+        let object = ManagedObject(objectID: id, link: link, storage: .decoded(try readRow(id)))
+        identity.register(object)
+        return object
+    }
+
+    /// The registered object for `id`, or a new registered fault for it. No I/O: the row may not
+    /// exist; reading a value of such a fault throws `.objectNotFound`.
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let existing = identity.object(for: id) { return existing }
+        let object = ManagedObject(objectID: id, link: link, storage: .fault)
+        identity.register(object)
+        return object
+    }
+
+    /// The registered object for `id`, if one is alive; never does I/O.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? { identity.object(for: id) }
+
+    /// Objects alive in the identity map.
+    public var registeredObjectCount: Int { identity.count }
+
+    /// The row `id` names, its columns read now on the context's session (one statement by key).
+    private func readRow(_ id: ObjectID) throws -> [SQLValue] {
         let table = try store.table(named: id.entity.name)
         guard id.isAddressable, table.rowKey != .none else {
             throw BatchStoreError(.invalidQuery, "\(table.name) has no row key, so a row of it cannot be looked up again")
@@ -127,40 +175,106 @@ public final class PostgresContext: ValueStreamingContext {
         guard let row = try session().query(sql, values).first else {
             throw BatchStoreError(.objectNotFound, "\(id) is gone: another session deleted it")
         }
-        return ManagedObject(objectID: id, link: ContextLink(nil), values: columns.isEmpty ? [] : row)
+        return columns.isEmpty ? [] : row
     }
 
-    /// 0: the context keeps no identity map (objects live in the resident batches of its results).
-    public var registeredObjectCount: Int { 0 }
+    // MARK: ObjectOwner
 
-    /// Drops, in every open result of this context, the resident batches that hold a row
-    /// `changes` updated or deleted, so the next read faults them as they are now (a deleted row
-    /// reads as gone). Stored changes are asked only about the rows those batches hold (one
-    /// statement per 500); a change table that cannot be read drops every batch of its table.
-    /// Inserted rows appear after ``BatchFaultingCollection/refresh(keeping:)``.
-    public func merge(_ changes: ChangeSet) {
-        let listed = Set(changes.updated + changes.deleted)
-        for storage in openResults.compactMap(\.storage) {
-            // A batch read ahead may hold any changed row: it goes whatever the change.
-            storage.discardReadAhead()
-            let held = storage.residentObjectIDs
+    /// Reads a fault's row into it (``ManagedObject/value(at:)`` calls this).
+    package func fulfillFault(_ object: ManagedObject) throws {
+        if object.isDeleted { throw BatchStoreError(.objectNotFound, "\(object.objectID) was deleted") }
+        object.values = try readRow(object.objectID)
+    }
+
+    package func objectDidDeallocate(_ object: ManagedObject) { identity.unregister(object) }
+
+    package func refuseUnsavedChange(_ object: ManagedObject) throws {
+        throw BatchStoreError(.readOnly, "\(object.objectID): objects of a PostgreSQL context hold no unsaved changes; change rows with a batch update (BatchUpdateRequest)")
+    }
+
+    // MARK: Refreshing and merging
+
+    /// Turns `object` back into a fault, so its next access reads the row as it is now. (Objects
+    /// here hold no unsaved changes, so `mergeChanges` changes nothing.)
+    /// - Complexity: O(1); no I/O until the next access.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.link === link, !object.isDeleted else { return }
+        object.values = nil
+    }
+
+    /// Forgets every object: objects held elsewhere become detached (their context is gone, so a
+    /// fault among them cannot be fulfilled); open results read their rows again.
+    public func reset() {
+        let objects = identity.allObjects()
+        identity.removeAll()
+        let detached = ContextLink(nil)
+        for object in objects { object.link = detached }
+        for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
+    }
+
+    /// Merges `changes` (from ``FetchingContext/merge(_:)``); see ``mergeChanges(_:)``.
+    public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
+
+    /// Merges `changes` into this context, as ``ManagedObjectContext/mergeChanges(_:)`` does: the
+    /// registered objects of rows it updated are refaulted (their next access reads the new
+    /// values), those of rows it deleted are marked deleted and leave the identity map, and open
+    /// results drop the resident batches that hold either (and any batch read ahead). Stored
+    /// changes are asked only about the objects the context holds (one statement per 500); a
+    /// change table that cannot be read refaults every object of its table. Inserted rows appear
+    /// after ``BatchFaultingCollection/refresh(keeping:)``.
+    /// - Complexity: O(registered objects) plus one statement per 500 of them per stored table.
+    @discardableResult
+    public func mergeChanges(_ changes: ChangeSet) -> MergeReport {
+        var report = MergeReport()
+        report.inserted = changes.insertedCount
+        // A batch read ahead may hold any changed row: it goes whatever the change.
+        for storage in openResults.compactMap(\.storage) { storage.discardReadAhead() }
+        let objects = identity.allObjects()
+        let updated = Set(changes.updated), deleted = Set(changes.deleted)
+        var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
+        var unknown = Set<ObjectIdentifier>()
+        for stored in changes.stored where stored.kind != .inserted && stored.count > 0 {
+            let held = objects.compactMap { $0.entity === stored.entity ? $0.objectID : nil }
             guard !held.isEmpty else { continue }
-            var stale = Set(held.filter { listed.contains($0) })
-            var unknown = Set<String>()
-            for stored in changes.stored where stored.kind != .inserted && stored.count > 0 {
-                do {
-                    stale.formUnion(try stored.matching(held))
-                } catch {
-                    unknown.insert(stored.entity.name)
-                }
+            do {
+                let hits = try stored.matching(held)
+                if stored.kind == .deleted { storedDeleted.formUnion(hits) } else { storedUpdated.formUnion(hits) }
+            } catch {
+                unknown.insert(ObjectIdentifier(stored.entity))
             }
-            guard !stale.isEmpty || !unknown.isEmpty else { continue }
-            _ = storage.evictBatches { stale.contains($0.objectID) || unknown.contains($0.objectID.entity.name) }
         }
+        var touched = Set<ObjectIdentifier>()
+        for object in objects {
+            let id = object.objectID
+            if deleted.contains(id) || storedDeleted.contains(id) {
+                object.isDeleted = true
+                object.values = nil
+                identity.unregister(object)
+                report.deleted.append(id)
+                touched.insert(ObjectIdentifier(id.entity))
+            } else if updated.contains(id) || storedUpdated.contains(id) || unknown.contains(ObjectIdentifier(id.entity)) {
+                object.values = nil
+                report.updated.append(id)
+                touched.insert(ObjectIdentifier(id.entity))
+            }
+        }
+        // Results opened without this context's objects (a view's, a key-less table's) and any
+        // batch of a table whose change table could not be read: by their resident IDs.
+        let listed = updated.union(deleted)
+        for storage in openResults.compactMap(\.storage) {
+            report.batchesInvalidated += storage.evictBatches { object in
+                let entity = ObjectIdentifier(object.entity)
+                return (touched.contains(entity) && (object.isDeleted || object.isFault))
+                    || unknown.contains(entity) || (object.link !== self.link && listed.contains(object.objectID))
+            }
+        }
+        return report
     }
 
-    /// Drops every resident batch of the context's open results: each is read again as it is now.
+    /// Turns every registered object back into a fault, and drops every resident batch of the
+    /// context's open results: each is read again as it is now.
     public func refreshAllObjects() {
+        for object in identity.allObjects() { object.values = nil }
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
     }
 

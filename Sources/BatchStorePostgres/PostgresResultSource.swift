@@ -382,7 +382,9 @@ final class PostgresIDTable: IDStore {
 /// ON t."id" = ids.key WHERE ids.pos BETWEEN $1 AND $2` (a nested loop: an index range scan of
 /// `pos`, then a primary-key lookup, or a TID lookup by `ctid`, per row).
 ///
-/// Objects have no context: they hold their values. Edits of the result run in its session,
+/// Opened through a `PostgresContext`, its objects are that context's (its identity map, see
+/// ``objects(from:positions:keysInline:)``); opened on the store alone, they have no context and
+/// hold their values. Edits of the result run in its session,
 /// limited to the rows of its ID table (`PostgresResultSource: ResultEditing`).
 final class PostgresResultSource: ResultSource {
     let store: PostgresStore
@@ -397,7 +399,7 @@ final class PostgresResultSource: ResultSource {
     }
     /// True when a context opened the result (so a nil ``context`` means it is gone).
     private var openedThroughContext = false
-    /// Shared by the result's objects: no context behind them.
+    /// Shared by the objects of a result opened without a context: no context behind them.
     private let link = ContextLink(nil)
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
     private var hasTextFunctions = false
@@ -430,7 +432,8 @@ final class PostgresResultSource: ResultSource {
     var ids: any IDStore { idTable }
     var session: PostgresSession { idTable.session }
     var isAddressable: Bool { idTable.keyed }
-    var objectsAlive: Int { 0 }
+    /// The registered objects of the context that opened the result (0 without one).
+    var objectsAlive: Int { context?.registeredObjectCount ?? 0 }
     var packsValues: Bool { false }
 
     func idQuery(_ request: FetchRequest) throws -> IDQuery { try idQuery(request, select: nil) }
@@ -602,6 +605,7 @@ final class PostgresResultSource: ResultSource {
     /// columns, ``keyIndexes``) and the columns.
     private func objects(from rows: [[SQLValue]], positions: Range<Int>, keysInline: Bool = false) -> [ManagedObject?] {
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
+        let context = self.context
         let keyCount = isAddressable && !keysInline ? idTable.columns.count : 0
         let inline = keysInline ? keyIndexes ?? [] : []
         for row in rows {
@@ -616,7 +620,14 @@ final class PostgresResultSource: ResultSource {
             } else {
                 key = .primaryKey(Array(row[1..<(1 + keyCount)]))
             }
-            objects[slot] = ManagedObject(objectID: ObjectID(entity: entity, key: key), link: link, values: Array(row[(1 + keyCount)...]))
+            let id = ObjectID(entity: entity, key: key)
+            if let context, isAddressable {
+                // The context's object for the row (a fault takes these values; one that holds
+                // values keeps them until refreshed or merged); nil when merged as deleted.
+                objects[slot] = context.identity.adopt(id, link: context.link) { .decoded(Array(row[(1 + keyCount)...])) }
+            } else {
+                objects[slot] = ManagedObject(objectID: id, link: link, values: Array(row[(1 + keyCount)...]))
+            }
         }
         return objects
     }

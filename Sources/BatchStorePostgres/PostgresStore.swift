@@ -71,8 +71,8 @@ public final class PostgresStore: Sendable {
     /// a query's progress); `.cancel` cancels the statement on the server
     /// (``cancelStatement(of:)``), leaves no temp table, and the call throws `.cancelled`.
     ///
-    /// Objects of the result have no context (`managedObjectContext` is nil): they hold their
-    /// values. Edits through the result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``)
+    /// Objects of a result opened here have no context: they hold their values (open it through
+    /// a ``PostgresContext`` for an identity map, refreshing and merging). Edits through the result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``)
     /// run in its session on its rows only; they can be undone when the result was opened through
     /// a ``PostgresContext``, which keeps the journals.
     /// - Complexity: the ID fetch runs on the server (a sort of the matching keys); client memory

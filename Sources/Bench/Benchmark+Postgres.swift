@@ -136,6 +136,26 @@ extension Benchmark {
         comparisons.append(Comparison(name: "full sweep, every value", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.5,
                                       baseline: "postgres-nio row stream of SELECT * ORDER BY \(sortColumn), key"))
 
+        // What the identity map costs a sweep: the same sweep through a context, whose objects
+        // are registered one per row (no target; beside the sweep above).
+        note("the same sweep through a PostgresContext (every object registered in its identity map)")
+        let storeSweep = median(ours)
+        var throughContext: [Double] = []
+        for _ in 0..<options.repeats {
+            let context = PostgresContext(store: store)
+            throughContext.append(try time {
+                let all = try context.fetchBatched(sweepRequest, residentBatches: 2, firstBatch: nil, progress: nil)
+                var total = 0
+                for object in all {
+                    guard let object else { continue }
+                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
+                }
+                if total == 42 { note("") }
+            })
+        }
+        comparisons.append(Comparison(name: "full sweep through a context (identity map)", oursSeconds: median(throughContext), rawSeconds: storeSweep,
+                                      target: nil, baseline: "the sweep above, objects without a context"))
+
         var notMeasured: [String] = []
         if let column = table.column(named: sortColumn), [.integer, .real, .numeric].contains(column.kind), rows >= 4 {
             note("batch update of a quarter of the rows, against the same UPDATE through psql")

@@ -524,7 +524,7 @@ struct PostgresBrowserTests {
         #expect(try pg.streamRows(BatchStore.FetchRequest(entityName: "heap")) { _ in } == 250)
     }
 
-    @Test("count(for:) and existingObject(with:) read the server now; a row deleted since is objectNotFound")
+    @Test("count(for:) reads the server now; existingObject(with:) gives the registered object, and once it is refreshed reads the server: a row deleted since is objectNotFound")
     func countAndLookup() throws {
         let server = try PostgresServer.require()
         let dir = TempDir()
@@ -543,8 +543,14 @@ struct PostgresBrowserTests {
         let object = try context.existingObject(with: id)
         #expect(try object.value(forKey: "id").integerValue == 42)
         #expect(try object.value(forKey: "title") == result[41]?.value(forKey: "title"))
+        #expect(object === result[41], "one object per row: the result's")
         try server.psql("DELETE FROM movie WHERE id = 42", database: database)
+        // The registered object keeps its values until refreshed (as on SQLite); then the lookup
+        // reads the server, and the row is gone.
+        #expect(try context.existingObject(with: id) === object)
+        context.refresh(object, mergeChanges: false)
         #expect { _ = try context.existingObject(with: id) } throws: { ($0 as? BatchStoreError)?.code == .objectNotFound }
+        #expect(context.registeredObject(for: id) === object, "a failed lookup leaves the object registered, a fault")
         #expect(try context.count(for: BatchStore.FetchRequest(entityName: "movie")) == Self.rowCount - 1)
     }
 }

@@ -71,6 +71,27 @@ extension FetchingContext {
     public var editResultType: BatchResultType { .changes }
 }
 
+/// A context with an identity map, on either engine (one store's ``ManagedObjectContext``,
+/// PostgreSQL's `PostgresContext`): at most one live object per row, held weakly, whichever
+/// result or lookup read it; merges refault updated objects and mark deleted ones. Code written
+/// against it (a cache of objects, a view that redraws what a merge reports) runs on both.
+public protocol ObjectContext: FetchingContext {
+    /// The registered object for `id`, if one is alive; never does I/O.
+    func registeredObject(for id: ObjectID) -> ManagedObject?
+    /// The registered object for `id`, or a new registered fault for it (no I/O: reading a value
+    /// of a fault whose row is gone throws `.objectNotFound`).
+    func object(with id: ObjectID) -> ManagedObject
+    /// Turns `object` back into a fault, keeping (`mergeChanges`) or dropping its unsaved changes.
+    func refresh(_ object: ManagedObject, mergeChanges: Bool)
+    /// Forgets every object; those held elsewhere become detached.
+    func reset()
+    /// Merges `changes` and says what it did (see ``ManagedObjectContext/mergeChanges(_:)``).
+    @discardableResult
+    func mergeChanges(_ changes: ChangeSet) -> MergeReport
+}
+
+extension ManagedObjectContext: ObjectContext {}
+
 /// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite
 /// statement to read from); callers that write rows out prefer this when a context offers it.
 public protocol ValueStreamingContext: FetchingContext {

@@ -53,6 +53,9 @@ public struct MergeReport: Sendable {
     public var conflicts: [ObjectID] = []
     /// Resident batches dropped from open collections, so they are faulted again in one query each.
     public var batchesInvalidated: Int = 0
+
+    /// An empty report: nothing merged.
+    public init() {}
 }
 
 /// Changed IDs indexed for membership tests: rowids sorted per entity (binary search, no hashing of

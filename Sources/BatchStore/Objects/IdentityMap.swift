@@ -10,7 +10,8 @@ import Foundation
 /// Every row read from SQLite becomes an object through one path, ``adopt(_:link:storage:)``
 /// (or its rowid-keyed form for a batch that looked up its entity's registry once): the registered
 /// object when there is one, a new registered object otherwise, nil for an object marked deleted.
-final class IdentityMap {
+package final class IdentityMap {
+    package init() {}
     private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
     private var rowidRegistries: [(entity: Entity, table: RowidRegistry)] = []
     private var lastRowidRegistry: (entity: Entity, table: RowidRegistry)?
@@ -25,7 +26,7 @@ final class IdentityMap {
 
     /// How many registered objects are alive.
     /// - Complexity: O(entities).
-    var count: Int { registry.count + rowidRegistries.reduce(0) { $0 + $1.table.count } }
+    package var count: Int { registry.count + rowidRegistries.reduce(0) { $0 + $1.table.count } }
 
     /// The registry of `entity`'s rowid-keyed objects (a batch looks it up once).
     @inline(__always)
@@ -42,7 +43,7 @@ final class IdentityMap {
     }
 
     /// The registered object for `id`, if one is alive; never does I/O.
-    func object(for id: ObjectID) -> ManagedObject? {
+    package func object(for id: ObjectID) -> ManagedObject? {
         if case .rowid(let r) = id.key {
             return rowidTable(for: id.entity).find(r).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
         }
@@ -51,12 +52,12 @@ final class IdentityMap {
 
     /// Every registered object (strong references, for refresh, reset and merges).
     /// - Complexity: O(registered objects).
-    func allObjects() -> [ManagedObject] {
+    package func allObjects() -> [ManagedObject] {
         registry.values.map { $0.takeUnretainedValue() }
             + rowidRegistries.flatMap { $0.table.allValues().map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() } }
     }
 
-    func register(_ object: ManagedObject) {
+    package func register(_ object: ManagedObject) {
         if case .rowid(let r) = object.objectID.key {
             rowidTable(for: object.entity).insert(r, Unmanaged.passUnretained(object).toOpaque())
             return
@@ -65,7 +66,7 @@ final class IdentityMap {
     }
 
     /// Removes `object`'s entry, unless the entry is another object's by now.
-    func unregister(_ object: ManagedObject) {
+    package func unregister(_ object: ManagedObject) {
         let pointer = Unmanaged.passUnretained(object).toOpaque()
         if case .rowid(let r) = object.objectID.key {
             rowidTable(for: object.entity).remove(r, ifValue: pointer)
@@ -76,7 +77,7 @@ final class IdentityMap {
         }
     }
 
-    func removeAll() {
+    package func removeAll() {
         registry.removeAll()
         for entry in rowidRegistries { entry.table.removeAll() }
         let dropped = spare
@@ -162,7 +163,7 @@ final class IdentityMap {
     /// `storage` is called at most once, and only when the values are needed.
     /// - Complexity: O(1).
     @inline(__always)
-    func adopt(_ id: ObjectID, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
+    package func adopt(_ id: ObjectID, link: ContextLink, storage: () -> ManagedObject.Storage) -> ManagedObject? {
         if case .rowid(let r) = id.key {
             return adopt(rowid: r, entity: id.entity, table: rowidTable(for: id.entity), link: link, storage: storage)
         }

@@ -13,17 +13,21 @@ import Foundation
 public final class ManagedObject: CustomStringConvertible {
     /// The row this object stands for.
     @exclusivity(unchecked) public internal(set) var objectID: ObjectID
-    /// The context that owns the object; nil after the context is gone or was reset.
+    /// The context that owns the object; nil after the context is gone or was reset, and for
+    /// objects of another engine's context (see ``ownedByOtherContext``).
     public var managedObjectContext: ManagedObjectContext? { link.context }
+    /// True while a context of another engine (PostgreSQL's) holds the object in its identity map
+    /// and fulfils its faults.
+    public var ownedByOtherContext: Bool { link.owner != nil }
     /// Shared by all objects of a context (no weak reference per object: weak references give the
     /// context a side table, which slows every retain and release of it on the fault path).
-    @exclusivity(unchecked) var link: ContextLink
+    @exclusivity(unchecked) package var link: ContextLink
     /// Committed values: none (a fault), decoded, or one row of a batch's ``PackedRows``.
-    @exclusivity(unchecked) var storage: Storage
+    @exclusivity(unchecked) package var storage: Storage
     /// Unsaved changes by attribute index.
     @exclusivity(unchecked) var changes: [Int: SQLValue] = [:]
     /// True once deleted in the context (before save) or deleted in the store and merged.
-    @exclusivity(unchecked) public internal(set) var isDeleted = false
+    @exclusivity(unchecked) public package(set) var isDeleted = false
     /// True for objects inserted in the context and not saved yet.
     @exclusivity(unchecked) public internal(set) var isInserted = false
 
@@ -33,7 +37,7 @@ public final class ManagedObject: CustomStringConvertible {
         self.storage = values.map { .decoded($0) } ?? .fault
     }
 
-    init(objectID: ObjectID, link: ContextLink, storage: Storage) {
+    package init(objectID: ObjectID, link: ContextLink, storage: Storage) {
         self.objectID = objectID
         self.link = link
         self.storage = storage
@@ -45,7 +49,7 @@ public final class ManagedObject: CustomStringConvertible {
         self.storage = .packed(packed, row)
     }
 
-    enum Storage {
+    package enum Storage {
         case fault
         case decoded([SQLValue])
         case packed(PackedRows, Int)
@@ -53,7 +57,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Committed values, one per attribute of the entity; nil while a fault. Reading it decodes a
     /// packed row in full; hot paths use ``hasValues`` and ``storedValue(at:)`` instead.
-    var values: [SQLValue]? {
+    package var values: [SQLValue]? {
         get {
             switch storage {
             case .fault: return nil
@@ -92,7 +96,11 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     deinit {
-        link.context?.objectDidDeallocate(self)
+        if let context = link.context {
+            context.objectDidDeallocate(self)
+        } else {
+            link.owner?.objectDidDeallocate(self)
+        }
     }
 
     /// The object's entity.
@@ -122,10 +130,13 @@ public final class ManagedObject: CustomStringConvertible {
         }
         precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
         if isInserted { return .null }
-        guard let context = link.context else {
+        if let context = link.context {
+            try context.fulfillFault(self)
+        } else if let owner = link.owner {
+            try owner.fulfillFault(self)
+        } else {
             throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
         }
-        try context.fulfillFault(self)
         guard let value = storedValue(at: index) else { throw BatchStoreError(.objectNotFound, "\(objectID): no values") }
         return value
     }
@@ -151,6 +162,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// - Throws: `.noSuchAttribute`, or `.readOnly` for views, generated columns and read-only stores.
     public func setValue(_ value: SQLValue, forKey key: String) throws {
         let index = try attributeIndex(key)
+        if let owner = link.owner { try owner.refuseUnsavedChange(self) }
         guard let context = managedObjectContext else { throw BatchStoreError(.invalidArgument, "\(objectID): its context is gone") }
         try context.checkWritable(entity)
         if entity.attributes[index].isGenerated {
@@ -194,5 +206,19 @@ public final class ManagedObject: CustomStringConvertible {
 /// objects that outlive their context see nil instead of a dangling pointer.
 package final class ContextLink {
     unowned(unsafe) var context: ManagedObjectContext?
+    /// The context of another engine (PostgreSQL's) that owns the objects, when ``context`` is nil.
+    package unowned(unsafe) var owner: (any ObjectOwner)?
     package init(_ context: ManagedObjectContext?) { self.context = context }
+}
+
+/// What a context of another engine does for the objects of its identity map (a
+/// ``ManagedObjectContext`` does it itself): fulfil a fault, forget an object that went away,
+/// and say why an object cannot take an unsaved change.
+package protocol ObjectOwner: AnyObject {
+    /// Reads the object's row into it; throws `.objectNotFound` when the row is gone.
+    func fulfillFault(_ object: ManagedObject) throws
+    /// Called from the object's `deinit`: removes its identity-map entry.
+    func objectDidDeallocate(_ object: ManagedObject)
+    /// Throws why `object` cannot hold an unsaved change.
+    func refuseUnsavedChange(_ object: ManagedObject) throws
 }

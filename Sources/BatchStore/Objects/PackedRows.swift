@@ -14,7 +14,7 @@ import GRDBSQLite
 /// Objects fulfilled by a batch point here (``ManagedObject`` storage `.packed`). When the
 /// collection drops the batch, objects still held elsewhere are given their own decoded values
 /// (``ManagedObject/detachFromPackedRows()``), so a kept object never pins a whole batch.
-final class PackedRows {
+package final class PackedRows {
     let columns: Int
     let capacity: Int
     private let cells: Int
