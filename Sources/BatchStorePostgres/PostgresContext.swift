@@ -74,7 +74,8 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     /// Nil: what may be edited is the server's to say (views and tables without a primary key are
     /// refused per table; the role's privileges when the edit runs).
     public var readOnlyReason: String? { nil }
-    /// `.count`: no identity map to merge into; the browser fetches its result again after an edit.
+    /// `.count`: the browser refreshes every object and fetches its result again after an edit,
+    /// which needs no change table on the server.
     public var editResultType: BatchResultType { .count }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
 

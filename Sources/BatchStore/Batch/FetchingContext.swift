@@ -10,10 +10,10 @@ public protocol FetchingContext: AnyObject {
     /// The engine that holds the IDs and runs the SQL (`SQLite`, `PostgreSQL`), for messages.
     var engineName: String { get }
     /// The result type an edit should ask for so that its changes can be merged here:
-    /// ``BatchResultType/changes`` where the context keeps objects in an identity map (SQLite's),
-    /// ``BatchResultType/count`` where it keeps none and open results are fetched again after an
-    /// edit (PostgreSQL's: its `.changes` would copy every changed key into a server table for
-    /// nothing).
+    /// ``BatchResultType/changes`` where merging them is cheap (SQLite's: the keys stay in a temp
+    /// table of the file's connection), ``BatchResultType/count`` where the caller should refresh
+    /// every object instead (PostgreSQL's: its `.changes` would copy every changed key into a
+    /// server table, and the browser fetches its result again after an edit anyway).
     var editResultType: BatchResultType { get }
     /// The names of the stores behind the context, in order (one for a ``ManagedObjectContext``).
     var storeNames: [String] { get }

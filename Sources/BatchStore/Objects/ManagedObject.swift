@@ -14,11 +14,8 @@ public final class ManagedObject: CustomStringConvertible {
     /// The row this object stands for.
     @exclusivity(unchecked) public internal(set) var objectID: ObjectID
     /// The context that owns the object; nil after the context is gone or was reset, and for
-    /// objects of another engine's context (see ``ownedByOtherContext``).
+    /// objects of another engine's context (a `PostgresContext` fulfils their faults itself).
     public var managedObjectContext: ManagedObjectContext? { link.context }
-    /// True while a context of another engine (PostgreSQL's) holds the object in its identity map
-    /// and fulfils its faults.
-    public var ownedByOtherContext: Bool { link.owner != nil }
     /// Shared by all objects of a context (no weak reference per object: weak references give the
     /// context a side table, which slows every retain and release of it on the fault path).
     @exclusivity(unchecked) package var link: ContextLink
