@@ -142,17 +142,25 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
             return existing
         }
         let object = ManagedObject(objectID: id, link: link, storage: .decoded(try readRow(id)))
-        identity.register(object)
+        if try registers(id) { identity.register(object) }
         return object
     }
 
     /// The registered object for `id`, or a new registered fault for it. No I/O: the row may not
-    /// exist; reading a value of such a fault throws `.objectNotFound`.
+    /// exist; reading a value of such a fault throws `.objectNotFound`. (A row of a table without
+    /// a primary key, named by its `ctid`, gets a new fault each time: a place is not a row.)
     public func object(with id: ObjectID) -> ManagedObject {
         if let existing = identity.object(for: id) { return existing }
         let object = ManagedObject(objectID: id, link: link, storage: .fault)
-        identity.register(object)
+        if (try? registers(id)) == true { identity.register(object) }
         return object
+    }
+
+    /// True when objects for `id` join the identity map: rows of tables with a primary key. A
+    /// `ctid` names a place that another row may take after a delete and a vacuum.
+    private func registers(_ id: ObjectID) throws -> Bool {
+        guard id.isAddressable else { return false }
+        return try store.table(named: id.entity.name).hasPrimaryKey
     }
 
     /// The registered object for `id`, if one is alive; never does I/O.

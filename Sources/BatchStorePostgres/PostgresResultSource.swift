@@ -605,7 +605,10 @@ final class PostgresResultSource: ResultSource {
     /// columns, ``keyIndexes``) and the columns.
     private func objects(from rows: [[SQLValue]], positions: Range<Int>, keysInline: Bool = false) -> [ManagedObject?] {
         var objects = [ManagedObject?](repeating: nil, count: positions.count)
-        let context = self.context
+        // Only rows named by a primary key join the identity map: a `ctid` names a place, which
+        // another row may take after a delete and a vacuum (the registered object would then
+        // stand for the wrong row).
+        let context = table.hasPrimaryKey ? self.context : nil
         let keyCount = isAddressable && !keysInline ? idTable.columns.count : 0
         let inline = keysInline ? keyIndexes ?? [] : []
         for row in rows {
@@ -621,7 +624,7 @@ final class PostgresResultSource: ResultSource {
                 key = .primaryKey(Array(row[1..<(1 + keyCount)]))
             }
             let id = ObjectID(entity: entity, key: key)
-            if let context, isAddressable {
+            if let context {
                 // The context's object for the row (a fault takes these values; one that holds
                 // values keeps them until refreshed or merged); nil when merged as deleted.
                 objects[slot] = context.identity.adopt(id, link: context.link) { .decoded(Array(row[(1 + keyCount)...])) }

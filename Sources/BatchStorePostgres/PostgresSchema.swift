@@ -70,6 +70,8 @@ public struct PostgresTable: Sendable, Hashable, CustomStringConvertible {
     public let primaryKey: [String]
     /// How rows are keyed.
     public let rowKey: RowKey
+    /// True when rows are found by a primary key (not by `ctid`, not at all).
+    public var hasPrimaryKey: Bool { if case .primaryKey = rowKey { true } else { false } }
     /// Each unique constraint or unique index over plain columns (no expression, no WHERE), the
     /// primary key first.
     public let uniquenessConstraints: [[String]]

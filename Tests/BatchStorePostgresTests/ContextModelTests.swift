@@ -36,4 +36,29 @@ struct PostgresContextModelTests {
         #expect(failure == nil, "\(failure ?? "")")
         #expect(kinds.isSuperset(of: ContextModel.kinds), "\(kinds)")
     }
+
+    @Test("a row of a table without a primary key is named by its place, which another row may take after a delete and a vacuum: its objects stay out of the identity map")
+    func placesAreNotRows() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("ctid", sql: "CREATE TABLE k(v int); INSERT INTO k VALUES (1), (2), (3);")
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let context = PostgresContext(store: store)
+        let request = BatchStore.FetchRequest(entityName: "k", fetchBatchSize: 10)
+        let first = try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil)
+        let held = try #require(first[0])
+        #expect(try held.value(forKey: "v") == .integer(1))
+        #expect(context.registeredObjectCount == 0)
+        _ = try server.psql("DELETE FROM k WHERE v = 1; VACUUM k; INSERT INTO k VALUES (9);", database: database)
+        // The new row took the deleted row's place.
+        #expect(try server.psql("SELECT ctid FROM k WHERE v = 9", database: database) == "(0,1)")
+        let second = try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil)
+        let taker = try #require(second[0])
+        #expect(taker.objectID == held.objectID, "the same place")
+        #expect(taker !== held)
+        #expect(try taker.value(forKey: "v") == .integer(9), "the row now at the place, not the held object's values")
+        let looked = try context.existingObject(with: held.objectID)
+        #expect(looked !== held)
+        #expect(try looked.value(forKey: "v") == .integer(9))
+        #expect(context.object(with: held.objectID) !== context.object(with: held.objectID), "a place gets a new fault each time")
+    }
 }
