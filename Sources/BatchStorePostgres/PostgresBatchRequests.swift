@@ -295,6 +295,8 @@ extension PostgresContext {
 
     /// Runs `edits` in one transaction; rolls back on any error.
     func inTransaction<T>(_ session: PostgresSession, _ body: () throws -> T) throws -> T {
+        // A batch read ahead, or a sweep's stream, of an open result would not show the edit.
+        discardReadAheadOfOpenResults()
         try session.execute("BEGIN")
         let value: T
         do {

@@ -237,7 +237,7 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
         var report = MergeReport()
         report.inserted = changes.insertedCount
         // A batch read ahead may hold any changed row: it goes whatever the change.
-        for storage in openResults.compactMap(\.storage) { storage.discardReadAhead() }
+        discardReadAheadOfOpenResults()
         let objects = identity.allObjects()
         let updated = Set(changes.updated), deleted = Set(changes.deleted)
         var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
@@ -278,6 +278,12 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
             }
         }
         return report
+    }
+
+    /// Drops, in every result the context opened, the batch read ahead and a sweep's stream: what
+    /// an edit through the context does first, since their rows would not show it.
+    func discardReadAheadOfOpenResults() {
+        for storage in openResults.compactMap(\.storage) { storage.discardReadAhead() }
     }
 
     /// Turns every registered object back into a fault, and drops every resident batch of the

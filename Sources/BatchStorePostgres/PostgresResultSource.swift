@@ -425,6 +425,7 @@ final class PostgresResultSource: ResultSource {
     }
 
     deinit {
+        sweep?.stop()
         // The ID table goes now; the session stays open while an undo journal made in it does.
         idTable.session.executeDetached("DROP TABLE IF EXISTS \(idTable.qualifiedName)")
     }
@@ -436,7 +437,16 @@ final class PostgresResultSource: ResultSource {
     var objectsAlive: Int { context?.registeredObjectCount ?? 0 }
     var packsValues: Bool { false }
 
-    func idQuery(_ request: FetchRequest) throws -> IDQuery { try idQuery(request, select: nil) }
+    func idQuery(_ request: FetchRequest) throws -> IDQuery {
+        let query = try idQuery(request, select: nil)
+        // What a sweep's stream reads (a fill or a refill of the ID table follows).
+        fetchedRequest = request
+        stopSweep()
+        return query
+    }
+
+    /// The request of the last ID fetch.
+    private var fetchedRequest: FetchRequest?
 
     /// The ID query: `select` (by default the ID columns, named as the ID table names them) from
     /// the rows `request` matches, in its order, within its limit and offset.
@@ -552,7 +562,23 @@ final class PostgresResultSource: ResultSource {
     /// while these are made into objects. It is used only when it is the next batch asked for,
     /// within half a second, and nothing else was sent on the session after it (an edit, a
     /// refill) nor was it discarded (a merge, a refresh: ``discardReadAhead()``); else it is dropped.
-    func fault(_ positions: Range<Int>) throws -> FaultedBatch {
+    func fault(_ positions: Range<Int>) throws -> FaultedBatch { try fault(positions, iterating: false) }
+
+    /// ``fault(_:)``; in an iteration that has faulted ``sweepStreamAfter`` batches in a row, the
+    /// rest of the result is then read by one statement (``PostgresSweepStream``), each batch of it
+    /// checked against the ID table (see ``streamed(_:from:)``).
+    func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch {
+        if let sweep {
+            if iterating, let batch = streamed(positions, from: sweep) {
+                lastFaultEnd = positions.upperBound
+                return batch
+            }
+            stopSweep()
+        }
+        iterationRun = iterating ? (lastFaultEnd == positions.lowerBound ? iterationRun + 1 : 1) : 0
+        if iterationRun >= Self.sweepStreamAfter {
+            startSweep(at: positions.upperBound)
+        }
         let (sql, arguments) = try faultStatement(positions)
         let pending: PendingRows
         let now = DispatchTime.now().uptimeNanoseconds
@@ -563,12 +589,14 @@ final class PostgresResultSource: ResultSource {
             pending = session.sendCollecting(sql, arguments)
         }
         sentAhead = nil
-        if lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
+        if sweep == nil, lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
             let next = positions.upperBound..<min(idTable.count, positions.upperBound + positions.count)
             let (nextSQL, nextArguments) = try faultStatement(next)
             sentAhead = (next, nextSQL, session.sendCollecting(nextSQL, nextArguments), DispatchTime.now().uptimeNanoseconds)
         }
         lastFaultEnd = positions.upperBound
+        // A stream started for this sweep follows this batch's statement, its own.
+        sweep?.serial = session.statementsSent
         return FaultedBatch(objects: objects(from: try session.rows(of: pending), positions: positions, keysInline: locatesRows && keyIndexes != nil))
     }
 
@@ -576,12 +604,18 @@ final class PostgresResultSource: ResultSource {
     /// milliseconds; a reader who pauses gets the rows as they are when the fault comes).
     static let readAheadLife: UInt64 = 500_000_000
 
-    /// Forgets the batch read ahead; its rows, if still coming, are dropped as they arrive.
-    func discardReadAhead() { sentAhead = nil }
+    /// Forgets the batch read ahead, and a sweep's stream; rows of either, if still coming, are
+    /// dropped as they arrive.
+    func discardReadAhead() {
+        sentAhead = nil
+        stopSweep()
+    }
 
     /// Waits until the batch read ahead, if any, has come, and forgets it: what a statement that
     /// Esc may cancel does first, so that the cancel request cannot reach the read ahead instead.
+    /// (A sweep's stream is on a connection of its own, out of a cancel's reach; it stops too.)
     func settleReadAhead() {
+        stopSweep()
         guard let ahead = sentAhead else { return }
         sentAhead = nil
         _ = try? session.rows(of: ahead.rows)
@@ -591,6 +625,87 @@ final class PostgresResultSource: ResultSource {
     private var sentAhead: (positions: Range<Int>, sql: String, rows: PendingRows, sentAt: UInt64)?
     /// Where the last fault ended: the next one starting there is a sweep.
     private var lastFaultEnd: Int?
+
+    // MARK: Sweeps read by one statement
+
+    /// Batches an iteration faults in a row before the rest of it is streamed: a loop that stops
+    /// early (`first(where:)`, a `break`) does not make the server sort the table again.
+    static let sweepStreamAfter = 4
+    /// The fewest rows left for a stream to be worth its statement (a sort of the whole result).
+    static let sweepStreamMinimumRows = 20_000
+
+    /// The stream of the sweep under way, if any.
+    private var sweep: PostgresSweepStream?
+    /// Batches the current iteration has faulted in a row.
+    private var iterationRun = 0
+    /// The ID table a stream was started for: one stream per fetch (a stream that was stopped,
+    /// by a pause, an edit, a row that differs, is not started again until a refresh).
+    private var sweepStartedFor: String?
+    /// Streams started, and batches read from them (what tests and the bench look at).
+    package private(set) var sweepStreamsStarted = 0
+    package private(set) var batchesStreamed = 0
+
+    /// Starts streaming the result from `position`, when it is worth it and can be checked: a plain
+    /// table with a primary key among its columns (each row's key is compared with the ID
+    /// table's), no inheritance children (whose rows can share a key with the parent's), sweeps
+    /// streamed by the store (``PostgresStore/streamsSweeps``), and rows enough left. A stream that
+    /// cannot start leaves the sweep to faults.
+    private func startSweep(at position: Int) {
+        guard store.streamsSweeps, sweep == nil, sweepStartedFor != idTable.name, locatesRows, keyIndexes != nil,
+              let request = fetchedRequest, idTable.count - position >= Self.sweepStreamMinimumRows else { return }
+        sweepStartedFor = idTable.name
+        do {
+            guard try !PostgresContext.hasInheritanceChildren(table, session) else { return }
+            var rest = request
+            rest.fetchOffset = request.fetchOffset + position
+            rest.fetchLimit = idTable.count - position
+            let query = try rowQuery(rest)
+            sweep = try PostgresSweepStream(store: store, sql: query.select, arguments: query.arguments, from: position,
+                                            capacity: 2 * max(request.fetchBatchSize, 500), serial: session.statementsSent)
+            sweepStreamsStarted += 1
+        } catch {
+            sweep = nil
+        }
+    }
+
+    /// Stops the sweep's stream, if any.
+    func stopSweep() {
+        sweep?.stop()
+        sweep = nil
+    }
+
+    /// The batch at `positions` from the sweep's stream, or nil (the caller stops the stream and
+    /// faults the batch) unless every row is the one the ID table has there: the stream is at
+    /// `positions`, nothing was sent on the result's session since its last batch (an edit, a
+    /// refresh), the sweep did not pause more than ``readAheadLife`` since it, and each row's key
+    /// equals the ID table's at its position (a row updated out of its place in the order since
+    /// the fetch, deleted, or inserted, differs: the rest is read by faults). The rows are those
+    /// of one statement, as the server had them when it began (a write another session commits
+    /// during the sweep shows in faults, not in the stream: see the README).
+    private func streamed(_ positions: Range<Int>, from sweep: PostgresSweepStream) -> FaultedBatch? {
+        guard let keyIndexes, sweep.position == positions.lowerBound, sweep.serial == session.statementsSent,
+              DispatchTime.now().uptimeNanoseconds - sweep.lastTaken < Self.readAheadLife else { return nil }
+        let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
+        let (condition, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
+        let pending = session.sendCollecting("SELECT \(idTable.positionSQL("ids")), \(keys) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)", arguments)
+        sweep.serial = session.statementsSent
+        guard let rows = try? sweep.take(positions.count), let idRows = try? session.rows(of: pending),
+              rows.count == positions.count, idRows.count == positions.count else { return nil }
+        var expected = [[SQLValue]?](repeating: nil, count: positions.count)
+        for row in idRows {
+            guard let pos = row.first?.integerValue else { return nil }
+            let slot = Int(pos) - 1 - positions.lowerBound
+            guard slot >= 0 && slot < expected.count else { return nil }
+            expected[slot] = Array(row.dropFirst())
+        }
+        for (slot, row) in rows.enumerated() {
+            guard let key = expected[slot], key.count == keyIndexes.count,
+                  zip(keyIndexes, key).allSatisfy({ row[$0] == $1 }) else { return nil }
+        }
+        batchesStreamed += 1
+        let numbered = rows.enumerated().map { [SQLValue.integer(Int64(positions.lowerBound + $0 + 1))] + $1 }
+        return FaultedBatch(objects: objects(from: numbered, positions: positions, keysInline: true))
+    }
 
     /// The indexes of the primary key's columns among the table's, when it has one (a fault or a
     /// first batch then reads the key from the row's own values).

@@ -45,7 +45,13 @@ public final class PostgresSession: Sendable {
     /// - Throws: ``BatchStoreError``: `.serverUnavailable` (nothing listens there, refused, timed
     ///   out), `.authenticationFailed`, `.noSuchDatabase`, `.permissionDenied`, each one line.
     public static func open(_ url: PostgresStoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresSession {
-        let (future, password) = try start(url, environment: environment)
+        try open(url, environment: environment, on: nil)
+    }
+
+    /// ``open(_:environment:)`` on `eventLoop` (nil: postgres-nio's default group), for a session
+    /// that may block its own loop (``PostgresSweepStream`` does, to hold the server back).
+    static func open(_ url: PostgresStoreURL, environment: [String: String], on eventLoop: (any EventLoop)?) throws -> PostgresSession {
+        let (future, password) = try start(url, environment: environment, on: eventLoop)
         do {
             return try waitOffLoop(future).makeSession(url, password.source)
         } catch {
@@ -63,7 +69,7 @@ public final class PostgresSession: Sendable {
         }
     }
 
-    private static func start(_ url: PostgresStoreURL, environment: [String: String])
+    private static func start(_ url: PostgresStoreURL, environment: [String: String], on eventLoop: (any EventLoop)? = nil)
         throws -> (EventLoopFuture<PostgresConnection>, (source: PostgresPasswordSource, note: String?)) {
         let password = url.resolvePassword(environment: environment)
         var configuration: PostgresConnection.Configuration
@@ -87,7 +93,7 @@ public final class PostgresSession: Sendable {
         parameters.append(("application_name", url.applicationName ?? "faultline"))
         configuration.options.additionalStartupParameters = parameters
         let logger = Logger(label: "faultline.postgres") { _ in SwiftLogNoOpLogHandler() }
-        let future = PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.next(), configuration: configuration,
+        let future = PostgresConnection.connect(on: eventLoop ?? PostgresConnection.defaultEventLoopGroup.next(), configuration: configuration,
                                                 id: nextID.add(), logger: logger)
         return (future, (password.source, password.note))
     }

@@ -1,5 +1,7 @@
 import BatchStore
 import Foundation
+import PostgresNIO
+import Synchronization
 
 /// A PostgreSQL database opened by URL, with its schema read once from the catalogs.
 ///
@@ -159,6 +161,22 @@ public final class PostgresStore: Sendable {
     /// A new session on the store's database, with the store's URL and environment.
     public func openSession() throws -> PostgresSession {
         try PostgresSession.open(url, environment: environment)
+    }
+
+    /// True (the default) when an iteration over a batched result of this store that goes on for
+    /// a while reads the rest of the result by one statement instead of batch faults (see
+    /// ``PostgresSweepStream``): the rows it reads are then as the server had them when that
+    /// statement began, as with any one `SELECT`. False: every batch is faulted, and reads its
+    /// rows as they are when faulted.
+    public var streamsSweeps: Bool {
+        get { streamsSweepsFlag.load(ordering: .relaxed) }
+        set { streamsSweepsFlag.store(newValue, ordering: .relaxed) }
+    }
+    private let streamsSweepsFlag = Atomic<Bool>(true)
+
+    /// ``openSession()`` on `eventLoop`.
+    func openSession(on eventLoop: any EventLoop) throws -> PostgresSession {
+        try PostgresSession.open(url, environment: environment, on: eventLoop)
     }
 
     /// The table or view named `name`, or a `.noSuchEntity` error that lists what exists.

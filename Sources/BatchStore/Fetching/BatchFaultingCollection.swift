@@ -54,7 +54,8 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
 
     /// Iterates in position order, like the collection's indices: the bound is read once per
     /// element (a refresh that shrinks the result ends the iteration early, as with indices),
-    /// with no second bounds check in the subscript.
+    /// with no second bounds check in the subscript. Its faults say they are an iteration's, so a
+    /// source may read a long sweep another way (PostgreSQL streams it: see `PostgresSweepStream`).
     public struct Iterator: IteratorProtocol {
         let storage: ResultStorage
         var position: Int
@@ -63,12 +64,21 @@ public struct BatchFaultingCollection: RandomAccessCollection, CustomStringConve
         public mutating func next() -> ManagedObject?? {
             guard position < (upperBound ?? storage.count) else { return nil }
             defer { position += 1 }
-            return .some(storage.object(at: position))
+            return .some(storage.object(at: position, iterating: true))
         }
     }
 
     public func makeIterator() -> Iterator {
         Iterator(storage: storage, position: startIndex, upperBound: bounds?.upperBound)
+    }
+
+    /// The elements transformed, in order, read through the iterator (`Collection`'s own `map`
+    /// reads by index): a sweep, which an engine that streams sweeps streams.
+    public func map<T, E: Error>(_ transform: (ManagedObject?) throws(E) -> T) throws(E) -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for element in self { result.append(try transform(element)) }
+        return result
     }
 
     /// Like the subscript, but throws when faulting the batch failed (locked file, I/O error).
@@ -162,6 +172,10 @@ public struct BatchStatistics: Sendable, Equatable {
     /// Bytes of packed values held by resident batches (cells and text/blob arenas); nil where
     /// batches keep decoded values (a child context, several stores).
     public var valueBytesResident: Int? = nil
+    /// Batches an iteration read from one statement streaming the rest of the result instead of
+    /// faulting them one by one (PostgreSQL; counted in ``batchesFaulted`` too; 0 on SQLite, whose
+    /// faults are as cheap as a stream).
+    public var batchesStreamed: Int = 0
 }
 
 /// Progress of an ID fetch, handed to the progress handler of ``ProgressiveFetch/finish(progress:)``.

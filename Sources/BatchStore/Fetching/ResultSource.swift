@@ -17,6 +17,9 @@ package protocol ResultSource: AnyObject {
     /// Faults the rows at `positions` of the ID table into objects, in position order (nil for a
     /// row gone since the fetch).
     func fault(_ positions: Range<Int>) throws -> FaultedBatch
+    /// ``fault(_:)`` for an iteration over the result (`for … in`, `map`, `reduce`: every element in
+    /// order), which a source may serve another way once the sweep has gone on for a while.
+    func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch
     /// The statement ``fault(_:)`` runs; it binds the first and last 1-based positions.
     var faultSQL: String { get }
     /// The statement that faults the batch at `positions` and its bound values (for a batch that
@@ -50,10 +53,14 @@ package protocol ResultSource: AnyObject {
     /// Forgets any batch read ahead of its fault (a sweep's next batch), which the data may have
     /// changed since: called when resident batches are dropped as stale.
     func discardReadAhead()
+    /// Batches read from a stream rather than faulted (see ``fault(_:iterating:)``).
+    var batchesStreamed: Int { get }
 }
 
 extension ResultSource {
     package func discardReadAhead() {}
+    package var batchesStreamed: Int { 0 }
+    package func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch { try fault(positions) }
 }
 
 /// A source over SQLite: frequencies, summaries and ranges are SQL over one SELECT of the values.
@@ -188,21 +195,22 @@ package final class ResultStorage: ResidentBatches {
     var batchSize: Int { cache.batchSize }
 
     /// The non-throwing read: nil for a gone row, and nil with ``lastError`` set when the fault failed.
+    /// `iterating`: the read is an iteration's (see ``ResultSource/fault(_:iterating:)``).
     @inline(__always)
-    func object(at position: Int) -> ManagedObject? {
+    func object(at position: Int, iterating: Bool = false) -> ManagedObject? {
         if let fast = cache.fastObject(at: position) { return fast }
         do {
-            return try objectThrowing(at: position)
+            return try objectThrowing(at: position, iterating: iterating)
         } catch {
             lastError = BatchStoreError.wrap(error)
             return nil
         }
     }
 
-    func objectThrowing(at position: Int) throws -> ManagedObject? {
+    func objectThrowing(at position: Int, iterating: Bool = false) throws -> ManagedObject? {
         let source = self.source
         do {
-            return try cache.object(at: position, fault: { try source.fault($0) }, count: ids.count)
+            return try cache.object(at: position, fault: { try source.fault($0, iterating: iterating) }, count: ids.count)
         } catch {
             throw BatchStoreError.wrap(error)
         }
@@ -257,6 +265,6 @@ package final class ResultStorage: ResidentBatches {
             idStorage: ids.location,
             idFetchSeconds: ids.fillSeconds,
             lastFaultSeconds: cache.lastFaultSeconds, totalFaultSeconds: cache.totalFaultSeconds,
-            valueBytesResident: source.packsValues ? cache.packedBytes : nil)
+            valueBytesResident: source.packsValues ? cache.packedBytes : nil, batchesStreamed: source.batchesStreamed)
     }
 }

@@ -1,0 +1,155 @@
+import BatchStore
+import Foundation
+import PostgresNIO
+
+/// The rest of a result read in its order by one statement, for a sweep: what an iteration over a
+/// ``BatchFaultingCollection`` reads instead of faulting batch after batch once it has gone on for
+/// a while (see ``PostgresResultSource/fault(_:iterating:)``, which checks every row it takes
+/// against the ID table and falls back on faults at the first that differs).
+///
+/// The statement is the result's own query (`SELECT <columns> FROM … WHERE … ORDER BY …, <key>
+/// OFFSET …`): the server reads the table in order and sorts it once, with parallel workers, where
+/// faults look each row up where it lies (10M lookups at random places took three times as long
+/// as the whole query). It runs on a connection of its own, whose event loop is a thread of its
+/// own: rows are decoded there as they come, into a buffer of at most `capacity` rows; when the
+/// buffer is full the thread waits, so the socket is not read, and the server waits in turn.
+/// Client memory stays at `capacity` rows whatever the result's size, and no other session's I/O
+/// waits with it. ``stop()`` (or the last reference going) ends the statement by closing that
+/// connection: nothing else was ever sent on it, so there is no cancel request to race.
+final class PostgresSweepStream: @unchecked Sendable {
+    /// The 0-based position, in the result, of the next row ``take(_:)`` gives.
+    private(set) var position: Int
+    /// The result session's statement count after the last statement the sweep sent there (a
+    /// statement sent since is an edit or a read the stream's rows may not show).
+    var serial: Int
+    /// When the last rows were taken (a sweep that pauses reads rows as they are, by faults).
+    private(set) var lastTaken: UInt64
+    /// Rows taken so far.
+    private(set) var rowsTaken = 0
+
+    private let buffer: Buffer
+    private let group: MultiThreadedEventLoopGroup
+    private let session: PostgresSession
+
+    /// Opens the connection and sends `sql`, whose first row is the result's row at `position`.
+    /// Returns at once: the rows come while the caller goes on.
+    init(store: PostgresStore, sql: String, arguments: [SQLValue], from position: Int, capacity: Int, serial: Int) throws {
+        self.position = position
+        self.serial = serial
+        self.lastTaken = DispatchTime.now().uptimeNanoseconds
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            session = try store.openSession(on: group.next())
+        } catch {
+            Self.shutDown(group)
+            throw error
+        }
+        self.group = group
+        let buffer = Buffer(capacity: max(1, capacity))
+        self.buffer = buffer
+        // Parallel workers read the table for a plain statement (a cursor would get none).
+        session.connection.query(PostgresSession.query(sql, arguments), logger: session.logger) { row in
+            try buffer.push(try row.map(PostgresSession.value(of:)))
+        }.whenComplete { result in
+            switch result {
+            case .success: buffer.finish(nil)
+            case .failure(let error): buffer.finish(PostgresErrors.wrap(error))
+            }
+        }
+    }
+
+    deinit { stop() }
+
+    /// The next `n` rows (fewer only where the statement ended), blocking until they have come.
+    /// - Throws: the statement's error, once no row is left before it.
+    func take(_ n: Int) throws -> [[SQLValue]] {
+        let rows = try buffer.take(n)
+        position += rows.count
+        rowsTaken += rows.count
+        lastTaken = DispatchTime.now().uptimeNanoseconds
+        return rows
+    }
+
+    /// Ends the statement and the connection (the server stops at its next row sent, or when its
+    /// sort is done). Safe to call twice; never blocks on the stream's own thread.
+    func stop() {
+        guard buffer.stop() else { return }
+        // The session stays referenced until its connection has closed (postgres-nio requires
+        // a connection closed before it goes), then the thread goes.
+        let group = self.group, session = self.session
+        session.connection.close().whenComplete { _ in
+            withExtendedLifetime(session) { Self.shutDown(group) }
+        }
+    }
+
+    /// Shuts the group down off its own thread (a group cannot wait for itself).
+    private static func shutDown(_ group: MultiThreadedEventLoopGroup) {
+        DispatchQueue.global().async { try? group.syncShutdownGracefully() }
+    }
+
+    /// Rows between the stream's thread, which pushes them, and the sweep's, which takes them.
+    private final class Buffer: @unchecked Sendable {
+        private let condition = NSCondition()
+        private let capacity: Int
+        private var rows: [[SQLValue]] = []
+        private var head = 0
+        private var finished = false
+        private var failure: (any Error)?
+        private var stopped = false
+
+        init(capacity: Int) { self.capacity = capacity }
+
+        /// Adds a row, waiting while `capacity` rows wait to be taken; throws once stopped (which
+        /// ends the statement: postgres-nio drops the rest).
+        func push(_ row: [SQLValue]) throws {
+            condition.lock()
+            defer { condition.unlock() }
+            while !stopped && rows.count - head >= capacity { condition.wait() }
+            if stopped { throw CancellationError() }
+            if head > 0 && head >= capacity {
+                rows.removeFirst(head)
+                head = 0
+            }
+            rows.append(row)
+            condition.broadcast()
+        }
+
+        func finish(_ error: (any Error)?) {
+            condition.lock()
+            finished = true
+            failure = error
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func take(_ n: Int) throws -> [[SQLValue]] {
+            condition.lock()
+            defer { condition.unlock() }
+            while rows.count - head < n && !finished && !stopped { condition.wait() }
+            let available = rows.count - head
+            if available == 0, let failure { throw failure }
+            if stopped && available < n { throw BatchStoreError(.cancelled, "the sweep's stream was stopped") }
+            let count = min(n, available)
+            let taken = Array(rows[head..<(head + count)])
+            head += count
+            if head == rows.count {
+                rows.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.broadcast()
+            return taken
+        }
+
+        /// Marks the buffer stopped, waking both sides; false when it already was.
+        func stop() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            guard !stopped else { return false }
+            stopped = true
+            rows = []
+            head = 0
+            condition.broadcast()
+            return true
+        }
+    }
+}

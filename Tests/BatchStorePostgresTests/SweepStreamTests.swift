@@ -1,0 +1,239 @@
+import BatchStore
+import BatchStorePostgres
+import Foundation
+import Testing
+import TestSupport
+
+/// An iteration over a PostgreSQL result that goes on for a while reads the rest by one statement
+/// (`PostgresSweepStream`), every row checked against the ID table: these tests hold it to what
+/// faults would read, and to when it must give way to them.
+@Suite("A sweep streams the rest of a PostgreSQL result, checked row by row against its ID table", .serialized)
+struct SweepStreamTests {
+    /// 30,000 rows: `grp` repeats (ties broken by the key), `v` names the row.
+    static let rows = 30_000
+    static let setup = """
+        CREATE TABLE s (id int PRIMARY KEY, grp int NOT NULL, v text NOT NULL);
+        INSERT INTO s SELECT g, (g * 7919) % 97, 'v' || g FROM generate_series(1, \(rows)) g;
+        ANALYZE s;
+        """
+    static let batch = 500
+    static let request = BatchStore.FetchRequest(entityName: "s", sortDescriptors: [SortDescriptor(key: "grp")], fetchBatchSize: batch)
+
+    /// The keys in the request's order, as Swift computes it.
+    static let order: [Int] = (1...rows).sorted { a, b in
+        let (ga, gb) = ((a * 7919) % 97, (b * 7919) % 97)
+        return ga != gb ? ga < gb : a < b
+    }
+
+    /// Each position's (id, v) as an iteration reads it; nil for a row gone.
+    static func sweep(_ result: BatchFaultingCollection) throws -> [[SQLValue]?] {
+        var seen: [[SQLValue]?] = []
+        for object in result {
+            seen.append(try object.map { [try $0.value(forKey: "id"), try $0.value(forKey: "v")] })
+        }
+        #expect(result.lastError == nil, "\(String(describing: result.lastError))")
+        return seen
+    }
+
+    static func expected(values: [Int: String] = [:], gone: Set<Int> = []) -> [[SQLValue]?] {
+        order.map { id in gone.contains(id) ? nil : [.integer(Int64(id)), .text(values[id] ?? "v\(id)")] }
+    }
+
+    /// The first position where two sweeps differ, for a message.
+    static func firstDifference(_ a: [[SQLValue]?], _ b: [[SQLValue]?]) -> String {
+        guard a.count == b.count else { return "\(a.count) rows against \(b.count)" }
+        guard let i = a.indices.first(where: { a[$0] != b[$0] }) else { return "none" }
+        return "position \(i): \(String(describing: a[i])) against \(String(describing: b[i]))"
+    }
+
+    @Test("an iteration streams the rest after four batches and reads what faults read; indexed reads, a loop that stops early and streamsSweeps = false fault every batch")
+    func streamsWhatFaultsRead() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("sweep", sql: Self.setup)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let result = try store.fetchBatched(Self.request, residentBatches: 2)
+        let swept = try Self.sweep(result)
+        #expect(Self.firstDifference(swept, Self.expected()) == "none")
+        let batches = Self.rows / Self.batch
+        #expect(result.statistics.batchesFaulted == batches)
+        #expect(result.statistics.batchesStreamed == batches - 4, "\(result.statistics)")
+
+        // Reading by index, as the browser does, is not an iteration: every batch is faulted.
+        let indexed = try store.fetchBatched(Self.request, residentBatches: 2)
+        var byIndex: [[SQLValue]?] = []
+        for i in indexed.indices { byIndex.append(try indexed[i].map { [try $0.value(forKey: "id"), try $0.value(forKey: "v")] }) }
+        #expect(Self.firstDifference(byIndex, swept) == "none")
+        #expect(indexed.statistics.batchesStreamed == 0)
+
+        // A loop that stops within four batches never starts a stream.
+        let early = try store.fetchBatched(Self.request, residentBatches: 2)
+        let found = early.first { ($0.flatMap { try? $0.value(forKey: "id") }) == .integer(Int64(Self.order[1_900])) }
+        #expect(found != nil)
+        #expect(early.statistics.batchesStreamed == 0)
+
+        // Sorted by text, descending: the stream's order is the fetch's.
+        let byText = try store.fetchBatched(BatchStore.FetchRequest(entityName: "s", sortDescriptors: [SortDescriptor(key: "v", ascending: false)],
+                                                                    fetchBatchSize: 1_000), residentBatches: 2)
+        let texts = try byText.map { try $0?.value(forKey: "v").textValue ?? "" }
+        let textOrder = Array((1...Self.rows).map { "v\($0)" }.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.reversed())
+        #expect(texts.count == textOrder.count && texts.indices.first { texts[$0] != textOrder[$0] } == nil)
+        #expect(byText.statistics.batchesStreamed == Self.rows / 1_000 - 4)
+
+        // With a limit and an offset the stream reads the same window.
+        var window = Self.request
+        window.fetchOffset = 1_234
+        window.fetchLimit = 25_000
+        let limited = try store.fetchBatched(window, residentBatches: 2)
+        let limitedSweep = try Self.sweep(limited)
+        #expect(Self.firstDifference(limitedSweep, Array(Self.expected()[1_234..<26_234])) == "none")
+        #expect(limited.statistics.batchesStreamed == 50 - 4)
+
+        // Off: every batch is faulted, the rows the same.
+        store.streamsSweeps = false
+        let off = try store.fetchBatched(Self.request, residentBatches: 2)
+        #expect(Self.firstDifference(try Self.sweep(off), swept) == "none")
+        #expect(off.statistics.batchesStreamed == 0)
+    }
+
+    @Test("rows changed between the fetch and the stream: a value changed in place streams as it is now; at a deleted, moved or inserted row the stream gives way to faults")
+    func changesBeforeTheStream() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("sweepchanged", sql: Self.setup)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        func psql(_ sql: String) throws { _ = try server.psql(sql, database: database) }
+        let order = Self.order
+
+        // In place at 10,000, a delete at 20,000: streamed up to the batch holding the deleted row.
+        let first = try store.fetchBatched(Self.request, residentBatches: 2)
+        try psql("UPDATE s SET v = 'changed' WHERE id = \(order[10_000]); DELETE FROM s WHERE id = \(order[20_000])")
+        let swept = try Self.sweep(first)
+        let expected = Self.expected(values: [order[10_000]: "changed"], gone: [order[20_000]])
+        #expect(Self.firstDifference(swept, expected) == "none")
+        #expect(first.statistics.batchesStreamed == 20_000 / Self.batch - 4, "\(first.statistics)")
+
+        // A row moved in the order (its grp changed) and a row inserted where it sorts: each
+        // result is swept beside the same fetch read by faults alone (a store with streamsSweeps
+        // off), and must read the same; the stream gives way at the row that differs.
+        let faultsOnly = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        faultsOnly.streamsSweeps = false
+        let rows = Self.rows - 1
+        let ids = order.filter { $0 != order[20_000] }
+        for (change, at) in [("UPDATE s SET grp = 1000 WHERE id = \(ids[15_000])", 15_000),
+                             ("INSERT INTO s VALUES (100000, \((ids[12_000] * 7919) % 97), 'inserted')", 12_000)] {
+            let streamed = try store.fetchBatched(Self.request, residentBatches: 2)
+            let faulted = try faultsOnly.fetchBatched(Self.request, residentBatches: 2)
+            #expect(streamed.count == rows && faulted.count == rows)
+            try psql(change)
+            let a = try Self.sweep(streamed), b = try Self.sweep(faulted)
+            #expect(Self.firstDifference(a, b) == "none", "\(change)")
+            #expect(a.compactMap { $0 }.count == rows, "\(change)")
+            #expect(faulted.statistics.batchesStreamed == 0)
+            // Streamed from batch 4 up to the batch where the row differs (the inserted row sorts
+            // at the end of its group, at or after `at`).
+            let streamedBatches = streamed.statistics.batchesStreamed
+            #expect(streamedBatches >= at / Self.batch - 4 && streamedBatches < (rows + Self.batch - 1) / Self.batch - 4, "\(change): \(streamedBatches)")
+        }
+    }
+
+    @Test("a sweep's stream stops for an edit through the result or the context, a merge, a pause; another session's commit during an unpaused sweep shows after a pause or with streamsSweeps off")
+    func whatStopsAStream() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("sweepstops", sql: Self.setup)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let other = try server.session(database)
+        defer { other.close() }
+        let order = Self.order
+        func value(_ object: ManagedObject??) throws -> String? { try object??.value(forKey: "v").textValue }
+
+        // An edit through the context (not merged): the rest shows it.
+        let context = PostgresContext(store: store)
+        let viaContext = try context.fetchBatched(Self.request, residentBatches: 2, firstBatch: nil, progress: nil)
+        var it = viaContext.makeIterator()
+        for _ in 0..<5_000 { _ = it.next() }
+        let streamedBefore = viaContext.statistics.batchesStreamed
+        #expect(streamedBefore > 0)
+        _ = try context.execute(BatchUpdateRequest(entityName: "s", predicate: try FetchPredicate("id == \(order[8_000])"),
+                                                   propertiesToUpdate: try UpdateExpression.parseAssignments("v = 'context'"), resultType: .count), undoable: false)
+        for _ in 5_000..<8_000 { _ = it.next() }
+        #expect(try value(it.next()) == "context")
+        #expect(viaContext.statistics.batchesStreamed == streamedBefore, "no stream after the edit")
+
+        // An edit through the result itself (its own session).
+        let viaResult = try store.fetchBatched(Self.request, residentBatches: 2)
+        var it2 = viaResult.makeIterator()
+        for _ in 0..<5_000 { _ = it2.next() }
+        #expect(viaResult.statistics.batchesStreamed > 0)
+        _ = try viaResult.execute(BatchUpdateRequest(entityName: "s", predicate: try FetchPredicate("id == \(order[9_000])"),
+                                                     propertiesToUpdate: try UpdateExpression.parseAssignments("v = 'result'"), resultType: .count))
+        for _ in 5_000..<9_000 { _ = it2.next() }
+        #expect(try value(it2.next()) == "result")
+
+        // A merge into the context drops the stream.
+        let merged = try context.fetchBatched(Self.request, residentBatches: 2, firstBatch: nil, progress: nil)
+        var it3 = merged.makeIterator()
+        for _ in 0..<5_000 { _ = it3.next() }
+        let streamedAtMerge = merged.statistics.batchesStreamed
+        #expect(streamedAtMerge > 0)
+        _ = try other.execute("UPDATE s SET v = 'merged' WHERE id = \(order[7_000])")
+        context.merge(ChangeSet())
+        for _ in 5_000..<7_000 { _ = it3.next() }
+        #expect(try value(it3.next()) == "merged")
+        #expect(merged.statistics.batchesStreamed == streamedAtMerge)
+
+        // A pause of more than half a second: the rest is faulted, as it is now.
+        let paused = try store.fetchBatched(Self.request, residentBatches: 2)
+        var it4 = paused.makeIterator()
+        for _ in 0..<5_000 { _ = it4.next() }
+        _ = try other.execute("UPDATE s SET v = 'paused' WHERE id = \(order[9_500])")
+        Thread.sleep(forTimeInterval: 0.7)
+        let streamedAtPause = paused.statistics.batchesStreamed
+        for _ in 5_000..<9_500 { _ = it4.next() }
+        #expect(try value(it4.next()) == "paused")
+        #expect(paused.statistics.batchesStreamed == streamedAtPause)
+
+        // Another session's commit during a sweep that keeps going: the stream reads the rows as
+        // its statement began (as one SELECT would), unless the sweep was slowed past half a
+        // second; with streamsSweeps off, every batch is read as it is when faulted.
+        for streams in [true, false] {
+            store.streamsSweeps = streams
+            let running = try store.fetchBatched(Self.request, residentBatches: 2)
+            var it5 = running.makeIterator()
+            for _ in 0..<5_000 { _ = it5.next() }
+            let streamedAtCommit = running.statistics.batchesStreamed
+            _ = try other.execute("UPDATE s SET v = 'during \(streams)' WHERE id = \(order[12_000])")
+            for _ in 5_000..<12_000 { _ = it5.next() }
+            let seen = try value(it5.next())
+            if streams && running.statistics.batchesStreamed > streamedAtCommit + 10 {
+                #expect(seen == "v\(order[12_000])", "the stream's snapshot")
+            } else {
+                #expect(seen == "during \(streams)")
+            }
+            if !streams { #expect(running.statistics.batchesStreamed == 0) }
+        }
+    }
+
+    @Test("a loop that stops after its stream started leaves no statement or connection behind once the result goes")
+    func earlyExitEndsTheStream() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("sweepexit", sql: Self.setup)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        func connections() throws -> Int {
+            Int(try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'faultline'", database: "postgres")) ?? -1
+        }
+        let before = try connections()
+        do {
+            let result = try store.fetchBatched(Self.request, residentBatches: 2)
+            var it = result.makeIterator()
+            for _ in 0..<6_000 { _ = it.next() }
+            #expect(result.statistics.batchesStreamed > 0)
+            #expect(try connections() == before + 2, "the result's session and the stream's")
+        }
+        var now = try connections()
+        let deadline = Date().addingTimeInterval(10)
+        while now != before && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            now = try connections()
+        }
+        #expect(now == before)
+    }
+}
