@@ -295,8 +295,10 @@ extension PostgresContext {
 
     /// Runs `edits` in one transaction; rolls back on any error.
     func inTransaction<T>(_ session: PostgresSession, _ body: () throws -> T) throws -> T {
-        // A batch read ahead, or a sweep's stream, of an open result would not show the edit.
+        // A batch read ahead, or a sweep's stream, of an open result would not show the edit
+        // (those of other contexts of the store see the store's count move).
         discardReadAheadOfOpenResults()
+        store.countEdit()
         try session.execute("BEGIN")
         let value: T
         do {

@@ -209,6 +209,8 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.link === link, !object.isDeleted else { return }
         object.values = nil
+        // Its next read is of the row as it is now: not from a batch read ahead or a stream.
+        discardReadAheadOfOpenResults()
     }
 
     /// Forgets every object: objects held elsewhere become detached (their context is gone, so a

@@ -576,7 +576,7 @@ final class PostgresResultSource: ResultSource {
             stopSweep()
         }
         iterationRun = iterating ? (lastFaultEnd == positions.lowerBound ? iterationRun + 1 : 1) : 0
-        if iterationRun >= Self.sweepStreamAfter {
+        if iterationRun > Self.sweepStreamAfter {
             startSweep(at: positions.upperBound)
         }
         let (sql, arguments) = try faultStatement(positions)
@@ -628,8 +628,9 @@ final class PostgresResultSource: ResultSource {
 
     // MARK: Sweeps read by one statement
 
-    /// Batches an iteration faults in a row before the rest of it is streamed: a loop that stops
-    /// early (`first(where:)`, a `break`) does not make the server sort the table again.
+    /// Batches an iteration reads in a row before the rest of it is streamed (the fault of the
+    /// next one starts the stream): a loop that stops early (`first(where:)`, a `break`) does not
+    /// make the server sort the table again.
     static let sweepStreamAfter = 4
     /// The fewest rows left for a stream to be worth its statement (a sort of the whole result).
     static let sweepStreamMinimumRows = 20_000
@@ -641,9 +642,11 @@ final class PostgresResultSource: ResultSource {
     /// The ID table a stream was started for: one stream per fetch (a stream that was stopped,
     /// by a pause, an edit, a row that differs, is not started again until a refresh).
     private var sweepStartedFor: String?
-    /// Streams started, and batches read from them (what tests and the bench look at).
-    package private(set) var sweepStreamsStarted = 0
+    /// Streams started, and batches read from them (``BatchStatistics``).
+    package private(set) var streamsStarted = 0
     package private(set) var batchesStreamed = 0
+    /// The store's count of edits made through its contexts when the stream last gave a batch.
+    private var writesAtSweep = 0
 
     /// Starts streaming the result from `position`, when it is worth it and can be checked: a plain
     /// table with a primary key among its columns (each row's key is compared with the ID
@@ -660,9 +663,11 @@ final class PostgresResultSource: ResultSource {
             rest.fetchOffset = request.fetchOffset + position
             rest.fetchLimit = idTable.count - position
             let query = try rowQuery(rest)
+            writesAtSweep = store.editsMade
             sweep = try PostgresSweepStream(store: store, sql: query.select, arguments: query.arguments, from: position,
-                                            capacity: 2 * max(request.fetchBatchSize, 500), serial: session.statementsSent)
-            sweepStreamsStarted += 1
+                                            capacity: 2 * max(request.fetchBatchSize, 500), idle: store.sweepStreamPause,
+                                            serial: session.statementsSent)
+            streamsStarted += 1
         } catch {
             sweep = nil
         }
@@ -683,8 +688,8 @@ final class PostgresResultSource: ResultSource {
     /// of one statement, as the server had them when it began (a write another session commits
     /// during the sweep shows in faults, not in the stream: see the README).
     private func streamed(_ positions: Range<Int>, from sweep: PostgresSweepStream) -> FaultedBatch? {
-        guard let keyIndexes, sweep.position == positions.lowerBound, sweep.serial == session.statementsSent,
-              DispatchTime.now().uptimeNanoseconds - sweep.lastTaken < Self.readAheadLife else { return nil }
+        guard let keyIndexes, sweep.position == positions.lowerBound, sweep.serial == session.statementsSent, store.editsMade == writesAtSweep,
+              Double(DispatchTime.now().uptimeNanoseconds - sweep.lastTaken) / 1e9 < store.sweepStreamPause else { return nil }
         let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
         let (condition, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
         let pending = session.sendCollecting("SELECT \(idTable.positionSQL("ids")), \(keys) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)", arguments)

@@ -174,6 +174,21 @@ public final class PostgresStore: Sendable {
     }
     private let streamsSweepsFlag = Atomic<Bool>(true)
 
+    /// How long, in seconds, an iteration may pause between two batches and keep its stream (0.5
+    /// by default, as long as a batch read ahead waits): after a longer pause the rest is faulted,
+    /// as it is then, and a stream left waiting that long ends itself on the server.
+    public var sweepStreamPause: Double {
+        get { Double(sweepStreamPauseNanoseconds.load(ordering: .relaxed)) / 1e9 }
+        set { sweepStreamPauseNanoseconds.store(UInt64(max(0, newValue) * 1e9), ordering: .relaxed) }
+    }
+    private let sweepStreamPauseNanoseconds = Atomic<UInt64>(500_000_000)
+
+    /// Transactions run by the store's contexts (batch requests, undo): a sweep's stream, which
+    /// would not show them, stops when this moves.
+    var editsMade: Int { edits.load(ordering: .relaxed) }
+    func countEdit() { edits.add(1, ordering: .relaxed) }
+    private let edits = Atomic<Int>(0)
+
     /// ``openSession()`` on `eventLoop`.
     func openSession(on eventLoop: any EventLoop) throws -> PostgresSession {
         try PostgresSession.open(url, environment: environment, on: eventLoop)

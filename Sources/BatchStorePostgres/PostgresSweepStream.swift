@@ -1,6 +1,7 @@
 import BatchStore
 import Foundation
 import PostgresNIO
+import Synchronization
 
 /// The rest of a result read in its order by one statement, for a sweep: what an iteration over a
 /// ``BatchFaultingCollection`` reads instead of faulting batch after batch once it has gone on for
@@ -28,24 +29,35 @@ final class PostgresSweepStream: @unchecked Sendable {
     private(set) var rowsTaken = 0
 
     private let buffer: Buffer
-    private let group: MultiThreadedEventLoopGroup
-    private let session: PostgresSession
+    private let closer: Closer
 
     /// Opens the connection and sends `sql`, whose first row is the result's row at `position`.
     /// Returns at once: the rows come while the caller goes on.
-    init(store: PostgresStore, sql: String, arguments: [SQLValue], from position: Int, capacity: Int, serial: Int) throws {
+    /// `idle`: seconds the full buffer may wait for the sweep before the stream ends itself (a loop
+    /// that stopped, an iterator left alone), so that no statement, snapshot or connection stays
+    /// behind a result nobody sweeps.
+    init(store: PostgresStore, sql: String, arguments: [SQLValue], from position: Int, capacity: Int, idle: Double, serial: Int) throws {
         self.position = position
         self.serial = serial
-        self.lastTaken = DispatchTime.now().uptimeNanoseconds
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let session: PostgresSession
         do {
             session = try store.openSession(on: group.next())
         } catch {
             Self.shutDown(group)
             throw error
         }
-        self.group = group
-        let buffer = Buffer(capacity: max(1, capacity))
+        let closer = Closer(session, group)
+        do {
+            // The `pg_temp` functions the query calls (`[c]`, `[d]`, lowercase(), …) are the
+            // session's own: this one needs them too.
+            if PostgresTextFunctions.areUsed(in: sql) { try PostgresTextFunctions.install(in: session) }
+        } catch {
+            closer.close()
+            throw error
+        }
+        self.closer = closer
+        let buffer = Buffer(capacity: max(1, capacity), idle: idle)
         self.buffer = buffer
         // Parallel workers read the table for a plain statement (a cursor would get none).
         session.connection.query(PostgresSession.query(sql, arguments), logger: session.logger) { row in
@@ -55,7 +67,10 @@ final class PostgresSweepStream: @unchecked Sendable {
             case .success: buffer.finish(nil)
             case .failure(let error): buffer.finish(PostgresErrors.wrap(error))
             }
+            // Every row is in the buffer, or none will come: the connection has done its work.
+            closer.close()
         }
+        self.lastTaken = DispatchTime.now().uptimeNanoseconds
     }
 
     deinit { stop() }
@@ -73,16 +88,33 @@ final class PostgresSweepStream: @unchecked Sendable {
     /// Ends the statement and the connection (the server stops at its next row sent, or when its
     /// sort is done). Safe to call twice; never blocks on the stream's own thread.
     func stop() {
-        guard buffer.stop() else { return }
-        // The session stays referenced until its connection has closed (postgres-nio requires
-        // a connection closed before it goes), then the thread goes.
-        let group = self.group, session = self.session
-        session.connection.close().whenComplete { _ in
-            withExtendedLifetime(session) { Self.shutDown(group) }
+        _ = buffer.stop()
+        closer.close()
+    }
+
+    /// Closes the stream's connection, then shuts its thread down, once.
+    private final class Closer: Sendable {
+        let session: PostgresSession
+        let group: MultiThreadedEventLoopGroup
+        private let done = Atomic<Bool>(false)
+
+        init(_ session: PostgresSession, _ group: MultiThreadedEventLoopGroup) {
+            self.session = session
+            self.group = group
+        }
+
+        /// The session stays referenced until its connection has closed (postgres-nio requires a
+        /// connection closed before it goes); the group shuts down off its own thread.
+        func close() {
+            guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            let group = self.group
+            session.connection.close().whenComplete { _ in
+                withExtendedLifetime(self) { shutDown(group) }
+            }
         }
     }
 
-    /// Shuts the group down off its own thread (a group cannot wait for itself).
+    /// Shuts a group down off its own thread (a group cannot wait for itself).
     private static func shutDown(_ group: MultiThreadedEventLoopGroup) {
         DispatchQueue.global().async { try? group.syncShutdownGracefully() }
     }
@@ -91,20 +123,36 @@ final class PostgresSweepStream: @unchecked Sendable {
     private final class Buffer: @unchecked Sendable {
         private let condition = NSCondition()
         private let capacity: Int
+        private let idle: Double
         private var rows: [[SQLValue]] = []
         private var head = 0
         private var finished = false
         private var failure: (any Error)?
         private var stopped = false
+        /// Takes so far (what tells a full buffer that the sweep still reads).
+        private var takes = 0
 
-        init(capacity: Int) { self.capacity = capacity }
+        init(capacity: Int, idle: Double) {
+            self.capacity = capacity
+            self.idle = idle
+        }
 
         /// Adds a row, waiting while `capacity` rows wait to be taken; throws once stopped (which
-        /// ends the statement: postgres-nio drops the rest).
+        /// ends the statement: postgres-nio drops the rest), and stops when the buffer has stayed
+        /// full, untaken, for `idle` seconds.
         func push(_ row: [SQLValue]) throws {
             condition.lock()
             defer { condition.unlock() }
-            while !stopped && rows.count - head >= capacity { condition.wait() }
+            var waitingSince: (takes: Int, deadline: Date)?
+            while !stopped && rows.count - head >= capacity {
+                if waitingSince == nil || waitingSince?.takes != takes { waitingSince = (takes, Date().addingTimeInterval(idle)) }
+                if !condition.wait(until: waitingSince!.deadline) && takes == waitingSince!.takes && rows.count - head >= capacity {
+                    stopped = true
+                    rows = []
+                    head = 0
+                    condition.broadcast()
+                }
+            }
             if stopped { throw CancellationError() }
             if head > 0 && head >= capacity {
                 rows.removeFirst(head)
@@ -132,6 +180,7 @@ final class PostgresSweepStream: @unchecked Sendable {
             let count = min(n, available)
             let taken = Array(rows[head..<(head + count)])
             head += count
+            takes += 1
             if head == rows.count {
                 rows.removeAll(keepingCapacity: true)
                 head = 0

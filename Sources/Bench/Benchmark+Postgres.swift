@@ -118,6 +118,7 @@ extension Benchmark {
         ours = []; raw = []
         var sweepRequest = request
         sweepRequest.fetchBatchSize = 1_000
+        var streamed = (0, 0)
         for _ in 0..<options.repeats {
             let sink = Mutex(0)
             raw.append(try time {
@@ -131,10 +132,34 @@ extension Benchmark {
                     total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
                 }
                 if total == 42 { note("") }
+                streamed = (all.statistics.batchesStreamed, all.statistics.batchesFaulted)
             })
         }
+        note("the sweep read \(streamed.0) of its \(streamed.1) batches from one statement streaming the rest (PostgresSweepStream)")
         comparisons.append(Comparison(name: "full sweep, every value", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.5,
                                       baseline: "postgres-nio row stream of SELECT * ORDER BY \(sortColumn), key"))
+        let rawSweep = median(raw)
+
+        // The same sweep read by batch faults alone (streamsSweeps off: every batch read as it is
+        // when faulted), beside the one above (no target).
+        note("the same sweep by batch faults alone (streamsSweeps = false), each batch read as it is when faulted")
+        var byFaults: [Double] = []
+        store.streamsSweeps = false
+        defer { store.streamsSweeps = true }
+        for _ in 0..<options.repeats {
+            byFaults.append(try time {
+                let all = try store.fetchBatched(sweepRequest, residentBatches: 2)
+                var total = 0
+                for object in all {
+                    guard let object else { continue }
+                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
+                }
+                if total == 42 { note("") }
+            })
+        }
+        store.streamsSweeps = true
+        comparisons.append(Comparison(name: "full sweep by faults alone (no stream)", oursSeconds: median(byFaults), rawSeconds: rawSweep,
+                                      target: nil, baseline: "the raw stream above"))
 
         // What the identity map costs a sweep: the same sweep through a context, whose objects
         // are registered one per row (no target; beside the sweep above).

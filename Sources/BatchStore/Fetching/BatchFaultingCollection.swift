@@ -176,6 +176,8 @@ public struct BatchStatistics: Sendable, Equatable {
     /// faulting them one by one (PostgreSQL; counted in ``batchesFaulted`` too; 0 on SQLite, whose
     /// faults are as cheap as a stream).
     public var batchesStreamed: Int = 0
+    /// Streams an iteration started (one at most per fetch; PostgreSQL).
+    public var streamsStarted: Int = 0
 }
 
 /// Progress of an ID fetch, handed to the progress handler of ``ProgressiveFetch/finish(progress:)``.

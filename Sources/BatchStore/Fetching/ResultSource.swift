@@ -53,13 +53,15 @@ package protocol ResultSource: AnyObject {
     /// Forgets any batch read ahead of its fault (a sweep's next batch), which the data may have
     /// changed since: called when resident batches are dropped as stale.
     func discardReadAhead()
-    /// Batches read from a stream rather than faulted (see ``fault(_:iterating:)``).
+    /// Batches read from a stream rather than faulted, and streams started (see ``fault(_:iterating:)``).
     var batchesStreamed: Int { get }
+    var streamsStarted: Int { get }
 }
 
 extension ResultSource {
     package func discardReadAhead() {}
     package var batchesStreamed: Int { 0 }
+    package var streamsStarted: Int { 0 }
     package func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch { try fault(positions) }
 }
 
@@ -265,6 +267,6 @@ package final class ResultStorage: ResidentBatches {
             idStorage: ids.location,
             idFetchSeconds: ids.fillSeconds,
             lastFaultSeconds: cache.lastFaultSeconds, totalFaultSeconds: cache.totalFaultSeconds,
-            valueBytesResident: source.packsValues ? cache.packedBytes : nil, batchesStreamed: source.batchesStreamed)
+            valueBytesResident: source.packsValues ? cache.packedBytes : nil, batchesStreamed: source.batchesStreamed, streamsStarted: source.streamsStarted)
     }
 }
