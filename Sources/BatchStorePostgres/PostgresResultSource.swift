@@ -690,26 +690,44 @@ final class PostgresResultSource: ResultSource {
     private func streamed(_ positions: Range<Int>, from sweep: PostgresSweepStream) -> FaultedBatch? {
         guard let keyIndexes, sweep.position == positions.lowerBound, sweep.serial == session.statementsSent, store.editsMade == writesAtSweep,
               Double(DispatchTime.now().uptimeNanoseconds - sweep.lastTaken) / 1e9 < store.sweepStreamPause else { return nil }
-        let keys = idTable.columns.map { $0.read("ids") }.joined(separator: ", ")
         let (condition, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
-        let pending = session.sendCollecting("SELECT \(idTable.positionSQL("ids")), \(keys) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)", arguments)
+        // One integer key: the batch's keys as one text cell, `{7,3,…}` in position order (a row
+        // a key cost the client as much to decode as the stream's whole rows); else a row a key.
+        let integerKey = idTable.columns.count == 1 && idTable.columns[0].kind == .integer
+        let sql = integerKey
+            ? "SELECT array_agg(ids.\(idTable.columns[0].name) ORDER BY \(idTable.orderSQL("ids")))::text FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
+            : "SELECT \(idTable.positionSQL("ids")), \(idTable.columns.map { $0.read("ids") }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
+        let pending = session.sendCollecting(sql, arguments)
         sweep.serial = session.statementsSent
         guard let rows = try? sweep.take(positions.count), let idRows = try? session.rows(of: pending),
-              rows.count == positions.count, idRows.count == positions.count else { return nil }
-        var expected = [[SQLValue]?](repeating: nil, count: positions.count)
-        for row in idRows {
-            guard let pos = row.first?.integerValue else { return nil }
-            let slot = Int(pos) - 1 - positions.lowerBound
-            guard slot >= 0 && slot < expected.count else { return nil }
-            expected[slot] = Array(row.dropFirst())
-        }
-        for (slot, row) in rows.enumerated() {
-            guard let key = expected[slot], key.count == keyIndexes.count,
-                  zip(keyIndexes, key).allSatisfy({ row[$0] == $1 }) else { return nil }
+              rows.count == positions.count else { return nil }
+        if integerKey {
+            // `{1,2,3}`: integers, nothing to quote.
+            guard let text = idRows.first?.first?.textValue, text.hasPrefix("{"), text.hasSuffix("}") else { return nil }
+            let keys = text.dropFirst().dropLast().split(separator: ",", omittingEmptySubsequences: false)
+            guard keys.count == rows.count else { return nil }
+            for (row, key) in zip(rows, keys) {
+                guard let key = Int64(key), row[keyIndexes[0]] == .integer(key) else { return nil }
+            }
+        } else {
+            guard idRows.count == positions.count else { return nil }
+            var expected = [[SQLValue]?](repeating: nil, count: positions.count)
+            for row in idRows {
+                guard let pos = row.first?.integerValue else { return nil }
+                let slot = Int(pos) - 1 - positions.lowerBound
+                guard slot >= 0 && slot < expected.count else { return nil }
+                expected[slot] = Array(row.dropFirst())
+            }
+            for (slot, row) in rows.enumerated() {
+                guard let key = expected[slot], key.count == keyIndexes.count,
+                      zip(keyIndexes, key).allSatisfy({ row[$0] == $1 }) else { return nil }
+            }
         }
         batchesStreamed += 1
-        let numbered = rows.enumerated().map { [SQLValue.integer(Int64(positions.lowerBound + $0 + 1))] + $1 }
-        return FaultedBatch(objects: objects(from: numbered, positions: positions, keysInline: true))
+        let context = self.context
+        return FaultedBatch(objects: rows.map { row in
+            object(ObjectID(entity: entity, key: .primaryKey(keyIndexes.map { row[$0] })), values: row, in: context)
+        })
     }
 
     /// The indexes of the primary key's columns among the table's, when it has one (a fault or a
@@ -743,16 +761,18 @@ final class PostgresResultSource: ResultSource {
             } else {
                 key = .primaryKey(Array(row[1..<(1 + keyCount)]))
             }
-            let id = ObjectID(entity: entity, key: key)
-            if let context {
-                // The context's object for the row (a fault takes these values; one that holds
-                // values keeps them until refreshed or merged); nil when merged as deleted.
-                objects[slot] = context.identity.adopt(id, link: context.link) { .decoded(Array(row[(1 + keyCount)...])) }
-            } else {
-                objects[slot] = ManagedObject(objectID: id, link: link, values: Array(row[(1 + keyCount)...]))
-            }
+            objects[slot] = object(ObjectID(entity: entity, key: key), values: Array(row[(1 + keyCount)...]), in: context)
         }
         return objects
+    }
+
+    /// The object for the row `id` names, holding `values`: the context's (a fault takes these
+    /// values; one that holds values keeps them until refreshed or merged; nil when merged as
+    /// deleted), or without a context, a new one.
+    @inline(__always)
+    private func object(_ id: ObjectID, values: [SQLValue], in context: PostgresContext?) -> ManagedObject? {
+        guard let context else { return ManagedObject(objectID: id, link: link, values: values) }
+        return context.identity.adopt(id, link: context.link) { .decoded(values) }
     }
 
     func objectID(idRow: [SQLValue], position: Int) -> ObjectID? {
