@@ -137,32 +137,52 @@ final class PostgresSweepStream: @unchecked Sendable {
             self.idle = idle
         }
 
-        /// Adds a row, waiting while `capacity` rows wait to be taken; throws once stopped (which
-        /// ends the statement: postgres-nio drops the rest), and stops when the buffer has stayed
-        /// full, untaken, for `idle` seconds.
+        /// Rows decoded but not yet in ``rows``: the stream's thread hands them over a chunk at a
+        /// time (a lock and a wake-up per row cost more than decoding it). Touched by that thread only.
+        private var pending: [[SQLValue]] = []
+        private static let chunk = 128
+        /// True while the sweep waits in ``take(_:)`` (only then is it woken).
+        private var consumerWaiting = false
+
+        /// Adds a row (a chunk at a time); throws once stopped (which ends the statement:
+        /// postgres-nio drops the rest).
         func push(_ row: [SQLValue]) throws {
+            pending.append(row)
+            if pending.count >= Self.chunk { try flush() }
+        }
+
+        /// Moves the pending rows into the buffer, waiting while `capacity` rows wait to be taken;
+        /// stops when the buffer has stayed full, untaken, for `idle` seconds.
+        private func flush() throws {
             condition.lock()
             defer { condition.unlock() }
-            var waitingSince: (takes: Int, deadline: Date)?
+            var waiting = (takes: -1, deadline: Date.distantPast)
             while !stopped && rows.count - head >= capacity {
-                if waitingSince == nil || waitingSince?.takes != takes { waitingSince = (takes, Date().addingTimeInterval(idle)) }
-                if !condition.wait(until: waitingSince!.deadline) && takes == waitingSince!.takes && rows.count - head >= capacity {
+                // The pause counts from the last take the full buffer has seen.
+                if waiting.takes != takes { waiting = (takes, Date().addingTimeInterval(idle)) }
+                if !condition.wait(until: waiting.deadline) && takes == waiting.takes && rows.count - head >= capacity {
                     stopped = true
                     rows = []
                     head = 0
                     condition.broadcast()
                 }
             }
-            if stopped { throw CancellationError() }
+            if stopped {
+                pending = []
+                throw CancellationError()
+            }
             if head > 0 && head >= capacity {
                 rows.removeFirst(head)
                 head = 0
             }
-            rows.append(row)
-            condition.broadcast()
+            rows.append(contentsOf: pending)
+            pending.removeAll(keepingCapacity: true)
+            if consumerWaiting { condition.broadcast() }
         }
 
+        /// The statement ended (`error` nil: every row sent): called on the stream's thread.
         func finish(_ error: (any Error)?) {
+            if !pending.isEmpty { _ = try? flush() }
             condition.lock()
             finished = true
             failure = error
@@ -173,7 +193,11 @@ final class PostgresSweepStream: @unchecked Sendable {
         func take(_ n: Int) throws -> [[SQLValue]] {
             condition.lock()
             defer { condition.unlock() }
-            while rows.count - head < n && !finished && !stopped { condition.wait() }
+            while rows.count - head < n && !finished && !stopped {
+                consumerWaiting = true
+                condition.wait()
+                consumerWaiting = false
+            }
             let available = rows.count - head
             if available == 0, let failure { throw failure }
             if stopped && available < n { throw BatchStoreError(.cancelled, "the sweep's stream was stopped") }
