@@ -22,6 +22,16 @@ struct SweepStreamTests {
     static let pause = 10.0
     static let request = BatchStore.FetchRequest(entityName: "s", sortDescriptors: [SortDescriptor(key: "grp")], fetchBatchSize: batch)
 
+    /// A database of ``setup``'s rows on the tests' server, and a store over it whose sweeps may
+    /// pause ``pause`` seconds.
+    static func open(_ prefix: String) throws -> (PostgresServer, String, PostgresStore) {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase(prefix, sql: setup)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        store.sweepStreamPause = pause
+        return (server, database, store)
+    }
+
     /// The keys in the request's order, as Swift computes it.
     static let order: [Int] = (1...rows).sorted { a, b in
         let (ga, gb) = ((a * 7919) % 97, (b * 7919) % 97)
@@ -51,10 +61,7 @@ struct SweepStreamTests {
 
     @Test("an iteration streams the rest after reading four batches and reads what faults read; indexed reads, a loop that stops early and streamsSweeps = false fault every batch")
     func streamsWhatFaultsRead() throws {
-        let server = try PostgresServer.require()
-        let database = try server.makeDatabase("sweep", sql: Self.setup)
-        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
-        store.sweepStreamPause = Self.pause
+        let (_, _, store) = try Self.open("sweep")
         let result = try store.fetchBatched(Self.request, residentBatches: 2)
         let swept = try Self.sweep(result)
         #expect(Self.firstDifference(swept, Self.expected()) == "none")
@@ -101,10 +108,7 @@ struct SweepStreamTests {
 
     @Test("rows changed between the fetch and the stream: a value changed in place streams as it is now; at a deleted, moved or inserted row the stream gives way to faults")
     func changesBeforeTheStream() throws {
-        let server = try PostgresServer.require()
-        let database = try server.makeDatabase("sweepchanged", sql: Self.setup)
-        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
-        store.sweepStreamPause = Self.pause
+        let (server, database, store) = try Self.open("sweepchanged")
         func psql(_ sql: String) throws { _ = try server.psql(sql, database: database) }
         let order = Self.order
 
@@ -143,10 +147,7 @@ struct SweepStreamTests {
 
     @Test("a sweep's stream stops for an edit through the result or the context, a merge, a pause; another session's commit during an unpaused sweep shows after a pause or with streamsSweeps off")
     func whatStopsAStream() throws {
-        let server = try PostgresServer.require()
-        let database = try server.makeDatabase("sweepstops", sql: Self.setup)
-        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
-        store.sweepStreamPause = Self.pause
+        let (server, database, store) = try Self.open("sweepstops")
         let other = try server.session(database)
         defer { other.close() }
         let order = Self.order
@@ -251,10 +252,7 @@ struct SweepStreamTests {
 
     @Test("a loop that stops after its stream started leaves no statement or connection behind once the result goes")
     func earlyExitEndsTheStream() throws {
-        let server = try PostgresServer.require()
-        let database = try server.makeDatabase("sweepexit", sql: Self.setup)
-        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
-        store.sweepStreamPause = Self.pause
+        let (server, database, store) = try Self.open("sweepexit")
         func connections() throws -> Int {
             Int(try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name = 'faultline'", database: "postgres")) ?? -1
         }
