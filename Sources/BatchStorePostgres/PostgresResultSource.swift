@@ -439,9 +439,8 @@ final class PostgresResultSource: ResultSource {
 
     func idQuery(_ request: FetchRequest) throws -> IDQuery {
         let query = try idQuery(request, select: nil)
-        // What a sweep's stream reads (a fill or a refill of the ID table follows).
+        // What a sweep's stream reads (a refill comes through a refresh, which stops a stream).
         fetchedRequest = request
-        stopSweep()
         return query
     }
 
@@ -564,7 +563,7 @@ final class PostgresResultSource: ResultSource {
     /// refill) nor was it discarded (a merge, a refresh: ``discardReadAhead()``); else it is dropped.
     func fault(_ positions: Range<Int>) throws -> FaultedBatch { try fault(positions, iterating: false) }
 
-    /// ``fault(_:)``; in an iteration that has faulted ``sweepStreamAfter`` batches in a row, the
+    /// ``fault(_:)``; in an iteration that has read ``sweepStreamAfter`` batches in a row, the
     /// rest of the result is then read by one statement (``PostgresSweepStream``), each batch of it
     /// checked against the ID table (see ``streamed(_:from:)``).
     func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch {
@@ -645,7 +644,7 @@ final class PostgresResultSource: ResultSource {
     /// Streams started, and batches read from them (``BatchStatistics``).
     package private(set) var streamsStarted = 0
     package private(set) var batchesStreamed = 0
-    /// The store's count of edits made through its contexts when the stream last gave a batch.
+    /// The store's count of edits made through its contexts when the stream started.
     private var writesAtSweep = 0
 
     /// Starts streaming the result from `position`, when it is worth it and can be checked: a plain
@@ -682,7 +681,8 @@ final class PostgresResultSource: ResultSource {
     /// The batch at `positions` from the sweep's stream, or nil (the caller stops the stream and
     /// faults the batch) unless every row is the one the ID table has there: the stream is at
     /// `positions`, nothing was sent on the result's session since its last batch (an edit, a
-    /// refresh), the sweep did not pause more than ``readAheadLife`` since it, and each row's key
+    /// refresh), no context of the store edited, the sweep did not pause more than
+    /// ``PostgresStore/sweepStreamPause`` since it, and each row's key
     /// equals the ID table's at its position (a row updated out of its place in the order since
     /// the fetch, deleted, or inserted, differs: the rest is read by faults). The rows are those
     /// of one statement, as the server had them when it began (a write another session commits

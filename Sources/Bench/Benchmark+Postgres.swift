@@ -116,6 +116,15 @@ extension Benchmark {
 
         note("sweeping every row, every value (batches of 1,000), against a raw postgres-nio row stream of the same query")
         ours = []; raw = []
+        /// Reads every value of every object, in order (what each sweep below times).
+        func sweepEveryValue(_ all: BatchFaultingCollection) throws {
+            var total = 0
+            for object in all {
+                guard let object else { continue }
+                total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
+            }
+            if total == 42 { note("") }
+        }
         var sweepRequest = request
         sweepRequest.fetchBatchSize = 1_000
         var streamed = (0, 0)
@@ -132,12 +141,7 @@ extension Benchmark {
                 let started = DispatchTime.now().uptimeNanoseconds
                 let all = try store.fetchBatched(sweepRequest, residentBatches: 2)
                 opened = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                var total = 0
-                for object in all {
-                    guard let object else { continue }
-                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
-                }
-                if total == 42 { note("") }
+                try sweepEveryValue(all)
                 streamed = (all.statistics.batchesStreamed, all.statistics.batchesFaulted)
             })
             afterOpen.append(ours[ours.count - 1] - opened)
@@ -158,12 +162,7 @@ extension Benchmark {
         for _ in 0..<options.repeats {
             byFaults.append(try time {
                 let all = try store.fetchBatched(sweepRequest, residentBatches: 2)
-                var total = 0
-                for object in all {
-                    guard let object else { continue }
-                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
-                }
-                if total == 42 { note("") }
+                try sweepEveryValue(all)
             })
         }
         store.streamsSweeps = true
@@ -179,12 +178,7 @@ extension Benchmark {
             let context = PostgresContext(store: store)
             throughContext.append(try time {
                 let all = try context.fetchBatched(sweepRequest, residentBatches: 2, firstBatch: nil, progress: nil)
-                var total = 0
-                for object in all {
-                    guard let object else { continue }
-                    total &+= checksum(try (0..<table.columns.count).map { try object.value(at: $0) })
-                }
-                if total == 42 { note("") }
+                try sweepEveryValue(all)
             })
         }
         comparisons.append(Comparison(name: "full sweep through a context (identity map)", oursSeconds: median(throughContext), rawSeconds: storeSweep,
