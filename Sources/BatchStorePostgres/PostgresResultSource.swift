@@ -614,6 +614,8 @@ final class PostgresResultSource: ResultSource {
     /// Esc may cancel does first, so that the cancel request cannot reach the read ahead instead.
     /// (A sweep's stream is on a connection of its own, out of a cancel's reach; it stops too.)
     func settleReadAhead() {
+        // The keys a sweep read ahead are a statement on this session too.
+        if let keys = sweepKeysAhead { _ = try? session.rows(of: keys.rows) }
         stopSweep()
         guard let ahead = sentAhead else { return }
         sentAhead = nil
@@ -676,12 +678,14 @@ final class PostgresResultSource: ResultSource {
     func stopSweep() {
         sweep?.stop()
         sweep = nil
+        sweepKeys = nil
+        sweepKeysAhead = nil
     }
 
     /// The batch at `positions` from the sweep's stream, or nil (the caller stops the stream and
     /// faults the batch) unless every row is the one the ID table has there: the stream is at
-    /// `positions`, nothing was sent on the result's session since its last batch (an edit, a
-    /// refresh), no context of the store edited, the sweep did not pause more than
+    /// `positions`, nothing was sent on the result's session since the sweep's last statement (an
+    /// edit, a refresh), no context of the store edited, the sweep did not pause more than
     /// ``PostgresStore/sweepStreamPause`` since it, and each row's key
     /// equals the ID table's at its position (a row updated out of its place in the order since
     /// the fetch, deleted, or inserted, differs: the rest is read by faults). The rows are those
@@ -689,37 +693,20 @@ final class PostgresResultSource: ResultSource {
     /// during the sweep shows in faults, not in the stream: see the README).
     private func streamed(_ positions: Range<Int>, from sweep: PostgresSweepStream) -> FaultedBatch? {
         guard let keyIndexes, sweep.position == positions.lowerBound, sweep.serial == session.statementsSent, store.editsMade == writesAtSweep,
-              Double(DispatchTime.now().uptimeNanoseconds - sweep.lastTaken) / 1e9 < store.sweepStreamPause else { return nil }
-        let (condition, arguments) = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound)
-        // One integer key: the batch's keys as one text cell, `{7,3,…}` in position order (a row
-        // a key cost the client as much to decode as the stream's whole rows); else a row a key.
-        let integerKey = idTable.columns.count == 1 && idTable.columns[0].kind == .integer
-        let sql = integerKey
-            ? "SELECT array_agg(ids.\(idTable.columns[0].name) ORDER BY \(idTable.orderSQL("ids")))::text FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
-            : "SELECT \(idTable.positionSQL("ids")), \(idTable.columns.map { $0.read("ids") }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
-        let pending = session.sendCollecting(sql, arguments)
+              Double(DispatchTime.now().uptimeNanoseconds - sweep.lastTaken) / 1e9 < store.sweepStreamPause,
+              let keys = sweepKeys(covering: positions) else { return nil }
         sweep.serial = session.statementsSent
-        guard let rows = try? sweep.take(positions.count), let idRows = try? session.rows(of: pending),
-              rows.count == positions.count else { return nil }
-        if integerKey {
-            // `{1,2,3}`: integers, nothing to quote.
-            guard let text = idRows.first?.first?.textValue, text.hasPrefix("{"), text.hasSuffix("}") else { return nil }
-            let keys = text.dropFirst().dropLast().split(separator: ",", omittingEmptySubsequences: false)
-            guard keys.count == rows.count else { return nil }
-            for (row, key) in zip(rows, keys) {
-                guard let key = Int64(key), row[keyIndexes[0]] == .integer(key) else { return nil }
-            }
-        } else {
-            guard idRows.count == positions.count else { return nil }
-            var expected = [[SQLValue]?](repeating: nil, count: positions.count)
-            for row in idRows {
-                guard let pos = row.first?.integerValue else { return nil }
-                let slot = Int(pos) - 1 - positions.lowerBound
-                guard slot >= 0 && slot < expected.count else { return nil }
-                expected[slot] = Array(row.dropFirst())
-            }
+        guard let rows = try? sweep.take(positions.count), rows.count == positions.count else { return nil }
+        let first = positions.lowerBound - keys.start
+        switch keys.values {
+        case .integers(let integers):
+            let index = keyIndexes[0]
             for (slot, row) in rows.enumerated() {
-                guard let key = expected[slot], key.count == keyIndexes.count,
+                guard case .integer(let key) = row[index], key == integers[first + slot] else { return nil }
+            }
+        case .rows(let expected):
+            for (slot, row) in rows.enumerated() {
+                guard let key = expected[first + slot], key.count == keyIndexes.count,
                       zip(keyIndexes, key).allSatisfy({ row[$0] == $1 }) else { return nil }
             }
         }
@@ -728,6 +715,87 @@ final class PostgresResultSource: ResultSource {
         return FaultedBatch(objects: rows.map { row in
             object(ObjectID(entity: entity, key: .primaryKey(keyIndexes.map { row[$0] })), values: row, in: context)
         })
+    }
+
+    /// The ID table's keys at a run of positions, what a sweep's streamed rows are checked against.
+    private struct SweepKeys {
+        enum Values {
+            /// One integer key: the keys in position order.
+            case integers([Int64])
+            /// Any other key: each position's key values (nil where the ID table had none).
+            case rows([[SQLValue]?])
+        }
+        /// The 0-based position of the first.
+        let start: Int
+        let count: Int
+        let values: Values
+    }
+
+    /// The keys read for the sweep's checks, and the next run's statement, sent ahead (its keys
+    /// come while the sweep checks and makes objects of the run before).
+    private var sweepKeys: SweepKeys?
+    private var sweepKeysAhead: (start: Int, count: Int, rows: PendingRows)?
+
+    /// Keys checked per statement: a statement a batch cost the server (parse, plan, a sort) and
+    /// the client more than its keys did. About 16,000, in whole batches.
+    private static let sweepKeysPerStatement = 16_384
+
+    /// The ID table's keys at `positions` (nil when they could not be read: the batch is then
+    /// faulted): from the run read before, from the one sent ahead, or read now; the next run is
+    /// then sent ahead.
+    private func sweepKeys(covering positions: Range<Int>) -> SweepKeys? {
+        if let keys = sweepKeys, keys.start <= positions.lowerBound, positions.upperBound <= keys.start + keys.count { return keys }
+        sweepKeys = nil
+        let run = max(1, Self.sweepKeysPerStatement / max(1, positions.count)) * positions.count
+        let pending: PendingRows
+        let count: Int
+        if let ahead = sweepKeysAhead, ahead.start == positions.lowerBound, ahead.count >= positions.count {
+            (pending, count) = (ahead.rows, ahead.count)
+        } else {
+            count = min(run, idTable.count - positions.lowerBound)
+            guard count >= positions.count else { return nil }
+            pending = sendSweepKeys(positions.lowerBound, count)
+        }
+        sweepKeysAhead = nil
+        let next = positions.lowerBound + count
+        if next < idTable.count {
+            let nextCount = min(run, idTable.count - next)
+            sweepKeysAhead = (next, nextCount, sendSweepKeys(next, nextCount))
+        }
+        guard let rows = try? session.rows(of: pending), let keys = decodeSweepKeys(rows, start: positions.lowerBound, count: count) else { return nil }
+        sweepKeys = keys
+        return keys
+    }
+
+    /// Sends the statement reading the ID table's keys at `count` positions from `start`.
+    private func sendSweepKeys(_ start: Int, _ count: Int) -> PendingRows {
+        let (condition, arguments) = idTable.rangeSQL("ids", start, start + count)
+        // One integer key: the run's keys as one text cell, `{7,3,…}` in position order (a row a
+        // key cost the client as much to decode as the stream's whole rows); else a row a key.
+        let sql = hasIntegerKey
+            ? "SELECT array_agg(ids.\(idTable.columns[0].name) ORDER BY \(idTable.orderSQL("ids")))::text FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
+            : "SELECT \(idTable.positionSQL("ids")), \(idTable.columns.map { $0.read("ids") }.joined(separator: ", ")) FROM \(idTable.qualifiedName) AS ids WHERE \(condition)"
+        return session.sendCollecting(sql, arguments)
+    }
+
+    private var hasIntegerKey: Bool { idTable.columns.count == 1 && idTable.columns[0].kind == .integer }
+
+    /// The keys of `count` positions from `start` out of the rows ``sendSweepKeys(_:_:)`` read;
+    /// nil when they are not that many or not in that form.
+    private func decodeSweepKeys(_ rows: [[SQLValue]], start: Int, count: Int) -> SweepKeys? {
+        if hasIntegerKey {
+            guard let text = rows.first?.first?.textValue, let integers = PostgresArrayText.integers(text), integers.count == count else { return nil }
+            return SweepKeys(start: start, count: count, values: .integers(integers))
+        }
+        guard rows.count == count else { return nil }
+        var expected = [[SQLValue]?](repeating: nil, count: count)
+        for row in rows {
+            guard let pos = row.first?.integerValue else { return nil }
+            let slot = Int(pos) - 1 - start
+            guard slot >= 0 && slot < count else { return nil }
+            expected[slot] = Array(row.dropFirst())
+        }
+        return SweepKeys(start: start, count: count, values: .rows(expected))
     }
 
     /// The indexes of the primary key's columns among the table's, when it has one (a fault or a

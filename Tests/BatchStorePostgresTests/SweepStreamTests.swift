@@ -318,3 +318,27 @@ struct SweepStreamTests {
         #expect(statistics.batchesStreamed == (25_000 + 399) / 400 - 5, "\(statistics)")
     }
 }
+
+/// The keys a sweep checks its streamed rows against come as one `int8[]` text cell a run of
+/// positions; its reader must take every integer PostgreSQL prints and refuse anything else (a
+/// refused cell only sends the sweep back to faults; a misread one would pass a wrong row).
+@Suite("An int8[]'s text is read exactly or not at all")
+struct ArrayTextTests {
+    @Test("integers at the edges of Int64, in order; anything else refused")
+    func integers() {
+        #expect(PostgresArrayText.integers("{}") == [])
+        #expect(PostgresArrayText.integers("{7}") == [7])
+        #expect(PostgresArrayText.integers("{7,3,-1,0,42}") == [7, 3, -1, 0, 42])
+        #expect(PostgresArrayText.integers("{9223372036854775807,-9223372036854775808}") == [Int64.max, Int64.min])
+        for bad in ["", "{", "}", "7", "{7", "7}", "{,}", "{7,}", "{,7}", "{7,,3}", "{-}", "{--7}", "{7 ,3}", "{ 7}", "{NULL}",
+                    "{7,NULL}", "{\"7\"}", "{1.5}", "{9223372036854775808}", "{-9223372036854775809}", "{99999999999999999999}", "{{1,2}}", "{1e3}"] {
+            #expect(PostgresArrayText.integers(bad) == nil, "\(bad.debugDescription)")
+        }
+        // Random lists (a fixed seed) read back as written.
+        var g = SplitMix64(seed: 15)
+        for _ in 0..<200 {
+            let values = (0..<Int.random(in: 1...50, using: &g)).map { _ in Int64.random(in: Int64.min...Int64.max, using: &g) }
+            #expect(PostgresArrayText.integers("{" + values.map(String.init).joined(separator: ",") + "}") == values)
+        }
+    }
+}
