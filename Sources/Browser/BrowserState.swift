@@ -376,6 +376,9 @@ public struct BrowserState: Sendable {
     /// The result on screen: a new number each time a table, filter or sort is fetched (nil while
     /// a result loads).
     public internal(set) var resultID: Int?
+    /// True on a table's grid whose first load was cancelled: no result, nothing loading (it
+    /// reads "not loaded", not "no rows": the table was never counted).
+    public var isUnloaded: Bool { resultID == nil && loading == nil && frequencySheet == nil && table != nil && mode == .grid }
     /// The marks, with the result they belong to; only ``marked`` and ``allMarked`` read them.
     public internal(set) var marks: Marks?
     /// Each table's filter, sort and cursor row when it was last left, by table name.

@@ -161,7 +161,10 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
         screen.put(name.padded(to: col.width), x: x0 + col.x, y: y0, style: style, maxWidth: width - col.x)
     }
     if state.count == 0 && state.loading == nil {
-        screen.put(state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)", x: x0 + layout.gutter, y: y0 + 1, style: p.dim, maxWidth: width - layout.gutter)
+        // A first load Esc stopped has no result yet: the table is not empty, it is not read.
+        let empty = state.isUnloaded ? "(not loaded: Esc stopped it; r loads it)"
+            : state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)"
+        screen.put(empty, x: x0 + layout.gutter, y: y0 + 1, style: p.dim, maxWidth: width - layout.gutter)
     }
     for (i, row) in state.visibleRows.enumerated() {
         let y = y0 + 1 + i
@@ -229,6 +232,8 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
                 parts.append("value \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count)) in \(rows(f.total))")
             }
             if let w = f.binWidth { parts.append("bins of \(group(Int(w)))") }
+        } else if state.isUnloaded {
+            parts.append("not loaded")
         } else {
             parts.append("row \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")
         }

@@ -27,7 +27,9 @@ struct BrowserCancelEndToEndTests {
         let t = try Tmux(command: command)
         try t.waitFor("loading IDs")
         try t.send("Escape")
-        try t.waitFor("loading cancelled: r loads it again")
+        let cancelled = try t.waitFor("loading cancelled: r loads it again")
+        // The table is not empty; it was not read.
+        #expect(cancelled.contains { $0.contains("(not loaded: Esc stopped it; r loads it)") } && cancelled.contains { $0.contains("n │ not loaded") }, "\(cancelled)")
         try t.type("r")
         try t.waitFor("row 1 of 2,000,000", timeout: 60)
         try t.type("ll/no such text")
