@@ -27,6 +27,18 @@ enum PostgresErrors {
     /// Any failure of a session as one line; `endpoint` names the server when the connection itself failed.
     static func wrap(_ error: any Error, endpoint: PostgresStoreURL.Endpoint? = nil) -> BatchStoreError {
         if let error = error as? BatchStoreError { return error }
+        // postgres-nio's older API (its prepared statements: PostgresSession.sendPrepared) turns
+        // its errors into these: the same server errors, the same one line.
+        if let legacy = error as? PostgresError {
+            switch legacy {
+            case .server(let answer):
+                return server(state: answer.fields[.sqlState], message: answer.fields[.message], detail: answer.fields[.detail])
+            case .connectionClosed:
+                return BatchStoreError(.serverUnavailable, "the PostgreSQL server\(at(endpoint)) closed the connection")
+            case .protocol(let text):
+                return BatchStoreError(.postgres("XX000"), "PostgreSQL\(at(endpoint)): \(capped(oneLine(text), 300))")
+            }
+        }
         guard let error = error as? PSQLError else {
             return BatchStoreError(.serverUnavailable, "cannot reach PostgreSQL\(at(endpoint)): \(oneLine(String(describing: error)))")
         }
@@ -57,11 +69,15 @@ enum PostgresErrors {
     /// What the server said, by SQLSTATE class: authentication, missing database, privileges,
     /// connection, or anything else with its SQLSTATE.
     private static func server(_ error: PSQLError) -> BatchStoreError {
-        let state = error.serverInfo?[.sqlState] ?? "XX000"
+        server(state: error.serverInfo?[.sqlState], message: error.serverInfo?[.message], detail: error.serverInfo?[.detail])
+    }
+
+    private static func server(state: String?, message: String?, detail: String?) -> BatchStoreError {
+        let state = state ?? "XX000"
         // A message can quote a whole value (invalid input syntax for type date: "…"): a line
         // stays a line.
-        var message = capped(oneLine(error.serverInfo?[.message] ?? "unknown server error"), 300)
-        if let detail = error.serverInfo?[.detail].map(oneLine), !detail.isEmpty, detail.count <= 200 {
+        var message = capped(oneLine(message ?? "unknown server error"), 300)
+        if let detail = detail.map(oneLine), !detail.isEmpty, detail.count <= 200 {
             message += " (\(detail))"
         }
         switch state {

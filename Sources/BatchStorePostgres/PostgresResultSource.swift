@@ -288,12 +288,15 @@ final class PostgresIDTable: IDStore {
 
     /// The ID rows under `alias` at 0-based positions `first ..< end`, with placeholders from `$n`
     /// and their values.
-    func rangeSQL(_ alias: String, _ first: Int, _ end: Int, from n: Int = 1) -> (sql: String, arguments: [SQLValue]) {
+    /// `typed`: the placeholders say their types (`$1::int8`, `$1::text`), as a prepared statement's must.
+    func rangeSQL(_ alias: String, _ first: Int, _ end: Int, from n: Int = 1, typed: Bool = false) -> (sql: String, arguments: [SQLValue]) {
         switch layout {
         case .numbered:
-            return ("\(alias).pos BETWEEN $\(n) AND $\(n + 1)", [.integer(Int64(first + 1)), .integer(Int64(end))])
+            let (a, b) = typed ? ("$\(n)::int8", "$\(n + 1)::int8") : ("$\(n)", "$\(n + 1)")
+            return ("\(alias).pos BETWEEN \(a) AND \(b)", [.integer(Int64(first + 1)), .integer(Int64(end))])
         case .packed:
-            return ("\(alias).ctid >= CAST($\(n) AS tid) AND \(alias).ctid < CAST($\(n + 1) AS tid)", [.text(tid(first)), .text(tid(end))])
+            let (a, b) = typed ? ("$\(n)::text", "$\(n + 1)::text") : ("$\(n)", "$\(n + 1)")
+            return ("\(alias).ctid >= CAST(\(a) AS tid) AND \(alias).ctid < CAST(\(b) AS tid)", [.text(tid(first)), .text(tid(end))])
         }
     }
 
@@ -475,7 +478,7 @@ final class PostgresResultSource: ResultSource {
     /// made once per layout of the ID table (a refill may change it).
     var faultSQL: String {
         if let cached = cachedFaultSQL, cached.layout == idTable.layout { return cached.sql }
-        let sql = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0).sql)
+        let sql = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0, typed: true).sql)
         cachedFaultSQL = (idTable.layout, sql)
         return sql
     }
@@ -585,13 +588,13 @@ final class PostgresResultSource: ResultSource {
            now - ahead.sentAt < Self.readAheadLife {
             pending = ahead.rows
         } else {
-            pending = session.sendCollecting(sql, arguments)
+            pending = session.sendPrepared(sql, arguments)
         }
         sentAhead = nil
         if sweep == nil, lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
             let next = positions.upperBound..<min(idTable.count, positions.upperBound + positions.count)
             let (nextSQL, nextArguments) = try faultStatement(next)
-            sentAhead = (next, nextSQL, session.sendCollecting(nextSQL, nextArguments), DispatchTime.now().uptimeNanoseconds)
+            sentAhead = (next, nextSQL, session.sendPrepared(nextSQL, nextArguments), DispatchTime.now().uptimeNanoseconds)
         }
         lastFaultEnd = positions.upperBound
         // A stream started for this sweep follows this batch's statement, its own.

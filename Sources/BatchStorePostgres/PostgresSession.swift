@@ -149,6 +149,57 @@ public final class PostgresSession: Sendable {
         return PendingRows(future: future, sink: sink, serial: serial)
     }
 
+    /// ``sendCollecting(_:_:)`` through a statement prepared on this connection the first time
+    /// its SQL is sent: the server then parses and plans it once, not at every call (a batch
+    /// fault at a random place of 10M rows took 1.2–1.4 ms prepared, 1.5–1.7 ms not, in pgbench
+    /// against the same server). For the few statements sent again and again (a result's batch
+    /// fault): its placeholders must say their types (`$1::text`, `$1::int8`), since the values are
+    /// sent as text and 8-byte integers only. Blocks for the first call's prepare; at most
+    /// ``preparedLimit`` statements are kept, the rest are sent unprepared.
+    func sendPrepared(_ sql: String, _ arguments: [SQLValue]) -> PendingRows {
+        guard !connection.isClosed, arguments.allSatisfy({ $0.integerValue != nil || $0.textValue != nil }) else { return sendCollecting(sql, arguments) }
+        let statement: PreparedQuery
+        if let known = prepared.withLock({ $0[sql] }) {
+            statement = known
+        } else {
+            guard prepared.withLock({ $0.count }) < Self.preparedLimit,
+                  let made = try? Self.waitOffLoop(connection.prepare(query: sql)) else { return sendCollecting(sql, arguments) }
+            prepared.withLock { $0[sql] = made }
+            statement = made
+        }
+        let serial = sent.add(1, ordering: .relaxed).newValue
+        let sink = RowSink()
+        let binds = arguments.map { value -> PostgresData in
+            if case .integer(let n) = value { return PostgresData(int64: n) }
+            return PostgresData(string: value.textValue ?? "")
+        }
+        let prepared = self.prepared
+        let (connection, logger) = (self.connection, self.logger)
+        let future = statement.execute(binds) { row in
+            let values = try row.map(Self.binaryValue(of:))
+            sink.rows.withLock { $0.append(values) }
+        }.flatMapError { error -> EventLoopFuture<Void> in
+            // A statement that failed is prepared again next time. One whose table's columns
+            // changed type since it was prepared ("cached plan must not change result type",
+            // before any row) is sent again unprepared at once: the caller sees the rows.
+            _ = prepared.withLock { $0.removeValue(forKey: sql) }
+            guard case .server(let answer) = error as? PostgresError, answer.fields[.sqlState] == "0A000",
+                  answer.fields[.message]?.contains("cached plan") == true, sink.rows.withLock({ $0.isEmpty }) else {
+                return connection.eventLoop.makeFailedFuture(error)
+            }
+            return connection.query(Self.query(sql, arguments), logger: logger) { row in
+                let values = try row.map(Self.value(of:))
+                sink.rows.withLock { $0.append(values) }
+            }.map { _ in () }
+        }
+        return PendingRows(future: future, sink: sink, serial: serial)
+    }
+
+    /// Statements ``sendPrepared(_:_:)`` prepared on this connection, by SQL.
+    private let prepared = PreparedStatements()
+    /// How many it keeps (a result's session prepares one or two).
+    static let preparedLimit = 16
+
     /// The rows of a statement sent by ``sendCollecting(_:_:)``, blocking until the last has come.
     func rows(of pending: PendingRows) throws -> [[SQLValue]] {
         do {
@@ -316,8 +367,19 @@ public final class PostgresSession: Sendable {
 
     /// One cell as a value (see ``query(_:_:)`` for which types read as what).
     static func value(of cell: PostgresCell) throws -> SQLValue {
+        try value(of: cell, binary: cell.format != .text)
+    }
+
+    /// A prepared statement's cell: its rows are asked for in binary, but postgres-nio (1.33)
+    /// describes its columns as text.
+    static func binaryValue(of cell: PostgresCell) throws -> SQLValue {
+        try value(of: cell, binary: true)
+    }
+
+    @inline(__always)
+    private static func value(of cell: PostgresCell, binary: Bool) throws -> SQLValue {
         guard var bytes = cell.bytes else { return .null }
-        if cell.format == .text { return .text(String(buffer: bytes)) }
+        if !binary { return .text(String(buffer: bytes)) }
         switch cell.dataType {
         case .int2: if let v = bytes.readInteger(as: Int16.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
         case .int4: if let v = bytes.readInteger(as: Int32.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
@@ -370,6 +432,12 @@ final class PendingRows: Sendable {
         self.sink = sink
         self.serial = serial
     }
+}
+
+/// A session's prepared statements, by SQL (shared with the callbacks that drop a failed one).
+private final class PreparedStatements: Sendable {
+    let bySQL = Mutex<[String: PreparedQuery]>([:])
+    func withLock<R>(_ body: (inout [String: PreparedQuery]) -> R) -> R { bySQL.withLock { body(&$0) } }
 }
 
 /// Rows decoded on the event loop, read by the thread that waited for them.

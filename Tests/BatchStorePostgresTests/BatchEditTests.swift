@@ -773,7 +773,7 @@ struct PostgresBatchEditTests {
         // Another session terminates the backend while the update runs.
         let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
         let killer = Thread {
-            let active = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'UPDATE %big%' AND state = 'active'"
+            let active = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'UPDATE %big%' AND state = 'active' AND datname = current_database()"
             for _ in 0..<2_000 {
                 if let pid = try? server.psql(active, database: database), !pid.isEmpty {
                     _ = try? server.psql("SELECT pg_terminate_backend(\(pid))", database: database)

@@ -375,7 +375,7 @@ struct PostgresBrowserTests {
         #expect(browser.state.message == "update cancelled: nothing was changed", "\(browser.state.message ?? "")")
         #expect(try server.psql("SELECT sum(v) FROM slow", database: database) == "\((1...2000).reduce(0, +))")
         #expect(!context.canUndo)
-        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'WITH old AS%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
+        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'WITH old AS%' AND state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()", database: database)
         #expect(running == "0")
         // A column set to nil: the count before it has no type for the NULL, and must still run.
         try server.psql("DROP TRIGGER dawdle ON slow", database: database)
@@ -482,7 +482,7 @@ struct PostgresBrowserTests {
             guard let error = error as? BatchStoreError, case .postgres("57014") = error.code else { return false }
             return error.message == "canceling statement due to statement timeout: the server's statement_timeout stopped it"
         }
-        let active = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%bs_ids%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
+        let active = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%bs_ids%' AND state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()", database: database)
         #expect(active.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 

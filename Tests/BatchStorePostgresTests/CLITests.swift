@@ -224,7 +224,7 @@ struct CLITests {
         try slow.send("Escape")
         try slow.waitFor("loading cancelled")
         #expect(Date().timeIntervalSince(pressed) < 20, "the cancel did not wait out the 30 s statement")
-        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%slow_rows%' AND state = 'active' AND pid <> pg_backend_pid()", database: database)
+        let running = try server.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%slow_rows%' AND state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()", database: database)
         #expect(running == "0")
         try slow.type("q")
         #expect(try slow.waitForExit().status == 0)

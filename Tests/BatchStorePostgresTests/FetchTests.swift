@@ -81,6 +81,34 @@ struct FetchTests {
         #expect(try Self.ints(result, "id") == expected)
     }
 
+    @Test("batch faults run as statements prepared on the result's session: one whose table's column changed type since reads the rows at once (sent again unprepared); a server error in one is the server's one line")
+    func preparedFaults() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("prepared", sql: """
+            CREATE TABLE p (id int PRIMARY KEY, v int, w text);
+            INSERT INTO p SELECT g, g * 10, 'w' || g FROM generate_series(1, 1000) g;
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "p", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 50))
+        // Prepared at the first fault, then used by each.
+        #expect(try result.object(at: 100)?.value(forKey: "v") == .integer(1010))
+        #expect(try result.object(at: 200)?.value(forKey: "w") == .text("w201"))
+        // Another session changes v's type (and rewrites the table: every row has moved).
+        _ = try server.psql("ALTER TABLE p ALTER COLUMN v TYPE bigint", database: database)
+        #expect(try result.object(at: 300)?.value(forKey: "v") == .integer(3010))
+        #expect(try result.object(at: 400)?.value(forKey: "v") == .integer(4010))
+        #expect(result.lastError == nil)
+        // A server error in a prepared fault: its SQLSTATE's code and the server's words (the older
+        // postgres-nio API it goes through wraps errors in another type).
+        _ = try server.psql("DROP TABLE p", database: database)
+        #expect {
+            _ = try result.object(at: 500)
+        } throws: { error in
+            guard let error = error as? BatchStoreError else { return false }
+            return error.code == .noSuchEntity && error.message.contains("does not exist") && !error.message.contains("\n")
+        }
+    }
+
     @Test("a row deleted between fetch and fault is nil; refresh keeps the anchor's row in view")
     func deletedAndRefreshed() throws {
         let server = try PostgresServer.require()
