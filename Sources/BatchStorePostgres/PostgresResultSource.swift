@@ -617,8 +617,7 @@ final class PostgresResultSource: ResultSource {
     /// Esc may cancel does first, so that the cancel request cannot reach the read ahead instead.
     /// (A sweep's stream is on a connection of its own, out of a cancel's reach; it stops too.)
     func settleReadAhead() {
-        // The keys a sweep read ahead are a statement on this session too.
-        if let keys = sweepKeysAhead { _ = try? session.rows(of: keys.rows) }
+        // (The keys a sweep read ahead are a statement on this session too: stopSweep waits for them.)
         stopSweep()
         guard let ahead = sentAhead else { return }
         sentAhead = nil
@@ -678,10 +677,14 @@ final class PostgresResultSource: ResultSource {
     }
 
     /// Stops the sweep's stream, if any.
+    /// A key statement sent ahead is waited for (a few milliseconds), as the batch read ahead is
+    /// before a cancellable statement: one still running could take the cancel request meant for
+    /// the statement sent after it.
     func stopSweep() {
         sweep?.stop()
         sweep = nil
         sweepKeys = nil
+        if let keys = sweepKeysAhead, !session.connection.eventLoop.inEventLoop { _ = try? session.rows(of: keys.rows) }
         sweepKeysAhead = nil
     }
 

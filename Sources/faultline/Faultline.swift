@@ -8,7 +8,7 @@ import TerminalCore
 struct Faultline: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
-        abstract: "Core Data-style batching for SQLite: batch-faulted browsing, export and benchmarks.",
+        abstract: "Core Data-style batching for SQLite and PostgreSQL: batch-faulted browsing, bulk edits, export and benchmarks.",
         subcommands: [Browse.self, Snapshot.self, Tour.self, Demo.self, Export.self, Import.self, Update.self, Delete.self, Bench.self, BenchWorker.self],
         defaultSubcommand: Browse.self)
 
