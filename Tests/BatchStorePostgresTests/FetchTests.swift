@@ -109,6 +109,39 @@ struct FetchTests {
         }
     }
 
+    @Test("every kind of column a prepared fault reads (binary cells its description calls text) equals the same row read by a plain statement")
+    func preparedFaultKinds() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("preparedkinds", sql: """
+            CREATE TYPE mood AS ENUM ('sad', 'happy');
+            CREATE TABLE k (id bigint PRIMARY KEY, s smallint, i integer, r real, d double precision, n numeric(12,2), dt date,
+                            ts timestamp, tz timestamptz, tm time, js json, jb jsonb, u uuid, b bytea, ok boolean, tags text[],
+                            nums integer[], m mood, c char(3), v varchar(20), span interval, o oid, t text);
+            INSERT INTO k SELECT g, g % 300, g * 7, g / 4.0, g / 3.0, g / 8.0, DATE '2000-01-01' + g, TIMESTAMP '2000-01-01' + g * INTERVAL '1 hour',
+                                 TIMESTAMPTZ '2000-01-01 00:00+00' + g * INTERVAL '1 minute', TIME '00:00' + g * INTERVAL '1 second',
+                                 json_build_object('g', g), jsonb_build_object('g', g, 's', 'x' || g), md5(g::text)::uuid,
+                                 decode(lpad(to_hex(g), 8, '0'), 'hex'), g % 2 = 0, ARRAY['a' || g, NULL], ARRAY[g, -g],
+                                 CASE WHEN g % 2 = 0 THEN 'happy' ELSE 'sad' END::mood, 'c' || (g % 10), 'v' || g, g * INTERVAL '1 day', g,
+                                 CASE WHEN g % 5 = 0 THEN NULL ELSE 'é ' || g END
+                           FROM generate_series(1, 120) g;
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let table = try store.table(named: "k")
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "k", sortDescriptors: [SortDescriptor(key: "id", ascending: false)], fetchBatchSize: 16))
+        let session = try store.openSession()
+        defer { session.close() }
+        let plain = try session.query("SELECT \(table.columns.map { $0.selectExpression() }.joined(separator: ", ")) FROM k AS t ORDER BY id DESC")
+        #expect(plain.count == 120)
+        // Positions past the first batch are faulted (prepared); each twice (prepared from the second on).
+        for position in Array(16..<120) + Array(16..<40) {
+            let object = try #require(try result.object(at: position))
+            let values = try table.columns.indices.map { try object.value(at: $0) }
+            #expect(values == plain[position], "position \(position)")
+        }
+        #expect(result.statistics.batchesFaulted >= 7)
+        #expect(result.lastError == nil)
+    }
+
     @Test("a row deleted between fetch and fault is nil; refresh keeps the anchor's row in view")
     func deletedAndRefreshed() throws {
         let server = try PostgresServer.require()
