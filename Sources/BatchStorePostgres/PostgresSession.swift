@@ -142,11 +142,15 @@ public final class PostgresSession: Sendable {
             return PendingRows(future: connection.eventLoop.makeFailedFuture(BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed")),
                                sink: sink, serial: serial)
         }
-        let future = connection.query(Self.query(sql, arguments), logger: logger) { row in
+        return PendingRows(future: Self.send(sql, arguments, on: connection, logger: logger, into: sink), sink: sink, serial: serial)
+    }
+
+    /// Sends `sql` unprepared; its rows are decoded into `sink` as they come.
+    private static func send(_ sql: String, _ arguments: [SQLValue], on connection: PostgresConnection, logger: Logger, into sink: RowSink) -> EventLoopFuture<Void> {
+        connection.query(query(sql, arguments), logger: logger) { row in
             let values = try row.map(Self.value(of:))
             sink.rows.withLock { $0.append(values) }
         }.map { _ in () }
-        return PendingRows(future: future, sink: sink, serial: serial)
     }
 
     /// ``sendCollecting(_:_:)`` through a statement prepared on this connection the first time
@@ -187,10 +191,7 @@ public final class PostgresSession: Sendable {
                   answer.fields[.message]?.contains("cached plan") == true, sink.rows.withLock({ $0.isEmpty }) else {
                 return connection.eventLoop.makeFailedFuture(error)
             }
-            return connection.query(Self.query(sql, arguments), logger: logger) { row in
-                let values = try row.map(Self.value(of:))
-                sink.rows.withLock { $0.append(values) }
-            }.map { _ in () }
+            return Self.send(sql, arguments, on: connection, logger: logger, into: sink)
         }
         return PendingRows(future: future, sink: sink, serial: serial)
     }
