@@ -354,6 +354,25 @@ extension Benchmark {
         output(String(ProcessMemory.peakResidentBytes()))
     }
 
+    /// The worker's side of a fault measurement: `table` sorted by `sort` opened once, then 400
+    /// batches of `batchSize` faulted at random positions (the bench's seed); prints the 10th,
+    /// 50th and 90th percentiles in milliseconds.
+    public static func postgresFaultWorker(url: String, table: String, sort: String, batchSize: Int, output: (String) -> Void) throws {
+        let store = try PostgresStore(url: url)
+        let entity = try store.entity(named: table)
+        let rows = try store.fetchBatched(FetchRequest(entityName: entity.name, sortDescriptors: [SortDescriptor(key: sort)], fetchBatchSize: batchSize),
+                                          residentBatches: 8)
+        var g = SplitMix64(seed: 15)
+        var faults: [Double] = []
+        for _ in 0..<400 where rows.count > 0 {
+            let position = Int(g.next() % UInt64(rows.count))
+            faults.append(try time { _ = try rows.object(at: position) })
+        }
+        faults.sort()
+        guard !faults.isEmpty else { return }
+        output([0.1, 0.5, 0.9].map { String(format: "%.3f", faults[Int(Double(faults.count - 1) * $0)] * 1000) }.joined(separator: " "))
+    }
+
     /// A number from every value, so no read is optimised away.
     static func checksum(_ values: [SQLValue]) -> Int {
         var sum = 0

@@ -174,7 +174,7 @@ package protocol IDStore: AnyObject {
 /// The shared core of every batched result: its ID table, its batch cache, its source, and the
 /// one error contract (the subscript gives nil and records ``lastError``; `object(at:)` throws).
 package final class ResultStorage: ResidentBatches {
-    let source: ResultSource
+    package let source: ResultSource
     let request: FetchRequest
     let cache: BatchCache
     private(set) var lastError: BatchStoreError?
