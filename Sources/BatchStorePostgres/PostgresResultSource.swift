@@ -513,7 +513,7 @@ final class PostgresResultSource: ResultSource {
     package func faultPlans() throws -> (generic: Int, custom: Int)? {
         settleReadAhead()
         guard let row = try session.query("SELECT generic_plans, custom_plans FROM pg_catalog.pg_prepared_statements WHERE statement = $1",
-                                          [.text(faultSQL)]).first,
+                                          [.text(faultsAsRecords ? recordsFaultSQL : faultSQL)]).first,
               row.count == 2, let generic = row[0].integerValue, let custom = row[1].integerValue else { return nil }
         return (Int(generic), Int(custom))
     }
@@ -589,8 +589,46 @@ final class PostgresResultSource: ResultSource {
 
     /// One join by position range: an index range scan of `pos`, or a TID scan of a packed table's
     /// tuples in the range; then a primary-key lookup (or a TID lookup by `ctid`) per row.
+    /// As it runs: its rows sent as one `record[]` cell while ``faultsAsRecords``.
     func faultStatement(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue]) {
-        (faultSQL, idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound, typed: true).arguments)
+        let call = try faultCall(positions)
+        return (call.sql, call.arguments)
+    }
+
+    /// ``faultStatement(_:)``, and whether it sends its rows as one `record[]` cell.
+    private func faultCall(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue], records: Bool) {
+        let arguments = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound, typed: true).arguments
+        return faultsAsRecords ? (recordsFaultSQL, arguments, true) : (faultSQL, arguments, false)
+    }
+
+    /// ``faultSQL`` with its rows sent as one cell, a binary `record[]` (``PostgresRecordArray``):
+    /// postgres-nio's work for each row it receives was most of the client's part of a fault.
+    var recordsFaultSQL: String { "SELECT array_agg(ROW(f.*)) FROM (\(faultSQL)) AS f" }
+
+    /// True while faults read their rows as one `record[]` cell (``recordsFaultSQL``); false from
+    /// the first that could not (``readsAsRows(after:)``) on, for the life of the result.
+    private(set) lazy var faultsAsRecords = store.faultsAsRecords
+
+    /// True when a fault that read its rows as one `record[]` cell failed in a way that reading
+    /// them as rows would not: a field this client reads only as rows (a domain: a record names
+    /// it where a row's description names its base type), or an array too large for the server
+    /// (over 1 GB: `54000`, "invalid memory alloc request size" `XX000`, out of memory `53200`).
+    static func readsAsRows(after error: any Error) -> Bool {
+        if error is PostgresRecordArray.Unreadable { return true }
+        guard let error = error as? BatchStoreError, case .postgres(let state) = error.code else { return false }
+        return state == "54000" || state == "XX000" || state == "53200"
+    }
+
+    /// The rows of a fault's statement; one sent as records that ``readsAsRows(after:)`` is sent
+    /// again as rows (and so are the result's faults from then on).
+    private func faultRows(_ pending: PendingRows, _ positions: Range<Int>) throws -> [[SQLValue]] {
+        do {
+            return try session.rows(of: pending)
+        } catch where pending.records && Self.readsAsRows(after: error) {
+            faultsAsRecords = false
+            let (sql, arguments, _) = try faultCall(positions)
+            return try session.rows(of: session.sendPrepared(sql, arguments))
+        }
     }
 
     /// Reads the batch at `positions`. In a sweep (this batch follows the one faulted before), the
@@ -615,25 +653,25 @@ final class PostgresResultSource: ResultSource {
         if iterationRun > Self.sweepStreamAfter {
             startSweep(at: positions.upperBound)
         }
-        let (sql, arguments) = try faultStatement(positions)
+        let (sql, arguments, records) = try faultCall(positions)
         let pending: PendingRows
         let now = DispatchTime.now().uptimeNanoseconds
         if let ahead = sentAhead, ahead.positions == positions, ahead.sql == sql, ahead.rows.serial == session.statementsSent,
            now - ahead.sentAt < Self.readAheadLife {
             pending = ahead.rows
         } else {
-            pending = session.sendPrepared(sql, arguments)
+            pending = session.sendPrepared(sql, arguments, records: records)
         }
         sentAhead = nil
         if sweep == nil, lastFaultEnd == positions.lowerBound, positions.upperBound < idTable.count {
             let next = positions.upperBound..<min(idTable.count, positions.upperBound + positions.count)
-            let (nextSQL, nextArguments) = try faultStatement(next)
-            sentAhead = (next, nextSQL, session.sendPrepared(nextSQL, nextArguments), DispatchTime.now().uptimeNanoseconds)
+            let (nextSQL, nextArguments, nextRecords) = try faultCall(next)
+            sentAhead = (next, nextSQL, session.sendPrepared(nextSQL, nextArguments, records: nextRecords), DispatchTime.now().uptimeNanoseconds)
         }
         lastFaultEnd = positions.upperBound
         // A stream started for this sweep follows this batch's statement, its own.
         sweep?.serial = session.statementsSent
-        return FaultedBatch(objects: objects(from: try session.rows(of: pending), positions: positions, keysInline: locatesRows && keyIndexes != nil))
+        return FaultedBatch(objects: objects(from: try faultRows(pending, positions), positions: positions, keysInline: locatesRows && keyIndexes != nil))
     }
 
     /// How long a batch read ahead may wait for its fault (a sweep asks for it within
@@ -1044,4 +1082,10 @@ extension BatchFaultingCollection {
     package func postgresFaultPlans() throws -> (generic: Int, custom: Int)? {
         try (storage.source as? PostgresResultSource)?.faultPlans()
     }
+}
+
+extension BatchFaultingCollection {
+    /// True while a PostgreSQL result's faults read their rows as one `record[]` cell; nil for any
+    /// other result. For the tests.
+    package var postgresFaultsAsRecords: Bool? { (storage.source as? PostgresResultSource)?.faultsAsRecords }
 }

@@ -135,22 +135,42 @@ public final class PostgresSession: Sendable {
     /// row objects are kept, a third of the client's time in a sweep before), to be waited for
     /// with ``rows(of:)``, or dropped. Statements on one session run in the order sent, so one
     /// can be sent before the rows of the one before are read (a sweep's next batch).
-    func sendCollecting(_ sql: String, _ arguments: [SQLValue]) -> PendingRows {
+    ///
+    /// `records`: the statement sends its rows as one cell, a binary `record[]`
+    /// (``PostgresRecordArray``); ``rows(of:)`` gives them as rows, or throws
+    /// ``PostgresRecordArray/Unreadable`` when it cannot read that cell.
+    func sendCollecting(_ sql: String, _ arguments: [SQLValue], records: Bool = false) -> PendingRows {
         let serial = sent.add(1, ordering: .relaxed).newValue
         let sink = RowSink()
         if connection.isClosed {
             return PendingRows(future: connection.eventLoop.makeFailedFuture(BatchStoreError(.serverUnavailable, "the connection to PostgreSQL is closed")),
-                               sink: sink, serial: serial)
+                               sink: sink, serial: serial, records: records)
         }
-        return PendingRows(future: Self.send(sql, arguments, on: connection, logger: logger, into: sink), sink: sink, serial: serial)
+        return PendingRows(future: Self.send(sql, arguments, records: records, on: connection, logger: logger, into: sink), sink: sink, serial: serial, records: records)
     }
 
     /// Sends `sql` unprepared; its rows are decoded into `sink` as they come.
-    private static func send(_ sql: String, _ arguments: [SQLValue], on connection: PostgresConnection, logger: Logger, into sink: RowSink) -> EventLoopFuture<Void> {
+    private static func send(_ sql: String, _ arguments: [SQLValue], records: Bool, on connection: PostgresConnection, logger: Logger,
+                             into sink: RowSink) -> EventLoopFuture<Void> {
         connection.query(query(sql, arguments), logger: logger) { row in
-            let values = try row.map(Self.value(of:))
-            sink.rows.withLock { $0.append(values) }
+            try collect(row, binary: false, records: records, into: sink)
         }.map { _ in () }
+    }
+
+    /// Decodes `row` into `sink`: its cells (`binary`: read in binary whatever the row's
+    /// description says, as a prepared statement's must be), or with `records`, the records of
+    /// its one cell (a NULL one, `array_agg` of no rows, holds none).
+    @inline(__always)
+    private static func collect(_ row: PostgresRow, binary: Bool, records: Bool, into sink: RowSink) throws {
+        if records {
+            guard let cell = row.first, let bytes = cell.bytes else { return }
+            guard binary || cell.format == .binary else { throw PostgresRecordArray.Unreadable(description: "a record array came as text") }
+            let rows = try PostgresRecordArray.rows(bytes)
+            sink.rows.withLock { $0.append(contentsOf: rows) }
+            return
+        }
+        let values = try row.map(binary ? Self.binaryValue(of:) : Self.value(of:))
+        sink.rows.withLock { $0.append(values) }
     }
 
     /// ``sendCollecting(_:_:)`` through a statement prepared on this connection the first time
@@ -160,14 +180,16 @@ public final class PostgresSession: Sendable {
     /// fault): its placeholders must say their types (`$1::text`, `$1::int8`), since the values are
     /// sent as text and 8-byte integers only. Blocks for the first call's prepare; at most
     /// ``preparedLimit`` statements are kept, the rest are sent unprepared.
-    func sendPrepared(_ sql: String, _ arguments: [SQLValue]) -> PendingRows {
-        guard !connection.isClosed, arguments.allSatisfy({ $0.integerValue != nil || $0.textValue != nil }) else { return sendCollecting(sql, arguments) }
+    func sendPrepared(_ sql: String, _ arguments: [SQLValue], records: Bool = false) -> PendingRows {
+        guard !connection.isClosed, arguments.allSatisfy({ $0.integerValue != nil || $0.textValue != nil }) else {
+            return sendCollecting(sql, arguments, records: records)
+        }
         let statement: PreparedQuery
         if let known = prepared.withLock({ $0[sql] }) {
             statement = known
         } else {
             guard prepared.withLock({ $0.count }) < Self.preparedLimit,
-                  let made = try? Self.waitOffLoop(connection.prepare(query: sql)) else { return sendCollecting(sql, arguments) }
+                  let made = try? Self.waitOffLoop(connection.prepare(query: sql)) else { return sendCollecting(sql, arguments, records: records) }
             prepared.withLock { $0[sql] = made }
             statement = made
         }
@@ -180,8 +202,7 @@ public final class PostgresSession: Sendable {
         let prepared = self.prepared
         let (connection, logger) = (self.connection, self.logger)
         let future = statement.execute(binds) { row in
-            let values = try row.map(Self.binaryValue(of:))
-            sink.rows.withLock { $0.append(values) }
+            try Self.collect(row, binary: true, records: records, into: sink)
         }.flatMapError { error -> EventLoopFuture<Void> in
             // A statement that failed is prepared again next time. One whose table's columns
             // changed type since it was prepared ("cached plan must not change result type",
@@ -191,9 +212,9 @@ public final class PostgresSession: Sendable {
                   answer.fields[.message]?.contains("cached plan") == true, sink.rows.withLock({ $0.isEmpty }) else {
                 return connection.eventLoop.makeFailedFuture(error)
             }
-            return Self.send(sql, arguments, on: connection, logger: logger, into: sink)
+            return Self.send(sql, arguments, records: records, on: connection, logger: logger, into: sink)
         }
-        return PendingRows(future: future, sink: sink, serial: serial)
+        return PendingRows(future: future, sink: sink, serial: serial, records: records)
     }
 
     /// Statements ``sendPrepared(_:_:)`` prepared on this connection, by SQL.
@@ -205,6 +226,8 @@ public final class PostgresSession: Sendable {
     func rows(of pending: PendingRows) throws -> [[SQLValue]] {
         do {
             try Self.waitOffLoop(pending.future)
+        } catch let unreadable as PostgresRecordArray.Unreadable {
+            throw unreadable
         } catch {
             throw PostgresErrors.wrap(error)
         }
@@ -379,9 +402,26 @@ public final class PostgresSession: Sendable {
 
     @inline(__always)
     private static func value(of cell: PostgresCell, binary: Bool) throws -> SQLValue {
-        guard var bytes = cell.bytes else { return .null }
+        guard let bytes = cell.bytes else { return .null }
         if !binary { return .text(String(buffer: bytes)) }
-        switch cell.dataType {
+        do {
+            return try binaryValue(cell.dataType, bytes)
+        } catch .unread {
+            throw BatchStoreError(.invalidQuery, "column \(cell.columnName.debugDescription) has a type (OID \(cell.dataType.rawValue)) that is read only as text: select it with ::text")
+        } catch .malformed {
+            throw BatchStoreError(.postgres("XX000"), "column \(cell.columnName.debugDescription): the server sent a malformed \(cell.dataType) value")
+        }
+    }
+
+    /// Why a binary value was not read: a type read only as text, or bytes not of its binary form.
+    enum CellProblem: Error { case unread, malformed }
+
+    /// The value of a type's binary form (the types a statement's cells or a record's fields are
+    /// read as; any other is read as text, `::text`, or is ``CellProblem/unread``).
+    @inline(__always)
+    static func binaryValue(_ type: PostgresDataType, _ bytes: ByteBuffer) throws(CellProblem) -> SQLValue {
+        var bytes = bytes
+        switch type {
         case .int2: if let v = bytes.readInteger(as: Int16.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
         case .int4: if let v = bytes.readInteger(as: Int32.self), bytes.readableBytes == 0 { return .integer(Int64(v)) }
         case .int8: if let v = bytes.readInteger(as: Int64.self), bytes.readableBytes == 0 { return .integer(v) }
@@ -400,9 +440,9 @@ public final class PostgresSession: Sendable {
                 return .text([hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-"))
             }
         default:
-            throw BatchStoreError(.invalidQuery, "column \(cell.columnName.debugDescription) has a type (OID \(cell.dataType.rawValue)) that is read only as text: select it with ::text")
+            throw .unread
         }
-        throw BatchStoreError(.postgres("XX000"), "column \(cell.columnName.debugDescription): the server sent a malformed \(cell.dataType) value")
+        throw .malformed
     }
 
     // MARK: - Waiting
@@ -427,11 +467,14 @@ final class PendingRows: Sendable {
     let future: EventLoopFuture<Void>
     fileprivate let sink: RowSink
     let serial: Int
+    /// True when the statement sends its rows as one `record[]` cell (``PostgresRecordArray``).
+    let records: Bool
 
-    fileprivate init(future: EventLoopFuture<Void>, sink: RowSink, serial: Int) {
+    fileprivate init(future: EventLoopFuture<Void>, sink: RowSink, serial: Int, records: Bool) {
         self.future = future
         self.sink = sink
         self.serial = serial
+        self.records = records
     }
 }
 

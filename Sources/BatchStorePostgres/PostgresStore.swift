@@ -174,6 +174,16 @@ public final class PostgresStore: Sendable {
     }
     private let streamsSweepsFlag = Atomic<Bool>(true)
 
+    /// True (the default) when a batch fault of a result opened from now on asks for its rows as
+    /// one cell, an array of records (``PostgresRecordArray``), which this client reads in a
+    /// third of the time it takes to receive them as rows; false: as rows. (For tests that
+    /// compare the two; a result whose rows cannot come as records reads them as rows anyway.)
+    package var faultsAsRecords: Bool {
+        get { faultsAsRecordsFlag.load(ordering: .relaxed) }
+        set { faultsAsRecordsFlag.store(newValue, ordering: .relaxed) }
+    }
+    private let faultsAsRecordsFlag = Atomic<Bool>(true)
+
     /// How long, in seconds, an iteration may pause between two batches and keep its stream (0.5
     /// by default, as long as a batch read ahead waits): after a longer pause the rest is faulted,
     /// as it is then, and a stream left waiting that long ends itself on the server.

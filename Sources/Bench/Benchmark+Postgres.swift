@@ -364,13 +364,74 @@ extension Benchmark {
                                           residentBatches: 8)
         var g = SplitMix64(seed: 15)
         var faults: [Double] = []
+        let before = threadTicks()
         for _ in 0..<400 where rows.count > 0 {
             let position = Int(g.next() % UInt64(rows.count))
             faults.append(try time { _ = try rows.object(at: position) })
         }
+        let after = threadTicks()
         faults.sort()
         guard !faults.isEmpty else { return }
         output([0.1, 0.5, 0.9].map { String(format: "%.3f", faults[Int(Double(faults.count - 1) * $0)] * 1000) }.joined(separator: " "))
+        if ProcessInfo.processInfo.environment["FAULTLINE_FAULT_AB"] != nil {
+            // The same faults read as rows, interleaved with records at other places of the same result order.
+            store.faultsAsRecords = false
+            let asRows = try store.fetchBatched(FetchRequest(entityName: entity.name, sortDescriptors: [SortDescriptor(key: sort)], fetchBatchSize: batchSize),
+                                                residentBatches: 8)
+            var a: [Double] = [], b: [Double] = []
+            for _ in 0..<400 {
+                a.append(try time { _ = try rows.object(at: Int(g.next() % UInt64(rows.count))) })
+                b.append(try time { _ = try asRows.object(at: Int(g.next() % UInt64(rows.count))) })
+            }
+            a.sort(); b.sort()
+            output(String(format: "interleaved: records %.3f ms, rows %.3f ms (medians)", a[200] * 1000, b[200] * 1000))
+        }
+        // CPU time per fault by thread (from /proc, in ticks of 10 ms).
+        for (name, ticks) in after.sorted(by: { $0.key < $1.key }) {
+            let spent = ticks - (before[name] ?? 0)
+            if spent > 0 { output(String(format: "%@ %.3f ms CPU a fault", name, Double(spent) * 10 / Double(faults.count))) }
+        }
+    }
+
+    /// Experiment: the client's CPU for 100-row batches read as 7 cells a row, 1 cell, or one record.
+    public static func postgresCellsWorker(url: String, output: (String) -> Void) throws {
+        let store = try PostgresStore(url: url)
+        let session = try store.openSession()
+        defer { session.close() }
+        try session.execute("CREATE TEMP TABLE bs_x USING heap AS SELECT t.id AS key, t.ctid AS loc_tid FROM faultline_bench_movie t ORDER BY votes, id")
+        try session.execute("SET jit = off")
+        let rows = Int(try session.query("SELECT count(*) FROM bs_x").first?.first?.integerValue ?? 0)
+        let cols = "t.\"id\", t.\"title\"::text, t.\"year\", t.\"rating\", t.\"votes\", t.\"genre\"::text"
+        let inner = "SELECT ((ids.ctid::text::point)[0]::bigint * 185 + (ids.ctid::text::point)[1]::bigint) AS pos, r.* FROM pg_temp.bs_x AS ids CROSS JOIN LATERAL (SELECT \(cols) FROM faultline_bench_movie AS t WHERE t.ctid = ids.loc_tid AND t.id = ids.key LIMIT 1) AS r WHERE ids.ctid = ANY (CAST($1::text AS tid[]))"
+        let variants = [("7 cells", inner), ("1 cell", "SELECT f.pos FROM (\(inner)) AS f"), ("record text", "SELECT ROW(f.*)::text FROM (\(inner)) AS f"), ("1 row, 7 cells", "SELECT * FROM (\(inner)) AS f LIMIT 1"), ("no row", "SELECT 1 WHERE $1::text IS NULL"), ("array of records as bytea", "SELECT array_send(array_agg(ROW(f.*))) FROM (\(inner)) AS f")]
+        for (name, sql) in variants {
+            var g = SplitMix64(seed: 15)
+            var times: [Double] = []
+            let before = threadTicks()
+            for _ in 0..<400 {
+                let first = Int(g.next() % UInt64(rows / 100)) * 100
+                let list = "{" + (first..<first + 100).map { "\"(\($0 / 185),\($0 % 185 + 1))\"" }.joined(separator: ",") + "}"
+                times.append(try time { _ = try session.query(sql, [.text(list)]) })
+            }
+            let after = threadTicks()
+            times.sort()
+            let cpu = after.map { "\($0.key.prefix(8)) \(String(format: "%.3f", Double($0.value - (before[$0.key] ?? 0)) * 10 / 400))" }.sorted().joined(separator: ", ")
+            output("\(name): median \(String(format: "%.3f", times[200] * 1000)) ms; CPU a batch: \(cpu)")
+        }
+    }
+
+    /// Ticks of CPU (user + system) each thread of this process has used, by name and id.
+    private static func threadTicks() -> [String: Int] {
+        var ticks: [String: Int] = [:]
+        for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+            let name = String(stat[stat.index(after: open)..<close])
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+            ticks["\(name)/\(tid)"] = user + system
+        }
+        return ticks
     }
 
     /// A number from every value, so no read is optimised away.

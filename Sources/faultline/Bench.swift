@@ -86,6 +86,10 @@ struct BenchWorker: ParsableCommand {
     @Option var limit: Int = 0
 
     func run() throws {
+        if mode == "pg-cells" {
+            try Benchmark.postgresCellsWorker(url: database) { print($0) }
+            return
+        }
         if mode == "pg-fault" {
             try Benchmark.postgresFaultWorker(url: database, table: table, sort: sort, batchSize: batchSize) { print($0) }
             return

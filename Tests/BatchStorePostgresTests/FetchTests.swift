@@ -167,7 +167,40 @@ struct FetchTests {
             #expect(values == plain[position], "position \(position)")
         }
         #expect(result.statistics.batchesFaulted >= 7)
+        #expect(result.postgresFaultsAsRecords == true, "every kind read from a record array")
         #expect(result.lastError == nil)
+    }
+
+    @Test("faults whose rows cannot come as one record array (a domain's field, which a record names by the domain) read them as rows, from the first on, with the same values; so does a store told not to")
+    func faultsAsRowsWhenRecordsCannot() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("recordsfallback", sql: """
+            CREATE DOMAIN positive AS integer CHECK (VALUE > 0);
+            CREATE DOMAIN label AS text;
+            CREATE TABLE d (id bigint PRIMARY KEY, p positive, l label, v int);
+            INSERT INTO d SELECT g, g, 'l' || g, g * 3 FROM generate_series(1, 300) g;
+            CREATE TABLE plain (id bigint PRIMARY KEY, v int);
+            INSERT INTO plain SELECT g, g * 3 FROM generate_series(1, 300) g;
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "d", sortDescriptors: [SortDescriptor(key: "id", ascending: false)], fetchBatchSize: 20))
+        #expect(result.postgresFaultsAsRecords == true)
+        for position in stride(from: 280, through: 20, by: -20) + [299, 0] {
+            let object = try #require(try result.object(at: position))
+            let id = 300 - position
+            #expect(try [object.value(forKey: "id"), object.value(forKey: "p"), object.value(forKey: "l"), object.value(forKey: "v")]
+                    == [.integer(Int64(id)), .integer(Int64(id)), .text("l\(id)"), .integer(Int64(id * 3))], "position \(position)")
+        }
+        #expect(result.postgresFaultsAsRecords == false, "the domain's fields sent it back to rows")
+        #expect(result.lastError == nil)
+        // A table of plain types keeps records; a store told not to reads rows.
+        let plain = try store.fetchBatched(BatchStore.FetchRequest(entityName: "plain", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 20))
+        #expect(try plain.object(at: 150)?.value(forKey: "v") == .integer(453))
+        #expect(plain.postgresFaultsAsRecords == true)
+        store.faultsAsRecords = false
+        let rows = try store.fetchBatched(BatchStore.FetchRequest(entityName: "plain", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 20))
+        #expect(rows.postgresFaultsAsRecords == false)
+        #expect(try rows.object(at: 150)?.value(forKey: "v") == .integer(453))
     }
 
     @Test("a row deleted between fetch and fault is nil; refresh keeps the anchor's row in view")
