@@ -619,11 +619,19 @@ final class PostgresResultSource: ResultSource {
         return state == "54000" || state == "XX000" || state == "53200"
     }
 
+    /// The largest record array a fault reads before the result's faults turn to rows (4 MB):
+    /// the server builds the whole array in its memory before it sends it, where rows are sent
+    /// as they are read; and for rows of kilobytes, postgres-nio's work a row no longer counts.
+    static let recordsCellLimit = 4 << 20
+
     /// The rows of a fault's statement; one sent as records that ``readsAsRows(after:)`` is sent
-    /// again as rows (and so are the result's faults from then on).
+    /// again as rows (and so are the result's faults from then on, as after an array larger
+    /// than ``recordsCellLimit``).
     private func faultRows(_ pending: PendingRows, _ positions: Range<Int>) throws -> [[SQLValue]] {
         do {
-            return try session.rows(of: pending)
+            let rows = try session.rows(of: pending)
+            if pending.records, pending.recordBytes > Self.recordsCellLimit { faultsAsRecords = false }
+            return rows
         } catch where pending.records && Self.readsAsRows(after: error) {
             faultsAsRecords = false
             let (sql, arguments, _) = try faultCall(positions)

@@ -166,6 +166,7 @@ public final class PostgresSession: Sendable {
             guard let cell = row.first, let bytes = cell.bytes else { return }
             guard binary || cell.format == .binary else { throw PostgresRecordArray.Unreadable(description: "a record array came as text") }
             let rows = try PostgresRecordArray.rows(bytes)
+            sink.recordBytes.add(bytes.readableBytes, ordering: .relaxed)
             sink.rows.withLock { $0.append(contentsOf: rows) }
             return
         }
@@ -469,6 +470,8 @@ final class PendingRows: Sendable {
     let serial: Int
     /// True when the statement sends its rows as one `record[]` cell (``PostgresRecordArray``).
     let records: Bool
+    /// The size of that cell, once read.
+    var recordBytes: Int { sink.recordBytes.load(ordering: .relaxed) }
 
     fileprivate init(future: EventLoopFuture<Void>, sink: RowSink, serial: Int, records: Bool) {
         self.future = future
@@ -487,6 +490,8 @@ private final class PreparedStatements: Sendable {
 /// Rows decoded on the event loop, read by the thread that waited for them.
 private final class RowSink: Sendable {
     let rows = Mutex<[[SQLValue]]>([])
+    /// The bytes of the record arrays read into it (``PostgresRecordArray``).
+    let recordBytes = Atomic<Int>(0)
 }
 
 /// Connection ids for postgres-nio's logs, one per session.

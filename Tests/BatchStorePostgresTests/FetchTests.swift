@@ -171,7 +171,7 @@ struct FetchTests {
         #expect(result.lastError == nil)
     }
 
-    @Test("faults whose rows cannot come as one record array (a domain's field, which a record names by the domain) read them as rows, from the first on, with the same values; so does a store told not to")
+    @Test("faults whose rows cannot come as one record array (a domain's field, which a record names by the domain) read them as rows, from the first on, with the same values; so do faults after an array over 4 MB, and a store told not to")
     func faultsAsRowsWhenRecordsCannot() throws {
         let server = try PostgresServer.require()
         let database = try server.makeDatabase("recordsfallback", sql: """
@@ -181,6 +181,8 @@ struct FetchTests {
             INSERT INTO d SELECT g, g, 'l' || g, g * 3 FROM generate_series(1, 300) g;
             CREATE TABLE plain (id bigint PRIMARY KEY, v int);
             INSERT INTO plain SELECT g, g * 3 FROM generate_series(1, 300) g;
+            CREATE TABLE wide (id bigint PRIMARY KEY, t text);
+            INSERT INTO wide SELECT g, repeat(chr(65 + g % 26), 100000) FROM generate_series(1, 200) g;
             """)
         let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
         let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: "d", sortDescriptors: [SortDescriptor(key: "id", ascending: false)], fetchBatchSize: 20))
@@ -197,6 +199,11 @@ struct FetchTests {
         let plain = try store.fetchBatched(BatchStore.FetchRequest(entityName: "plain", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 20))
         #expect(try plain.object(at: 150)?.value(forKey: "v") == .integer(453))
         #expect(plain.postgresFaultsAsRecords == true)
+        // Rows of 100 kB: a batch of 50 is a 5 MB array, over the 4 MB after which faults read rows.
+        let wide = try store.fetchBatched(BatchStore.FetchRequest(entityName: "wide", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 50))
+        #expect(try wide.object(at: 60)?.value(forKey: "t") == .text(String(repeating: "J", count: 100000)))
+        #expect(wide.postgresFaultsAsRecords == false)
+        #expect(try wide.object(at: 160)?.value(forKey: "t") == .text(String(repeating: "F", count: 100000)))
         store.faultsAsRecords = false
         let rows = try store.fetchBatched(BatchStore.FetchRequest(entityName: "plain", sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 20))
         #expect(rows.postgresFaultsAsRecords == false)
