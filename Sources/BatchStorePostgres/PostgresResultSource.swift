@@ -444,6 +444,7 @@ final class PostgresResultSource: ResultSource {
         self.store = store
         self.table = table
         self.entity = entity
+        self.faultsAsRecords = store.faultsAsRecords
         self.lease = PostgresSessionLease(session)
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
@@ -607,16 +608,18 @@ final class PostgresResultSource: ResultSource {
 
     /// True while faults read their rows as one `record[]` cell (``recordsFaultSQL``); false from
     /// the first that could not (``readsAsRows(after:)``) on, for the life of the result.
-    private(set) lazy var faultsAsRecords = store.faultsAsRecords
+    private(set) var faultsAsRecords: Bool
 
     /// True when a fault that read its rows as one `record[]` cell failed in a way that reading
-    /// them as rows would not: a field this client reads only as rows (a domain: a record names
-    /// it where a row's description names its base type), or an array too large for the server
-    /// (over 1 GB: `54000`, "invalid memory alloc request size" `XX000`, out of memory `53200`).
+    /// them as rows would not: a field this client reads only as rows (a domain over a type read
+    /// in binary: a record names the domain where a row's description names its base type), or
+    /// an array too large for the server (over 1 GB: `54000`; "invalid memory alloc request
+    /// size", `XX000` with those words; out of memory, `53200`). Any other error (a connection
+    /// gone, a table dropped) is the fault's own.
     static func readsAsRows(after error: any Error) -> Bool {
         if error is PostgresRecordArray.Unreadable { return true }
         guard let error = error as? BatchStoreError, case .postgres(let state) = error.code else { return false }
-        return state == "54000" || state == "XX000" || state == "53200"
+        return state == "54000" || state == "53200" || (state == "XX000" && error.message.contains("invalid memory alloc request size"))
     }
 
     /// The largest record array a fault reads before the result's faults turn to rows (4 MB):
@@ -634,8 +637,13 @@ final class PostgresResultSource: ResultSource {
             return rows
         } catch where pending.records && Self.readsAsRows(after: error) {
             faultsAsRecords = false
+            // A batch read ahead was asked for as records too: dropped, as its rows come.
+            sentAhead = nil
             let (sql, arguments, _) = try faultCall(positions)
-            return try session.rows(of: session.sendPrepared(sql, arguments))
+            let again = session.sendPrepared(sql, arguments)
+            // A stream started for this sweep follows this statement now (not an edit).
+            sweep?.serial = session.statementsSent
+            return try session.rows(of: again)
         }
     }
 

@@ -205,10 +205,11 @@ public final class PostgresSession: Sendable {
         let future = statement.execute(binds) { row in
             try Self.collect(row, binary: true, records: records, into: sink)
         }.flatMapError { error -> EventLoopFuture<Void> in
-            // A statement that failed is prepared again next time. One whose table's columns
-            // changed type since it was prepared ("cached plan must not change result type",
-            // before any row) is sent again unprepared at once: the caller sees the rows.
-            _ = prepared.withLock { $0.removeValue(forKey: sql) }
+            // A statement that failed is prepared again next time (and this one is closed on the
+            // server). One whose table's columns changed type since it was prepared ("cached
+            // plan must not change result type", before any row) is sent again unprepared at
+            // once: the caller sees the rows.
+            if let failed = prepared.withLock({ $0.removeValue(forKey: sql) }) { _ = failed.deallocate() }
             guard case .server(let answer) = error as? PostgresError, answer.fields[.sqlState] == "0A000",
                   answer.fields[.message]?.contains("cached plan") == true, sink.rows.withLock({ $0.isEmpty }) else {
                 return connection.eventLoop.makeFailedFuture(error)

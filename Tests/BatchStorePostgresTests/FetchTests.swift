@@ -137,6 +137,36 @@ struct FetchTests {
         #expect(result.lastError == nil)
     }
 
+    @Test("a sweep whose faults turn from records to rows partway (a domain's first non-NULL value) reads every row: with the next batch read ahead as records, and on the fault that starts the stream, which still streams the rest")
+    func recordsToRowsInASweep() throws {
+        let server = try PostgresServer.require()
+        // A record's NULL field has no type to refuse: the first non-NULL domain value, at
+        // position 2,500 in one table and 4,500 in the other, sends the faults back to rows.
+        let database = try server.makeDatabase("recordsweep", sql: """
+            CREATE DOMAIN positive AS integer CHECK (VALUE > 0);
+            CREATE TABLE early (id bigint PRIMARY KEY, p positive, v text);
+            INSERT INTO early SELECT g, CASE WHEN g > 2500 THEN g END, 'v' || g FROM generate_series(1, 30000) g;
+            CREATE TABLE late (id bigint PRIMARY KEY, p positive, v text);
+            INSERT INTO late SELECT g, CASE WHEN g > 4500 THEN g END, 'v' || g FROM generate_series(1, 30000) g;
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        for table in ["early", "late"] {
+            let result = try store.fetchBatched(BatchStore.FetchRequest(entityName: table, sortDescriptors: [SortDescriptor(key: "id")], fetchBatchSize: 1_000),
+                                                residentBatches: 2)
+            var seen: [[SQLValue]] = []
+            for object in result {
+                let object = try #require(object)
+                seen.append(try ["id", "p", "v"].map { try object.value(forKey: $0) })
+            }
+            let threshold = table == "early" ? 2500 : 4500
+            let expected: [[SQLValue]] = (1...30000).map { [.integer(Int64($0)), $0 > threshold ? .integer(Int64($0)) : .null, .text("v\($0)")] }
+            #expect(seen == expected, "\(table): first difference at \(String(describing: seen.indices.first { $0 >= expected.count || seen[$0] != expected[$0] }))")
+            #expect(result.postgresFaultsAsRecords == false, "\(table)")
+            #expect(result.statistics.streamsStarted == 1 && result.statistics.batchesStreamed == 25, "\(table): \(result.statistics)")
+            #expect(result.lastError == nil)
+        }
+    }
+
     @Test("every kind of column a prepared fault reads (binary cells its description calls text) equals the same row read by a plain statement")
     func preparedFaultKinds() throws {
         let server = try PostgresServer.require()

@@ -20,7 +20,8 @@ package protocol ResultSource: AnyObject {
     /// ``fault(_:)`` for an iteration over the result (`for … in`, `map`, `reduce`: every element in
     /// order), which a source may serve another way once the sweep has gone on for a while.
     func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch
-    /// The statement ``fault(_:)`` runs; it binds the first and last 1-based positions.
+    /// The statement ``fault(_:)`` runs; it binds the batch's first and last 1-based positions (over
+    /// PostgreSQL, an ID table addressed by tuple binds the list of the batch's tuples instead).
     var faultSQL: String { get }
     /// The statement that faults the batch at `positions` and its bound values (for a batch that
     /// can be read another way than ``faultSQL``, that way).
