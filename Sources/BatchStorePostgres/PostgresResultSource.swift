@@ -500,13 +500,17 @@ final class PostgresResultSource: ResultSource {
 
     /// The statement a fault runs (its placeholders bound as ``PostgresIDTable/rangeSQL(_:_:_:from:typed:)`` binds them, typed),
     /// made once per layout of the ID table (a refill may change it).
-    var faultSQL: String {
-        if let cached = cachedFaultSQL, cached.layout == idTable.layout { return cached.sql }
+    var faultSQL: String { faultStatements.rows }
+
+    /// ``faultSQL`` and ``recordsFaultSQL``, made once per layout of the ID table.
+    private var faultStatements: (rows: String, records: String) {
+        if let cached = cachedFaultSQL, cached.layout == idTable.layout { return (cached.rows, cached.records) }
         let sql = rowsSQL(ids: "\(idTable.qualifiedName) AS ids", tail: " WHERE " + idTable.rangeSQL("ids", 0, 0, typed: true).sql)
-        cachedFaultSQL = (idTable.layout, sql)
-        return sql
+        let records = "SELECT array_agg(ROW(f.*)) FROM (\(sql)) AS f"
+        cachedFaultSQL = (idTable.layout, sql, records)
+        return (sql, records)
     }
-    private var cachedFaultSQL: (layout: PostgresIDLayout, sql: String)?
+    private var cachedFaultSQL: (layout: PostgresIDLayout, rows: String, records: String)?
 
     /// How often the server has run the fault statement prepared on this result's session by
     /// its generic plan and by custom ones (`pg_prepared_statements`); nil before the first
@@ -599,12 +603,13 @@ final class PostgresResultSource: ResultSource {
     /// ``faultStatement(_:)``, and whether it sends its rows as one `record[]` cell.
     private func faultCall(_ positions: Range<Int>) throws -> (sql: String, arguments: [SQLValue], records: Bool) {
         let arguments = idTable.rangeSQL("ids", positions.lowerBound, positions.upperBound, typed: true).arguments
-        return faultsAsRecords ? (recordsFaultSQL, arguments, true) : (faultSQL, arguments, false)
+        let statements = faultStatements
+        return faultsAsRecords ? (statements.records, arguments, true) : (statements.rows, arguments, false)
     }
 
     /// ``faultSQL`` with its rows sent as one cell, a binary `record[]` (``PostgresRecordArray``):
     /// postgres-nio's work for each row it receives was most of the client's part of a fault.
-    var recordsFaultSQL: String { "SELECT array_agg(ROW(f.*)) FROM (\(faultSQL)) AS f" }
+    var recordsFaultSQL: String { faultStatements.records }
 
     /// True while faults read their rows as one `record[]` cell (``recordsFaultSQL``); false from
     /// the first that could not (``readsAsRows(after:)``) on, for the life of the result.
@@ -1098,9 +1103,7 @@ extension BatchFaultingCollection {
     package func postgresFaultPlans() throws -> (generic: Int, custom: Int)? {
         try (storage.source as? PostgresResultSource)?.faultPlans()
     }
-}
 
-extension BatchFaultingCollection {
     /// True while a PostgreSQL result's faults read their rows as one `record[]` cell; nil for any
     /// other result. For the tests.
     package var postgresFaultsAsRecords: Bool? { (storage.source as? PostgresResultSource)?.faultsAsRecords }
