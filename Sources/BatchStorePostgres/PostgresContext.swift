@@ -16,7 +16,8 @@ import Foundation
 /// fault again, and reading a value reads its row by key on the context's session. Merging a
 /// change set refaults the registered objects of the rows it updated, marks those it deleted
 /// (they leave the map), and drops the resident batches that hold either, so the next read faults
-/// them as they are now. Objects hold no unsaved changes here: rows change through batch requests.
+/// them as they are now. Objects hold unsaved changes until ``save()``, as on SQLite (see
+/// `PostgresSaving.swift`); merges that name them follow ``mergePolicy``.
 /// Undo journals are temp tables of the session that ran the edit (see `PostgresUndo.swift`); the
 /// last ``undoDepth`` edits can be undone.
 ///
@@ -45,6 +46,14 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     /// Shared by every object of the context; its owner is cleared in `deinit`, so objects that
     /// outlive the context see it as gone.
     package let link = ContextLink(nil)
+    /// How a merge treats objects with unsaved changes whose rows a batch updated.
+    public var mergePolicy: MergePolicy = .error
+    /// Objects with unsaved changes, held strongly until saved or rolled back.
+    var changed: [ObjectID: ManagedObject] = [:]
+    /// Objects marked for deletion at the next save.
+    var pendingDeletes: Set<ObjectID> = []
+    /// The next inserted object's temporary key.
+    var nextTemporaryID: UInt64 = 1
 
     public init(store: PostgresStore) {
         self.store = store
@@ -197,27 +206,37 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
 
     package func objectDidDeallocate(_ object: ManagedObject) { identity.unregister(object) }
 
-    package func refuseUnsavedChange(_ object: ManagedObject) throws {
-        throw BatchStoreError(.readOnly, "\(object.objectID): objects of a PostgreSQL context hold no unsaved changes; change rows with a batch update (BatchUpdateRequest)")
-    }
 
     // MARK: Refreshing and merging
 
-    /// Turns `object` back into a fault, so its next access reads the row as it is now. (Objects
-    /// here hold no unsaved changes, so `mergeChanges` changes nothing.)
+    /// Turns `object` back into a fault, so its next access reads the row as it is now. With
+    /// `mergeChanges`, its unsaved changes are kept and laid over the fresh values; without, they
+    /// are discarded (a pending delete too), as ``ManagedObjectContext/refresh(_:mergeChanges:)``.
     /// - Complexity: O(1); no I/O until the next access.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard object.link === link, !object.isDeleted else { return }
+        guard object.link === link else { return }
+        let pendingDelete = pendingDeletes.contains(object.objectID)
+        guard !object.isDeleted || pendingDelete else { return }
         object.values = nil
+        if !mergeChanges {
+            object.changes.removeAll()
+            if !object.isInserted {
+                changed[object.objectID] = nil
+                if pendingDeletes.remove(object.objectID) != nil { object.isDeleted = false }
+            }
+        }
         // Its next read is of the row as it is now: not from a batch read ahead or a stream.
         discardReadAheadOfOpenResults()
     }
 
-    /// Forgets every object: objects held elsewhere become detached (their context is gone, so a
-    /// fault among them cannot be fulfilled); open results read their rows again.
+    /// Forgets every object and unsaved change: objects held elsewhere become detached (their
+    /// context is gone, so a fault among them cannot be fulfilled); open results read their rows
+    /// again.
     public func reset() {
         let objects = identity.allObjects()
         identity.removeAll()
+        changed.removeAll()
+        pendingDeletes.removeAll()
         let detached = ContextLink(nil)
         for object in objects { object.link = detached }
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
@@ -228,7 +247,7 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
 
     /// Merges `changes` into this context, as ``ManagedObjectContext/mergeChanges(_:)`` does: the
     /// registered objects of rows it updated are refaulted (their next access reads the new
-    /// values), those of rows it deleted are marked deleted and leave the identity map, and open
+    /// values; one with unsaved changes as ``mergePolicy`` says), those of rows it deleted are marked deleted and leave the identity map, and open
     /// results drop the resident batches that hold either (and any batch read ahead). Stored
     /// changes are asked only about the objects the context holds (one statement per 500); a
     /// change table that cannot be read refaults every object of its table. Inserted rows appear
@@ -245,7 +264,7 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
         var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
         var unknown = Set<ObjectIdentifier>()
         for stored in changes.stored where stored.kind != .inserted && stored.count > 0 {
-            let held = objects.compactMap { $0.entity === stored.entity ? $0.objectID : nil }
+            let held = objects.compactMap { $0.entity === stored.entity && !$0.isInserted ? $0.objectID : nil }
             guard !held.isEmpty else { continue }
             do {
                 let hits = try stored.matching(held)
@@ -258,13 +277,29 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
         for object in objects {
             let id = object.objectID
             if deleted.contains(id) || storedDeleted.contains(id) {
+                // Its unsaved changes and pending delete go with it, as on SQLite.
                 object.isDeleted = true
                 object.values = nil
+                object.changes.removeAll()
+                changed[id] = nil
+                pendingDeletes.remove(id)
                 identity.unregister(object)
                 report.deleted.append(id)
                 touched.insert(ObjectIdentifier(id.entity))
-            } else if updated.contains(id) || storedUpdated.contains(id) || unknown.contains(ObjectIdentifier(id.entity)) {
-                object.values = nil
+            } else if updated.contains(id) || storedUpdated.contains(id) || (unknown.contains(ObjectIdentifier(id.entity)) && !object.isInserted) {
+                if !object.changes.isEmpty {
+                    switch mergePolicy {
+                    case .error:
+                        report.conflicts.append(id)
+                        continue
+                    case .storeWins:
+                        refresh(object, mergeChanges: false)
+                    case .inMemoryWins:
+                        object.values = nil
+                    }
+                } else {
+                    object.values = nil
+                }
                 report.updated.append(id)
                 touched.insert(ObjectIdentifier(id.entity))
             }
@@ -291,7 +326,7 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     /// Turns every registered object back into a fault, and drops every resident batch of the
     /// context's open results: each is read again as it is now.
     public func refreshAllObjects() {
-        for object in identity.allObjects() { object.values = nil }
+        for object in identity.allObjects() where !object.isInserted { object.values = nil }
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
     }
 

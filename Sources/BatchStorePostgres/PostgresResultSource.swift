@@ -425,8 +425,10 @@ final class PostgresResultSource: ResultSource {
     }
     /// True when a context opened the result (so a nil ``context`` means it is gone).
     private var openedThroughContext = false
-    /// Shared by the objects of a result opened without a context: no context behind them.
+    /// Shared by the objects that no context holds (a result opened without a context, rows of
+    /// a table without a primary key): its owner says why they take no unsaved changes.
     private let link = ContextLink(nil)
+    private let uncontained: UncontainedRows
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
     private var hasTextFunctions = false
     /// Frequency tables made in the session so far (their names are numbered).
@@ -448,10 +450,13 @@ final class PostgresResultSource: ResultSource {
         self.lease = PostgresSessionLease(session)
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
+        uncontained = UncontainedRows(table: table)
         idTable.beforeWatching = { [weak self] in self?.settleReadAhead() }
+        link.owner = uncontained
     }
 
     deinit {
+        link.owner = nil
         sweep?.stop()
         // The ID table goes now; the session stays open while an undo journal made in it does.
         idTable.session.executeDetached("DROP TABLE IF EXISTS \(idTable.qualifiedName)")
@@ -1107,4 +1112,29 @@ extension BatchFaultingCollection {
     /// True while a PostgreSQL result's faults read their rows as one `record[]` cell; nil for any
     /// other result. For the tests.
     package var postgresFaultsAsRecords: Bool? { (storage.source as? PostgresResultSource)?.faultsAsRecords }
+}
+
+
+/// The owner of objects no context holds (see `PostgresResultSource.link`): they keep the values
+/// their batch read, and say why they cannot do more.
+private final class UncontainedRows: ObjectOwner {
+    let table: PostgresTable
+    init(table: PostgresTable) { self.table = table }
+
+    private var why: String {
+        table.readOnlyReason.map { "cannot change rows of \(table.name): \($0)" }
+            ?? "it was read without a context (PostgresStore.fetchBatched); open the result through a PostgresContext to change its rows"
+    }
+
+    func fulfillFault(_ object: ManagedObject) throws {
+        throw BatchStoreError(.objectNotFound, "\(object.objectID): no context holds it, so its row cannot be read again")
+    }
+
+    func objectDidDeallocate(_ object: ManagedObject) {}
+
+    func takeUnsavedChange(_ value: SQLValue, at index: Int, of object: ManagedObject) throws {
+        throw BatchStoreError(table.readOnlyReason == nil ? .invalidArgument : .readOnly, "\(object.objectID.entity.name): \(why)")
+    }
+
+    func isPendingDelete(_ object: ManagedObject) -> Bool { false }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// Not `Sendable`: use it on its context's thread or actor only.
 public final class ManagedObject: CustomStringConvertible {
     /// The row this object stands for.
-    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
+    @exclusivity(unchecked) public package(set) var objectID: ObjectID
     /// The context that owns the object; nil after the context is gone or was reset, and for
     /// objects of another engine's context (a `PostgresContext` fulfils their faults itself).
     public var managedObjectContext: ManagedObjectContext? { link.context }
@@ -22,11 +22,11 @@ public final class ManagedObject: CustomStringConvertible {
     /// Committed values: none (a fault), decoded, or one row of a batch's ``PackedRows``.
     @exclusivity(unchecked) package var storage: Storage
     /// Unsaved changes by attribute index.
-    @exclusivity(unchecked) var changes: [Int: SQLValue] = [:]
+    @exclusivity(unchecked) package var changes: [Int: SQLValue] = [:]
     /// True once deleted in the context (before save) or deleted in the store and merged.
     @exclusivity(unchecked) public package(set) var isDeleted = false
     /// True for objects inserted in the context and not saved yet.
-    @exclusivity(unchecked) public internal(set) var isInserted = false
+    @exclusivity(unchecked) public package(set) var isInserted = false
 
     package init(objectID: ObjectID, link: ContextLink, values: [SQLValue]?) {
         self.objectID = objectID
@@ -106,8 +106,16 @@ public final class ManagedObject: CustomStringConvertible {
     /// True while no values are in memory. Reading a value fulfils the fault.
     public var isFault: Bool { !hasValues && !isInserted }
 
-    /// True when the object has unsaved changes, is inserted, or is deleted and not saved.
-    public var hasChanges: Bool { !changes.isEmpty || isInserted || (isDeleted && managedObjectContext?.isPendingDelete(self) == true) }
+    /// True when the object has unsaved changes, is inserted (and not deleted since), or is deleted
+    /// and not saved.
+    public var hasChanges: Bool {
+        // An inserted object deleted (or rolled back) before any save is no change at all.
+        if isInserted { return !isDeleted }
+        guard changes.isEmpty else { return true }
+        guard isDeleted else { return false }
+        if let context = managedObjectContext { return context.isPendingDelete(self) }
+        return link.owner?.isPendingDelete(self) == true
+    }
 
     /// The value of the attribute at `index` of ``Entity/attributes``, fulfilling the fault first.
     /// - Throws: `.objectNotFound` when the row was deleted since the object was registered.
@@ -155,12 +163,17 @@ public final class ManagedObject: CustomStringConvertible {
         return storedValue(at: index)
     }
 
-    /// Sets an attribute; the change is written by the context's ``ManagedObjectContext/save()``.
+    /// Sets an attribute; the change is written by the context's ``SavingContext/save()``.
     /// - Throws: `.noSuchAttribute`, or `.readOnly` for views, generated columns and read-only stores.
     public func setValue(_ value: SQLValue, forKey key: String) throws {
         let index = try attributeIndex(key)
-        if let owner = link.owner { try owner.refuseUnsavedChange(self) }
-        guard let context = managedObjectContext else { throw BatchStoreError(.invalidArgument, "\(objectID): its context is gone") }
+        if let owner = link.owner {
+            try owner.takeUnsavedChange(value, at: index, of: self)
+            return
+        }
+        guard let context = managedObjectContext else {
+            throw BatchStoreError(.invalidArgument, "\(objectID): no context holds it (its context is gone, or it was read without one), so it cannot take unsaved changes")
+        }
         try context.checkWritable(entity)
         if entity.attributes[index].isGenerated {
             throw BatchStoreError(.readOnly, "\(entity.name).\(entity.attributes[index].name) is a generated column and cannot be set")
@@ -210,12 +223,15 @@ package final class ContextLink {
 
 /// What a context of another engine does for the objects of its identity map (a
 /// ``ManagedObjectContext`` does it itself): fulfil a fault, forget an object that went away,
-/// and say why an object cannot take an unsaved change.
+/// and keep an object's unsaved changes.
 package protocol ObjectOwner: AnyObject {
     /// Reads the object's row into it; throws `.objectNotFound` when the row is gone.
     func fulfillFault(_ object: ManagedObject) throws
     /// Called from the object's `deinit`: removes its identity-map entry.
     func objectDidDeallocate(_ object: ManagedObject)
-    /// Throws why `object` cannot hold an unsaved change.
-    func refuseUnsavedChange(_ object: ManagedObject) throws
+    /// Records `value` as the unsaved value of the attribute at `index` of `object` (written by
+    /// the context's save), or throws why it cannot be.
+    func takeUnsavedChange(_ value: SQLValue, at index: Int, of object: ManagedObject) throws
+    /// True when `object` is marked for deletion at the context's next save.
+    func isPendingDelete(_ object: ManagedObject) -> Bool
 }
