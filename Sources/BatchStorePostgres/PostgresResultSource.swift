@@ -216,7 +216,8 @@ final class PostgresIDTable: IDStore {
     /// - page 0 holds `perPage`, and no page has a tuple at offset `perPage + 1`: none holds more;
     /// - no page after the last one by the arithmetic holds any, and that last page holds the
     ///   rest: the pages between hold `perPage` each, as together they hold that many times.
-    /// Four TID scans (the third looks up one tuple per page: 44k at 10M rows, a few ms).
+    /// Four TID scans; the third looks up one tuple per page (54k pages at 10M rows), through a
+    /// `format()` call for each: 0.2 s at 10M rows in the server's log, about 2% of the open.
     private func packedLayout(_ table: String, count: Int) throws -> Int? {
         func rows(_ condition: String) throws -> Int {
             Int(try session.query("SELECT count(*) FROM \(table) WHERE \(condition)").first?.first?.integerValue ?? -1)
