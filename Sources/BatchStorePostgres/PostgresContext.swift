@@ -200,7 +200,8 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
 
     /// Reads a fault's row into it (``ManagedObject/value(at:)`` calls this).
     package func fulfillFault(_ object: ManagedObject) throws {
-        if object.isDeleted { throw BatchStoreError(.objectNotFound, "\(object.objectID) was deleted") }
+        // A delete not saved yet still has its row, which a read shows (as on SQLite).
+        if object.isDeleted && !pendingDeletes.contains(object.objectID) { throw BatchStoreError(.objectNotFound, "\(object.objectID) was deleted") }
         object.values = try readRow(object.objectID)
     }
 
@@ -233,10 +234,11 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     /// context is gone, so a fault among them cannot be fulfilled); open results read their rows
     /// again.
     public func reset() {
+        // Unsaved changes go first, as a rollback drops them, so that no detached object claims
+        // a change nothing can save.
+        rollback()
         let objects = identity.allObjects()
         identity.removeAll()
-        changed.removeAll()
-        pendingDeletes.removeAll()
         let detached = ContextLink(nil)
         for object in objects { object.link = detached }
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }

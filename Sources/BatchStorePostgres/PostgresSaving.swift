@@ -20,7 +20,14 @@ import Foundation
 ///   every change stays pending, to be changed, rolled back, or saved again.
 /// - Only tables with a primary key take changes (a `ctid` moves when its row is updated); a key
 ///   column of a saved object cannot be set (the object would go on naming the old row: change
-///   keys with a batch update).
+///   keys with a batch update); a generated column is refused when it is set, not at the save;
+///   deleting an object a merge marked deleted throws (SQLite records the delete).
+/// - A connection lost while the COMMIT was on its way leaves the changes pending and says the
+///   save may or may not have been written: check before saving again (an insert saved twice is
+///   two rows where the table's key does not forbid it).
+/// - As on SQLite, tables are written in the order of their names, not of their foreign keys: a
+///   save that inserts a parent and its child fails when the child's table comes first (save the
+///   parent first, or make the key `DEFERRABLE INITIALLY DEFERRED`).
 /// - Not built here: child contexts (``ManagedObjectContext/newChildContext()`` is SQLite's).
 extension PostgresContext: SavingContext {
     public var hasChanges: Bool { !changed.isEmpty }
@@ -190,7 +197,14 @@ extension PostgresContext: SavingContext {
     public func save() throws {
         guard !changed.isEmpty else { return }
         let objects = changed.values.sorted(by: Self.writesBefore)
-        let statements = try objects.compactMap { try saveStatement($0) }
+        let statements = try objects.compactMap { object -> SaveStatement? in
+            do {
+                return try saveStatement(object)
+            } catch let error as BatchStoreError {
+                let what = object.isInserted ? "an inserted \(object.entity.name)" : "\(object.objectID)"
+                throw BatchStoreError(error.code, "\(error.message) (saving \(what); nothing was written)")
+            }
+        }
         let lease = try sessionLease()
         let session = lease.session
         if statements.contains(where: { $0.sql.contains("pg_temp.bs_integral") || $0.sql.contains("pg_temp.bs_boolean") }) {

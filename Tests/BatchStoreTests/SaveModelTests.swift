@@ -14,16 +14,24 @@ struct SaveModelTests {
         #expect(kinds.isSuperset(of: SaveModel.kinds), "\(kinds)")
     }
 
-    @Test("the model notices a save that fails where it should not, or writes what it should not")
+    @Test("the model notices a save that succeeds where it should fail, and passes the same steps on a true engine")
     func modelBites() throws {
-        // An update of a row another connection deleted must fail the save, and write nothing.
-        let gone: [SaveModel.Step] = [.set(id: 3, v: 7), .insert(key: 120, v: 1), .external(id: 3, v: nil, delete: true), .save]
-        #expect(try SaveModel.run(gone, seed: ContextModelTests.seed, make: ContextModelTests.engine) == nil)
-        // The same steps, read by a model that forgets the other connection's delete, must fail.
-        let unseen: [SaveModel.Step] = [.set(id: 3, v: 7), .insert(key: 120, v: 1), .save, .external(id: 3, v: nil, delete: true), .read(120)]
-        #expect(try SaveModel.run(unseen, seed: ContextModelTests.seed, make: ContextModelTests.engine) == nil)
-        // A key taken twice fails the save.
+        // An update of a row another connection deleted must fail the save and write nothing;
+        // a key taken twice fails it too.
+        let gone: [SaveModel.Step] = [.set(id: 3, v: 7), .insert(key: 120, v: 1), .external(id: 3, v: nil, delete: true), .save, .read(3), .rollback, .save]
         let twice: [SaveModel.Step] = [.insert(key: 120, v: 1), .insert(key: 120, v: 2), .save, .read(120)]
+        #expect(try SaveModel.run(gone, seed: ContextModelTests.seed, make: ContextModelTests.engine) == nil)
         #expect(try SaveModel.run(twice, seed: ContextModelTests.seed, make: ContextModelTests.engine) == nil)
+        // An engine whose other connection writes nothing, and whose file is read as if it had
+        // deleted row 3: the save the model expects to fail succeeds, and the model says so.
+        let deaf = {
+            let engine = try ContextModelTests.engine()
+            var told = false
+            // The original's closure keeps its folder alive.
+            return ContextModel.Engine(name: engine.name, context: engine.context, id: engine.id, external: { _ in _ = engine.external; told = true },
+                                       fileRows: { try engine.fileRows().filter { !told || $0.key != 3 } })
+        }
+        let failure = try SaveModel.run(gone, seed: ContextModelTests.seed, make: deaf)
+        #expect(failure?.contains("the save succeeded, it should fail with objectNotFound") == true, "\(failure ?? "nil")")
     }
 }

@@ -66,8 +66,10 @@ public enum SaveModel {
         var kind: String { String(description.prefix { $0 != " " && $0 != "#" }) }
     }
 
-    /// The kinds of step a long enough random run must include.
-    public static let kinds: Set<String> = ["set", "insert", "delete", "save", "rollback", "read", "refresh", "another", "batch", "release"]
+    /// The kinds of step a long enough random run must include, and the outcomes it must see: a
+    /// save that wrote, saves failed each way, a conflict under `.error`.
+    public static let kinds: Set<String> = ["set", "insert", "delete", "save", "rollback", "read", "refresh", "another", "batch", "release",
+                                            "saved", "save failed: objectNotFound", "save failed: constraint", "conflict"]
 
     public static func step(_ g: inout SeededGenerator) -> Step {
         func v() -> Int64? { g.next(6) == 0 ? nil : Int64(g.next(40)) }
@@ -98,6 +100,12 @@ public enum SaveModel {
     /// Runs `steps` on a fresh engine from `make` (``ContextModel/Engine``, whose context must be
     /// a ``SavingContext``); nil when every check held, else the first failure, naming its step.
     public static func run(_ steps: [Step], seed: UInt64, make: () throws -> ContextModel.Engine) throws -> String? {
+        var outcomes = Set<String>()
+        return try run(steps, seed: seed, outcomes: &outcomes, make: make)
+    }
+
+    /// ``run(_:seed:make:)``, adding to `outcomes` what the saves and merges did.
+    static func run(_ steps: [Step], seed: UInt64, outcomes: inout Set<String>, make: () throws -> ContextModel.Engine) throws -> String? {
         let engine = try make()
         guard let context = engine.context as? any SavingContext else { return "\(engine.name)'s context does not save" }
         let entity = engine.id(1).entity
@@ -159,6 +167,13 @@ public enum SaveModel {
                         after[insert.key] = .some(insert.v)
                     }
                 }
+                // The objects of pending updates, held across the save to look at them after it.
+                let updated = pending.keys.filter { !pendingDeletes.contains($0) }.compactMap { id in
+                    context.registeredObject(for: engine.id(id)).map { (id, $0) }
+                }
+                if updated.count != pending.keys.filter({ !pendingDeletes.contains($0) }).count {
+                    return "\(at): an object with a pending change is not registered (the context must hold it)"
+                }
                 do {
                     try context.save()
                     if let expected { return "\(at): the save succeeded, it should fail with \(expected)" }
@@ -166,7 +181,18 @@ public enum SaveModel {
                     guard let expected else { return "\(at): the save failed: \(error.message)" }
                     if error.code != expected { return "\(at): the save failed with \(error.code) (\(error.message)), expected \(expected)" }
                     if !context.hasChanges { return "\(at): the failed save dropped the pending changes" }
+                    outcomes.insert("save failed: \(expected)")
                     break
+                }
+                if !pending.isEmpty || !pendingDeletes.isEmpty || !inserts.isEmpty { outcomes.insert("saved") }
+                // Saved objects show what was written without being refreshed; deleted ones are gone.
+                for (id, object) in updated {
+                    if context.registeredObject(for: engine.id(id)) !== object { return "\(at): the saved object of row \(id) is no longer its registered object" }
+                    if object.hasChanges { return "\(at): the saved object of row \(id) still has changes" }
+                    if try object.value(forKey: "v").integerValue != after[id] ?? nil { return "\(at): the saved object of row \(id) shows another v than was written" }
+                }
+                for id in pendingDeletes where context.registeredObject(for: engine.id(id)) != nil {
+                    return "\(at): the deleted row \(id) is still registered after the save"
                 }
                 file = after
                 for insert in inserts {
@@ -185,10 +211,10 @@ public enum SaveModel {
                 pendingDeletes.removeAll()
                 inserts.removeAll()
             case let .read(id):
-                guard !pendingDeletes.contains(id) else { continue }
                 let object = context.object(with: engine.id(id))
                 context.refresh(object, mergeChanges: true)
-                if object.hasChanges != (pending[id] != nil) { return "\(at): hasChanges is \(object.hasChanges), the model has \(pending[id] != nil)" }
+                let changes = pending[id] != nil || pendingDeletes.contains(id)
+                if object.hasChanges != changes { return "\(at): hasChanges is \(object.hasChanges), the model has \(changes)" }
                 let shown: Int64?
                 do {
                     shown = try object.value(forKey: "v").integerValue
@@ -228,8 +254,16 @@ public enum SaveModel {
                 if reported != (policy == 0 ? conflicted : []) {
                     return "\(at): conflicts \(reported.sorted()), the model has \(policy == 0 ? conflicted.sorted() : [])"
                 }
+                if !reported.isEmpty { outcomes.insert("conflict") }
                 if policy == 1 {
                     for id in conflicted { pending[id] = nil; pendingDeletes.remove(id) }
+                }
+                // Without a refresh: every registered object of an updated row shows its pending
+                // change, or else the row as it is now (the merge refaulted it).
+                for id in changed {
+                    guard let object = context.registeredObject(for: engine.id(id)) else { continue }
+                    let expected = pending[id] ?? file[id] ?? nil
+                    if try object.value(forKey: "v").integerValue != expected { return "\(at): row \(id)'s object shows another v than \(show(expected)) after the merge" }
                 }
             case let .batchDelete(modulus, rest):
                 let changed = Set(file.keys.filter { $0 % modulus == rest })
@@ -238,7 +272,11 @@ public enum SaveModel {
                 let result = try context.execute(request, undoable: false)
                 for id in changed { file[id] = nil }
                 _ = context.mergeChanges(ChangeSet(deleted: result.objectIDs ?? []))
-                for id in changed { pending[id] = nil; pendingDeletes.remove(id) }
+                for id in changed {
+                    pending[id] = nil
+                    pendingDeletes.remove(id)
+                    if context.registeredObject(for: engine.id(id)) != nil { return "\(at): row \(id) is still registered after its delete was merged" }
+                }
             case .release:
                 held.removeAll()
             }
@@ -265,7 +303,7 @@ public enum SaveModel {
         for sequence in 0..<sequences {
             let steps = (0..<length).map { _ in step(&g) }
             kinds.formUnion(steps.map(\.kind))
-            guard var failure = try run(steps, seed: seed, make: make) else { continue }
+            guard var failure = try run(steps, seed: seed, outcomes: &kinds, make: make) else { continue }
             var smallest = steps
             var shrinking = true
             while shrinking {

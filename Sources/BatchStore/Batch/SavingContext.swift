@@ -12,9 +12,13 @@ import Foundation
 /// - ``save()`` writes every change in one transaction (deletes, then updates, then inserts); on
 ///   any error nothing is written and the changes stay pending. An update of a row deleted
 ///   meanwhile is an error (`.objectNotFound`), a delete of one is not.
-/// - Inserted objects get their row's key as their ID at the save, and are faults then (their
-///   next read gives the row's defaults).
+/// - Inserted objects get their row's key as their ID at the save.
 /// - A merge that names an object with unsaved changes follows ``mergePolicy``.
+/// - ``ObjectContext/reset()`` drops every unsaved change before it forgets the objects.
+///
+/// What differs: a SQLite object keeps the values as given and an insert reads its defaults at
+/// its next access; a PostgreSQL object holds its row as the server returned it from the save
+/// (`RETURNING`), defaults and the column types' readings included.
 public protocol SavingContext: ObjectContext {
     /// How a merge treats objects with unsaved changes whose rows a batch updated.
     var mergePolicy: MergePolicy { get set }

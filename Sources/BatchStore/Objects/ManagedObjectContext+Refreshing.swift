@@ -36,11 +36,12 @@ extension ManagedObjectContext {
     /// Forgets every object and unsaved change. Registered objects held elsewhere become detached
     /// faults (their context is nil).
     public func reset() {
+        // Unsaved changes go first, as a rollback drops them, so that no detached object claims
+        // a change nothing can save.
+        rollback()
         let objects = allRegisteredObjects()
         identity.removeAll()
         let detached = ContextLink(nil)
         for object in objects { object.link = detached }
-        changed.removeAll()
-        pendingDeletes.removeAll()
     }
 }
