@@ -120,7 +120,18 @@ enum PostgresErrors {
         if let channel = underlying as? ChannelError, case .connectTimeout(let amount) = channel {
             return "no answer within \(amount.nanoseconds / 1_000_000_000) s"
         }
-        return oneLine(String(describing: underlying))
+        // swift-nio-ssl's errors print BoringSSL's internals (and a build path): say what they mean.
+        let text = String(describing: underlying)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate is not trusted (give its CA certificate as sslrootcert, or sslmode=require to encrypt without checking it)"
+        }
+        if text.contains("failedToValidateHostname") {
+            return "the server's TLS certificate does not name this host (sslmode=verify-full checks it; verify-ca does not)"
+        }
+        if text.contains("handshakeFailed") || text.contains("NIOSSL") {
+            return "the TLS handshake failed"
+        }
+        return oneLine(text)
     }
 
     private static func errnoReason(_ code: Int32, endpoint: PostgresStoreURL.Endpoint?) -> String {

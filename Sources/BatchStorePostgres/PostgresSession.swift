@@ -79,7 +79,7 @@ public final class PostgresSession: Sendable {
                                   password: password.password?.text, database: url.database)
         case .tcp(let host, let port):
             configuration = .init(host: host, port: port, username: url.user, password: password.password?.text,
-                                  database: url.database, tls: try tls(for: url.sslMode))
+                                  database: url.database, tls: try tls(for: url.sslMode, rootCertificate: url.sslRootCertificate))
         }
         if let seconds = url.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(seconds)) }
         // standard_conforming_strings: the pg_temp functions' literals (\uXXXX escapes) and every
@@ -98,14 +98,21 @@ public final class PostgresSession: Sendable {
         return (future, (password.source, password.note))
     }
 
-    /// postgres-nio's TLS setting for libpq's `sslmode` (TCP only).
-    static func tls(for mode: PostgresStoreURL.SSLMode) throws -> PostgresConnection.Configuration.TLS {
+    /// postgres-nio's TLS setting for libpq's `sslmode` (TCP only); the verifying modes trust
+    /// `rootCertificate` (a PEM file) when given, else the system's certificates.
+    static func tls(for mode: PostgresStoreURL.SSLMode, rootCertificate: String? = nil) throws -> PostgresConnection.Configuration.TLS {
         var tls = TLSConfiguration.makeClientConfiguration()
         switch mode {
         case .disable: return .disable
         case .allow, .prefer, .require: tls.certificateVerification = .none
         case .verifyCA: tls.certificateVerification = .noHostnameVerification
         case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let rootCertificate, mode == .verifyCA || mode == .verifyFull {
+            guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
+                throw BatchStoreError(.invalidArgument, "cannot read sslrootcert \(rootCertificate.debugDescription)")
+            }
+            tls.trustRoots = .file(rootCertificate)
         }
         do {
             let context = try NIOSSLContext(configuration: tls)

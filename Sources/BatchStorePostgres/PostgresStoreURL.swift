@@ -22,9 +22,9 @@ public struct PostgresPassword: Sendable, Hashable, CustomStringConvertible, Cus
 /// postgresql://%2Fsocket%2Fdir/db               (the same, the folder percent-encoded as the host)
 /// ```
 ///
-/// Parameters: `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `application_name`,
-/// `connect_timeout`; a parameter overrides the same part of the URL. Missing parts come from
-/// `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGAPPNAME` and `PGCONNECT_TIMEOUT`,
+/// Parameters: `host`, `port`, `user`, `password`, `dbname`, `sslmode`, `sslrootcert`,
+/// `application_name`, `connect_timeout`; a parameter overrides the same part of the URL. Missing parts come from
+/// `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, `PGAPPNAME` and `PGCONNECT_TIMEOUT`,
 /// then libpq's defaults: the socket folder `/var/run/postgresql` (Debian's), port 5432, the
 /// user running the program, a database named like the user. The password is never printed:
 /// ``description`` writes it as `***`, and no error message contains it.
@@ -84,13 +84,16 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
     public var password: PostgresPassword?
     /// TLS, as `sslmode` asks (TCP only: libpq ignores it for Unix sockets, and so does this).
     public var sslMode: SSLMode
+    /// `sslrootcert` (or `PGSSLROOTCERT`): a PEM file of the certificates `verify-ca` and
+    /// `verify-full` trust, instead of the system's (a server with its own CA, or self-signed).
+    public var sslRootCertificate: String?
     /// `application_name`, shown in `pg_stat_activity`.
     public var applicationName: String?
     /// Seconds to wait for the connection, if the URL or `PGCONNECT_TIMEOUT` sets it.
     public var connectTimeout: Int?
 
     /// The parameters a store URL may carry.
-    static let knownParameters = ["host", "port", "user", "password", "dbname", "sslmode", "application_name", "connect_timeout"]
+    static let knownParameters = ["host", "port", "user", "password", "dbname", "sslmode", "sslrootcert", "application_name", "connect_timeout"]
 
     /// True when `string` starts with `postgres://` or `postgresql://` (any case): a store URL, not a file path.
     public static func isStoreURL(_ string: String) -> Bool {
@@ -205,6 +208,7 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
             throw BatchStoreError(.invalidArgument, "invalid sslmode \(modeText.debugDescription) (one of \(SSLMode.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         self.sslMode = mode
+        self.sslRootCertificate = (parameters["sslrootcert"] ?? env("PGSSLROOTCERT")).flatMap { $0.isEmpty ? nil : $0 }
         self.applicationName = parameters["application_name"] ?? env("PGAPPNAME")
         if let timeout = parameters["connect_timeout"] ?? env("PGCONNECT_TIMEOUT") {
             guard let seconds = Int(timeout), seconds >= 0 else {
@@ -273,6 +277,7 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
         }
         text += "/" + Self.encode(database, keep: Self.hostCharacters)
         if sslMode != .prefer { query.append("sslmode=\(sslMode.rawValue)") }
+        if let sslRootCertificate { query.append("sslrootcert=" + Self.encode(sslRootCertificate, keep: Self.parameterCharacters)) }
         if let applicationName { query.append("application_name=" + Self.encode(applicationName, keep: Self.parameterCharacters)) }
         if let connectTimeout { query.append("connect_timeout=\(connectTimeout)") }
         return query.isEmpty ? text : text + "?" + query.joined(separator: "&")

@@ -8,7 +8,8 @@ import Glibc
 /// A PostgreSQL server of the test process's own: `initdb` into a temporary folder, `postgres`
 /// listening only on a Unix socket in that folder (`listen_addresses = ''`, no TCP), one per test
 /// process, started by the first test that asks (``PostgresServer/require()``) and shared by
-/// every suite after it.
+/// every suite after it. The TLS tests start a second one (``requireTLS()``) that also listens
+/// on `127.0.0.1`, since PostgreSQL has no TLS over a Unix socket.
 ///
 /// - Binaries: `FAULTLINE_PG_BINDIR`, else Debian's `/usr/lib/postgresql/15/bin`, else the newest
 ///   `/usr/lib/postgresql/*/bin`, else `initdb` on `PATH`.
@@ -42,8 +43,8 @@ public final class PostgresServer: Sendable {
     /// The shared server, or why there is none. Started on first use.
     public static let shared: Result<PostgresServer, Unavailable> = {
         do {
-            let server = try PostgresServer()
-            atexit { PostgresServer.stopShared() }
+            let server = try PostgresServer(tls: false)
+            atexit { PostgresServer.stop(PostgresServer.shared) }
             return .success(server)
         } catch let error as Unavailable {
             return .failure(error)
@@ -51,6 +52,40 @@ public final class PostgresServer: Sendable {
             return .failure(Unavailable(reason: "\(error)"))
         }
     }()
+
+    /// A second server for the TLS tests, started by the first that asks (``requireTLS()``): the
+    /// same as ``shared``, and also listening on `127.0.0.1` (a free port) with TLS on, a
+    /// self-signed certificate for `localhost` and `127.0.0.1` made by `openssl`, and a
+    /// `pg_hba.conf` that lets the superuser in over TCP with TLS only (`hostssl … trust`,
+    /// `hostnossl … reject`). TLS needs TCP: PostgreSQL has none over a Unix socket.
+    public static let sharedTLS: Result<PostgresServer, Unavailable> = {
+        do {
+            let server = try PostgresServer(tls: true)
+            atexit { PostgresServer.stop(PostgresServer.sharedTLS) }
+            return .success(server)
+        } catch let error as Unavailable {
+            return .failure(error)
+        } catch {
+            return .failure(Unavailable(reason: "\(error)"))
+        }
+    }()
+
+    /// The TLS server; when there is none, cancels the running test (reported as skipped).
+    public static func requireTLS() throws -> PostgresServer {
+        switch sharedTLS {
+        case .success(let server): return server
+        case .failure(let error): try Test.cancel(Comment(rawValue: "PostgreSQL TLS tests skipped: \(error.reason)"))
+        }
+    }
+
+    /// The TLS server's certificate (PEM), to trust with `sslrootcert`.
+    public var certificatePath: String { "\(folder)/server.crt" }
+
+    /// `postgresql://faultline@127.0.0.1:<port>/<database>?sslmode=<mode>` and its other parameters.
+    public func tcpURL(database: String, sslmode: String?, parameters: String = "") -> String {
+        let query = ([sslmode.map { "sslmode=\($0)" }].compactMap { $0 } + (parameters.isEmpty ? [] : [parameters])).joined(separator: "&")
+        return "postgresql://\(superuser)@127.0.0.1:\(port)/\(database)" + (query.isEmpty ? "" : "?" + query)
+    }
 
     /// Why PostgreSQL tests cannot run here.
     public struct Unavailable: Error, CustomStringConvertible {
@@ -110,7 +145,7 @@ public final class PostgresServer: Sendable {
 
     private let lifeline: Int32
 
-    private init() throws {
+    private init(tls: Bool) throws {
         binDirectory = try Self.findBinaries()
         let asRoot = geteuid() == 0
         var prefix: [String] = []
@@ -138,7 +173,7 @@ public final class PostgresServer: Sendable {
         if base.utf8.count > 60 { base = "/tmp" }
         let folder = "\(base)/faultline-pg-\(UUID().uuidString.prefix(8).lowercased())"
         self.folder = folder
-        port = 5432
+        port = tls ? try Self.freeTCPPort() : 5432
         guard mkdir(folder, 0o700) == 0 else {
             throw Unavailable(reason: "cannot create \(folder): \(String(cString: strerror(errno)))")
         }
@@ -156,12 +191,27 @@ public final class PostgresServer: Sendable {
         guard initdb.wait() == 0 else {
             throw Unavailable(reason: "initdb failed: \(Self.lastLine(of: "\(folder)/initdb.log"))")
         }
-        // The superuser by trust, every other role by its password.
-        try Data("local all \(superuser) trust\nlocal all all scram-sha-256\n".utf8)
-            .write(to: URL(fileURLWithPath: "\(data)/pg_hba.conf"))
+        // The superuser by trust, every other role by its password; over TCP, TLS only.
+        var hba = "local all \(superuser) trust\nlocal all all scram-sha-256\n"
+        var listen = ["-c", "listen_addresses="]
+        if tls {
+            hba += "hostssl all \(superuser) 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n"
+            let key = "\(folder)/server.key", certificate = "\(folder)/server.crt"
+            guard let opensslPath = ["/usr/bin/openssl", "/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+                throw Unavailable(reason: "openssl is missing to make the server's certificate (apt-get install openssl)")
+            }
+            let openssl = try Subprocess([opensslPath, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                                          "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate],
+                                         environment: environment, stdout: .file("\(folder)/openssl.log"), stderr: .file("\(folder)/openssl.log"))
+            guard openssl.wait() == 0 else { throw Unavailable(reason: "openssl could not make a certificate: \(Self.lastLine(of: "\(folder)/openssl.log"))") }
+            chmod(key, 0o600)
+            if let owner { _ = chown(key, owner.uid, owner.gid); _ = chown(certificate, owner.uid, owner.gid) }
+            listen = ["-c", "listen_addresses=127.0.0.1", "-c", "ssl=on", "-c", "ssl_cert_file=\(certificate)", "-c", "ssl_key_file=\(key)"]
+        }
+        try Data(hba.utf8).write(to: URL(fileURLWithPath: "\(data)/pg_hba.conf"))
 
-        let server = try Subprocess(prefix + ["\(binDirectory)/postgres", "-D", data, "-p", String(port),
-                                              "-c", "listen_addresses=", "-c", "unix_socket_directories=\(folder)",
+        let server = try Subprocess(prefix + ["\(binDirectory)/postgres", "-D", data, "-p", String(port)] + listen + [
+                                              "-c", "unix_socket_directories=\(folder)",
                                               "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                               "-c", "max_connections=60", "-c", "shared_buffers=32MB",
                                               "-c", "password_encryption=scram-sha-256"],
@@ -213,9 +263,26 @@ public final class PostgresServer: Sendable {
 
     private static func closeLifeline(_ fd: Int32) { if fd >= 0 { Glibc.close(fd) } }
 
+    /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick).
+    private static func freeTCPPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Unavailable(reason: "cannot open a TCP socket") }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Unavailable(reason: "cannot bind a TCP port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Fast shutdown (SIGINT), wait up to ten seconds (then SIGKILL), remove the folder.
-    private static func stopShared() {
-        guard case .success(let server) = shared else { return }
+    private static func stop(_ started: Result<PostgresServer, Unavailable>) {
+        guard case .success(let server) = started else { return }
         kill(server.pid, SIGINT)
         let deadline = Date().addingTimeInterval(10)
         var status: Int32 = 0
