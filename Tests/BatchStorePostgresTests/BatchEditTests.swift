@@ -436,17 +436,8 @@ struct PostgresBatchEditTests {
         for sequence in 0..<8 {
             let steps = (0..<15).map { _ in Self.step(&g) }
             kinds.formUnion(steps.map(\.kind))
-            guard var failure = try Self.run(steps, on: engines, changed: &changed) else { continue }
-            var smallest = steps
-            var shrinking = true
-            while shrinking {
-                shrinking = false
-                for i in smallest.indices.reversed() {
-                    var fewer = smallest
-                    fewer.remove(at: i)
-                    if let f = try Self.run(fewer, on: engines, changed: &ignored) { smallest = fewer; failure = f; shrinking = true; break }
-                }
-            }
+            guard let first = try Self.run(steps, on: engines, changed: &changed) else { continue }
+            let (smallest, failure) = try shrink(steps, failure: first) { try Self.run($0, on: engines, changed: &ignored) }
             Issue.record("sequence \(sequence) fails in \(smallest.count) steps:\n  \(smallest.map(\.description).joined(separator: "\n  "))\n\(failure)")
             return
         }

@@ -337,18 +337,9 @@ public enum ContextModel {
         for sequence in 0..<sequences {
             let steps = (0..<length).map { _ in step(&g) }
             kinds.formUnion(steps.map(\.kind))
-            guard var failure = try run(steps, seed: seed, make: make) else { continue }
-            var smallest = steps
-            var shrinking = true
-            while shrinking {
-                shrinking = false
-                for i in smallest.indices.reversed() {
-                    var fewer = smallest
-                    fewer.remove(at: i)
-                    if let f = try run(fewer, seed: seed, make: make) { smallest = fewer; failure = f; shrinking = true; break }
-                }
-            }
-            return ("sequence \(sequence) fails in \(smallest.count) steps:\n  \(smallest.map(\.description).joined(separator: "\n  "))\n\(failure)", kinds)
+            guard let failure = try run(steps, seed: seed, make: make) else { continue }
+            let (smallest, shortFailure) = try shrink(steps, failure: failure) { try run($0, seed: seed, make: make) }
+            return ("sequence \(sequence) fails in \(smallest.count) steps:\n  \(smallest.map(\.description).joined(separator: "\n  "))\n\(shortFailure)", kinds)
         }
         return (nil, kinds)
     }

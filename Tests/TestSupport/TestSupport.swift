@@ -154,3 +154,21 @@ public func postgresLiteral(_ v: SQLValue, boolean: Bool = false) -> String {
     case .blob(let b): return "'\\x" + b.map { String(format: "%02x", $0) }.joined() + "'::bytea"
     }
 }
+
+/// The shortest sequence that still fails, from `steps`, which fail with `failure`: drops one
+/// step at a time (from the end) while `run` still fails, until no single step can go. Returns
+/// that sequence and its failure.
+public func shrink<Step>(_ steps: [Step], failure: String, run: ([Step]) throws -> String?) rethrows -> (steps: [Step], failure: String) {
+    var smallest = steps
+    var failure = failure
+    var shrinking = true
+    while shrinking {
+        shrinking = false
+        for i in smallest.indices.reversed() {
+            var fewer = smallest
+            fewer.remove(at: i)
+            if let f = try run(fewer) { smallest = fewer; failure = f; shrinking = true; break }
+        }
+    }
+    return (smallest, failure)
+}
