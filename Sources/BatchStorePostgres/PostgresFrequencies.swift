@@ -201,10 +201,13 @@ extension PostgresResultSource {
         let average = grouping.isNumeric ? "CAST(avg(v.value) AS float8)" : kind == .boolean ? "avg(CAST(v.value AS int4))::float8" : "NULL::float8"
         let texty = kind.storageClass == "text"
         let length = texty ? "length(CAST(v.value AS text))" : "NULL::int4"
-        let figures = """
+        func figuresSQL(_ average: String) -> String {
+            """
             SELECT count(*), count(*) - count(v.value), \(grouping.bound("min", "v.value")), \(grouping.bound("max", "v.value")), \(average),
               min(\(length)), max(\(length)) FROM (\(values.select)) AS v
             """
+        }
+        let figures = figuresSQL(average)
         // The first of equal counts in value order (NULL first), as the frequency sheet orders ties.
         let grouped = """
             SELECT \(grouping.read("g.value")), g.c, count(g.value) OVER () FROM (SELECT v.value, count(*) AS c FROM (\(values.select)) AS v GROUP BY v.value) AS g
@@ -212,12 +215,25 @@ extension PostgresResultSource {
             """
         try prepare(figures)
         func both(_ query: (String) throws -> [[SQLValue]]) throws -> (figures: [SQLValue], grouped: [SQLValue]?) {
-            (try query(figures).first ?? [], try query(grouped).first)
+            let figureRow: [SQLValue]
+            do {
+                figureRow = try query(figures).first ?? []
+            } catch let error as BatchStoreError where error.code == .postgres("22003") && kind == .real {
+                // avg(float8) also sums the squares, which overflow past 1e154: the mean through
+                // numeric then (exact, slower; SQLite's double sum gives the same for such values).
+                figureRow = try query(figuresSQL("CAST(avg(CAST(v.value AS numeric)) AS float8)")).first ?? []
+            }
+            return (figureRow, try query(grouped).first)
         }
         let session = self.session
-        let (f, g) = try idTable.watching(progress) { watch, cancel in
-            try both { try session.query($0, values.arguments, every: 0.05, watch: watch, cancel: cancel) }
-        } ?? both { try session.query($0, values.arguments) }
+        let (f, g): (figures: [SQLValue], grouped: [SQLValue]?)
+        do {
+            (f, g) = try idTable.watching(progress) { watch, cancel in
+                try both { try session.query($0, values.arguments, every: 0.05, watch: watch, cancel: cancel) }
+            } ?? both { try session.query($0, values.arguments) }
+        } catch let error as BatchStoreError where error.code != .cancelled && error.code != .serverUnavailable {
+            throw BatchStoreError(error.code, "the summary of \(column.name): \(error.message)")
+        }
         func int(_ i: Int) -> Int? { i < f.count ? f[i].integerValue.map { Int($0) } : nil }
         func value(_ i: Int) -> SQLValue? { i < f.count && f[i] != .null ? f[i] : nil }
         var mean: Double?

@@ -7,7 +7,7 @@ import Foundation
 /// `faultline bench`: the options; the measuring and the report are in FaultlineBench.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure BatchStore against raw SQLite in one run and report ratios.",
+        abstract: "Measure BatchStore against raw SQLite (or PostgreSQL, with --db <url>) in one run and report ratios.",
         discussion: "Creates a demo database of --rows movies (or uses --db), then times opening, the first batch, a full sweep and the frequency and summary sheets beside raw sqlite3 baselines, and measures peak memory of batched and eager sweeps in separate processes.")
 
     @Option(help: "Rows of demo data to create.")
