@@ -138,7 +138,11 @@ extension PostgresContext: SavingContext {
         let sql: String
         let arguments: [SQLValue]
         let kind: Kind
-        enum Kind { case delete, update, insert }
+        enum Kind {
+            case delete, update
+            /// Its row comes back after the key's `keyCount` columns.
+            case insert(keyCount: Int)
+        }
     }
 
     /// The statement that writes `object`'s change.
@@ -167,13 +171,14 @@ extension PostgresContext: SavingContext {
             return (" WHERE " + sql, builder.arguments + values)
         }
         // The row as the server now holds it (its defaults, its conversions of the values given).
-        let row = " RETURNING " + table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ")
+        let columns = table.columns.map { $0.selectExpression(alias: "t") }.joined(separator: ", ")
         if object.isInserted {
             let sets = try assignments()
             let insert = sets.isEmpty
                 ? "INSERT INTO \(table.qualifiedSQL) AS t DEFAULT VALUES"
                 : "INSERT INTO \(table.qualifiedSQL) AS t (\(sets.map(\.name).joined(separator: ", "))) VALUES (\(sets.map(\.value).joined(separator: ", ")))"
-            return SaveStatement(object: object, sql: insert + Self.returningKeys(table) + ", " + row.dropFirst(" RETURNING ".count), arguments: builder.arguments, kind: .insert)
+            return SaveStatement(object: object, sql: insert + Self.returningKeys(table) + ", " + columns, arguments: builder.arguments,
+                                 kind: .insert(keyCount: PostgresIDColumn.of(table).count))
         }
         if pendingDeletes.contains(object.objectID) {
             let key = try keyCondition()
@@ -182,7 +187,7 @@ extension PostgresContext: SavingContext {
         guard !object.changes.isEmpty else { return nil }
         let sets = try assignments()
         let key = try keyCondition()
-        let sql = "UPDATE \(table.qualifiedSQL) AS t SET \(sets.map { "\($0.name) = \($0.value)" }.joined(separator: ", "))" + key.sql + row
+        let sql = "UPDATE \(table.qualifiedSQL) AS t SET \(sets.map { "\($0.name) = \($0.value)" }.joined(separator: ", "))" + key.sql + " RETURNING " + columns
         return SaveStatement(object: object, sql: sql, arguments: key.arguments, kind: .update)
     }
 
@@ -224,8 +229,7 @@ extension PostgresContext: SavingContext {
                             throw BatchStoreError(.objectNotFound, "cannot save \(id): another session deleted its row")
                         }
                         written[ObjectIdentifier(statement.object)] = row
-                    case .insert:
-                        let keyCount = PostgresIDColumn.of(try store.table(named: statement.object.entity.name)).count
+                    case .insert(let keyCount):
                         guard let row = try session.query(statement.sql, statement.arguments).first, row.count >= keyCount else {
                             throw BatchStoreError(.postgres("XX000"), "the server did not answer the inserted row")
                         }
@@ -233,7 +237,7 @@ extension PostgresContext: SavingContext {
                         written[ObjectIdentifier(statement.object)] = Array(row.dropFirst(keyCount))
                     }
                 } catch let error as BatchStoreError where error.code != .serverUnavailable && error.code != .cancelled && error.code != .objectNotFound {
-                    let what = statement.kind == .insert ? "an inserted \(statement.object.entity.name)" : "\(id)"
+                    let what = statement.object.isInserted ? "an inserted \(statement.object.entity.name)" : "\(id)"
                     throw BatchStoreError(error.code, "\(error.message) (saving \(what); nothing was written)")
                 }
             }

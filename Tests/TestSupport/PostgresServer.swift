@@ -42,15 +42,9 @@ public final class PostgresServer: Sendable {
 
     /// The shared server, or why there is none. Started on first use.
     public static let shared: Result<PostgresServer, Unavailable> = {
-        do {
-            let server = try PostgresServer(tls: false)
-            atexit { PostgresServer.stop(PostgresServer.shared) }
-            return .success(server)
-        } catch let error as Unavailable {
-            return .failure(error)
-        } catch {
-            return .failure(Unavailable(reason: "\(error)"))
-        }
+        let started = start(tls: false)
+        if case .success = started { atexit { PostgresServer.stop(PostgresServer.shared) } }
+        return started
     }()
 
     /// A second server for the TLS tests, started by the first that asks (``requireTLS()``): the
@@ -59,16 +53,21 @@ public final class PostgresServer: Sendable {
     /// `pg_hba.conf` that lets the superuser in over TCP with TLS only (`hostssl … trust`,
     /// `hostnossl … reject`). TLS needs TCP: PostgreSQL has none over a Unix socket.
     public static let sharedTLS: Result<PostgresServer, Unavailable> = {
+        let started = start(tls: true)
+        if case .success = started { atexit { PostgresServer.stop(PostgresServer.sharedTLS) } }
+        return started
+    }()
+
+    /// A new server, or why there is none.
+    private static func start(tls: Bool) -> Result<PostgresServer, Unavailable> {
         do {
-            let server = try PostgresServer(tls: true)
-            atexit { PostgresServer.stop(PostgresServer.sharedTLS) }
-            return .success(server)
+            return .success(try PostgresServer(tls: tls))
         } catch let error as Unavailable {
             return .failure(error)
         } catch {
             return .failure(Unavailable(reason: "\(error)"))
         }
-    }()
+    }
 
     /// The TLS server; when there is none, cancels the running test (reported as skipped).
     public static func requireTLS() throws -> PostgresServer {
