@@ -279,6 +279,39 @@ extension PostgresContext {
     /// True when ``undo()`` has something to undo.
     public var canUndo: Bool { !undoStack.isEmpty }
 
+    /// What ``undo()`` would take back now (nil: nothing), read from its journal in the session
+    /// that holds it; writes nothing.
+    /// - Throws: `.serverUnavailable` when the journal's session is gone.
+    public func undoSummary() throws -> UndoSummary? {
+        guard let entry = undoStack.last else { return nil }
+        let session = entry.lease.session
+        guard !session.isClosed else {
+            throw BatchStoreError(.serverUnavailable, "the last edit's undo journal was lost with its connection to PostgreSQL")
+        }
+        let plan = entry.plan
+        let kind: UndoSummary.Kind
+        var rows = 0
+        switch plan.kind {
+        case .update(let columns, _): kind = .update(columns: columns)
+        case .delete: kind = .delete
+        case .insert: kind = .insert
+        case .upsert:
+            let counts = try session.query("SELECT count(*) FILTER (WHERE is_new), count(*) FILTER (WHERE NOT is_new) FROM \(plan.qualifiedName)")
+            let inserted = counts.first?.first?.integerValue.map(Int.init) ?? 0
+            let updated = counts.first?.dropFirst().first?.integerValue.map(Int.init) ?? 0
+            return UndoSummary(kind: .upsert(inserted: inserted, updated: updated), table: plan.entity.name, rows: inserted + updated)
+        }
+        rows = try session.query("SELECT count(*) FROM \(plan.qualifiedName)").first?.first?.integerValue.map(Int.init) ?? 0
+        return UndoSummary(kind: kind, table: plan.entity.name, rows: rows)
+    }
+
+    /// Why an edit of `rows` rows could not be undone: over ``undoLimit`` (the catalogs' refusals
+    /// are checked when the edit runs), or nil.
+    public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
+        guard rows > undoLimit else { return nil }
+        return "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit))"
+    }
+
     /// Forgets every recorded edit (drops their journals).
     public func discardUndoHistory() {
         for entry in undoStack { forget(entry) }

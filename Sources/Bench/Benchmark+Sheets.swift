@@ -147,4 +147,5 @@ final class WatchedTerminal: TerminalBackend {
     }
     func nextKey(timeoutMilliseconds: Int?) -> Key? { inner.nextKey(timeoutMilliseconds: timeoutMilliseconds) }
     func setClipboard(base64: String) { inner.setClipboard(base64: base64) }
+    func discardTypeAhead() { inner.discardTypeAhead() }
 }

@@ -90,8 +90,14 @@ extension Browser {
         settle()
     }
 
-    func present() {
+    package func present() {
         backend.present(render(state, colors: backend.colorsEnabled))
+        // A confirmation takes only a key pressed once it is on screen: what was typed before
+        // this frame showed it (a burst meant for the grid) is thrown away, so it cannot answer.
+        if questionToShow {
+            questionToShow = false
+            backend.discardTypeAhead()
+        }
     }
 
     private func action(for key: Key) -> Action {
@@ -104,7 +110,9 @@ extension Browser {
     func apply(_ action: Action) {
         // The one output that is not a frame: text for the clipboard, through the backend.
         if case .clipboard(let payload) = action { backend.setClipboard(base64: payload); return }
+        let wasConfirming = state.isConfirming
         for effect in state.reduce(action) { submit(effect) }
+        if state.isConfirming, !wasConfirming { questionToShow = true }
     }
 
     /// Hands `effect` to the worker; the two the session keeps are a cancel (a flag the running
@@ -116,7 +124,7 @@ extension Browser {
         case .countTable(let index):
             pendingCounts.append(index)
         case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency,
-             .countDelete, .runDelete, .countUpdate, .runUpdate, .undo, .reload, .recount:
+             .countDelete, .runDelete, .countUpdate, .runUpdate, .countUndo, .undo, .reload, .recount:
             worker.cancel.clear()
             worker.submit(.effect(effect), state: state)
         default:

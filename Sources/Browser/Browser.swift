@@ -51,6 +51,9 @@ public final class Browser {
     var pendingCounts: [Int] = []
     /// When the file was last checked for another writer's changes (``BrowserEnvironment/now``).
     var lastFileCheck = -Double.infinity
+    /// A confirmation opened and has not been drawn yet: once it is, the keys typed before are
+    /// thrown away (``present()``).
+    var questionToShow = false
     /// Time spent in the last `send` (reduce, effects, render, present).
     package internal(set) var lastKeySeconds = 0.0
     /// Writes a line to the log file given with `--log` (never to the screen).

@@ -79,6 +79,14 @@ final class BrowserData {
     }
 
     func undo() throws -> ChangeSet { try context.undo() }
+    /// What ``undo()`` would take back now (nil: nothing).
+    func undoSummary() throws -> UndoSummary? { try context.undoSummary() }
+    /// Why an edit of `rows` rows of `result`'s table could not be undone (nil: it could), said
+    /// in its confirmation; an edit of no rows needs no undo.
+    func undoRefusal(of result: BrowserResult, rows: Int, deleting: Bool, assigning: [String] = []) throws -> String? {
+        guard rows > 0 else { return nil }
+        return context.undoRefusal(try context.entity(named: result.request.entityName), rows: rows, deleting: deleting, assigning: assigning)
+    }
     /// Runs `body` so that `progress` can cancel it part way (see ``FetchingContext/interruptible(_:_:)``).
     func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T {
         try context.interruptible(progress, body)

@@ -53,8 +53,12 @@ public enum Action: Sendable {
     /// The edit key's work (a count, an edit, an undo, a reload) was cancelled before it
     /// committed: nothing was changed.
     case editCancelled
-    case countedForDelete(Int, target: EditTarget)
-    case countedForUpdate(rows: Int, assignments: String, target: EditTarget)
+    /// `D`'s count; `noUndo` says why `u` could not take the delete back (nil: it could).
+    case countedForDelete(Int, target: EditTarget, noUndo: String? = nil)
+    /// `U`'s count; `noUndo` says why `u` could not take the update back (nil: it could).
+    case countedForUpdate(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil)
+    /// What `u` would take back (read from its journal), for its question.
+    case countedForUndo(UndoSummary)
     /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
     /// say, and the marks still in the result (nil: none, as after an edit); `fileEdited` for an
     /// edit or undo (the sheets below may be out of date), not for a reload.
@@ -129,6 +133,8 @@ public enum Effect: Sendable, Equatable {
     case runDelete(EditTarget)
     case countUpdate(assignments: String, target: EditTarget)
     case runUpdate(assignments: String, target: EditTarget)
+    /// Reads what ``undo`` would take back, for `u`'s question.
+    case countUndo
     case undo
     case reload
     case startEager
@@ -341,19 +347,25 @@ extension BrowserState {
             } else {
                 say("\(step?.noun ?? "edit") cancelled: nothing was changed")
             }
-        case .countedForDelete(let n, let target):
+        case .countedForDelete(let n, let target, let noUndo):
             // Esc came once the count was done: ask nothing.
             if endEdit(cancelled: "delete") { break }
             // A count for anything but what D would act on now is stale: ask nothing.
             guard target == editTarget else { message = nil; break }
             message = nil
-            mode = .confirm(.delete(rows: n, target: target))
-        case .countedForUpdate(let n, let text, let target):
+            mode = .confirm(.delete(rows: n, target: target, noUndo: noUndo))
+        case .countedForUpdate(let n, let text, let target, let noUndo):
             submitted = nil
             if endEdit(cancelled: "update") { break }
             guard target == editTarget else { message = nil; break }
             message = nil
-            mode = .confirm(.update(rows: n, assignments: text, target: target))
+            mode = .confirm(.update(rows: n, assignments: text, target: target, noUndo: noUndo))
+        case .countedForUndo(let summary):
+            if endEdit(cancelled: "undo") { break }
+            // Asked only from a grid (a key since then that left it: ask nothing).
+            guard mode == .grid else { message = nil; break }
+            message = nil
+            mode = .confirm(.undo(summary))
         case .parentRefreshed(let n, let cursor, let kept, let edited):
             // The result below was read as the file is now: another writer's change is in it.
             fileChanged = false
@@ -572,12 +584,15 @@ extension BrowserState {
             mode = .grid
             // The target the count was for; the session refuses it if the result has changed.
             switch what {
-            case .delete(let n, let target):
+            case .delete(let n, let target, _):
                 beginEdit(.deleting(rows: n, table: target.table))
                 return [.runDelete(target)]
-            case .update(let n, let text, let target):
+            case .update(let n, let text, let target, _):
                 beginEdit(.updating(rows: n, table: target.table))
                 return [.runUpdate(assignments: text, target: target)]
+            case .undo:
+                beginEdit(.undoing)
+                return [.undo]
             }
         }
     }
@@ -714,8 +729,9 @@ extension BrowserState {
             openPrompt(.assignments)
         case .char("u"):
             if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
-            beginEdit(.undoing)
-            return [.undo]
+            // What it would take back is read first and asked about, as D and U ask.
+            beginEdit(.readingUndo)
+            return [.countUndo]
         default: say(Self.unknownKey(key), error: true)
         }
         return []

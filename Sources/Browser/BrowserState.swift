@@ -191,17 +191,58 @@ public struct EditTarget: Sendable, Equatable {
         self.values = values
     }
 
-    /// What the confirmation adds after the row count: ` (marked)`, ` (3 values of genre)`.
-    var qualifier: String {
-        if let values { return " (\(values.described))" }
-        return marked != nil ? " (marked)" : ""
+    /// The rows an edit of `n` rows of this target acts on, in words, as its confirmation says
+    /// them: `the 3 marked rows`, `all 719 rows of this result (nothing is marked)`,
+    /// `8 rows (2 values of genre)`.
+    func scope(_ n: Int) -> String {
+        if let values { return "\(rows(n)) (\(values.described))" }
+        if marked != nil { return n == 1 ? "the 1 marked row" : "the \(group(n)) marked rows" }
+        return n == 1 ? "the 1 row of this result (nothing is marked)" : "all \(group(n)) rows of this result (nothing is marked)"
     }
 }
 
-/// A confirmation waiting for y/n: the count SQLite gave for exactly the rows `y` changes.
+/// A confirmation waiting for y/n: the count the engine gave for exactly the rows `y` changes,
+/// and (`noUndo`) why `u` could not take the edit back, said before `y`. Every write from the
+/// browser asks one, and a confirmation never takes a key typed before it was on screen.
 public enum Confirmation: Sendable, Equatable {
-    case delete(rows: Int, target: EditTarget)
-    case update(rows: Int, assignments: String, target: EditTarget)
+    case delete(rows: Int, target: EditTarget, noUndo: String? = nil)
+    case update(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil)
+    /// `u`: what the undo would take back, read from its journal.
+    case undo(UndoSummary)
+
+    /// The question, without its `y/n`.
+    var question: String {
+        switch self {
+        case .delete(let n, let target, let noUndo):
+            return "Delete \(target.scope(n)) from \(target.table)\(Self.undoNote(noUndo))?"
+        case .update(let n, let a, let target, let noUndo):
+            return "Update \(target.scope(n)) in \(target.table): \(a)\(Self.undoNote(noUndo))?"
+        case .undo(let u):
+            let what: String
+            switch u.kind {
+            case .delete: what = "the delete of \(rows(u.rows)) from \(u.table): put \(u.rows == 1 ? "it" : "them") back"
+            case .update(let columns):
+                what = "the update of \(rows(u.rows)) of \(u.table): give \(columns.joined(separator: ", ")) \(u.rows == 1 ? "its" : "their") old \(u.rows == 1 && columns.count == 1 ? "value" : "values")"
+            case .insert: what = "the insert of \(rows(u.rows)) into \(u.table): delete \(u.rows == 1 ? "it" : "them")"
+            case .upsert(let inserted, let updated):
+                what = "the import into \(u.table): delete \(rows(inserted, "inserted")), give \(rows(updated, "updated")) their old values"
+            }
+            return "Undo \(what)?"
+        }
+    }
+
+    /// The answer keys: `y/N` when the edit cannot be undone (any key but y says no either way).
+    var answers: String {
+        switch self {
+        case .delete(_, _, let noUndo?), .update(_, _, _, let noUndo?): return noUndo.isEmpty ? "y/n" : "y/N"
+        default: return "y/n"
+        }
+    }
+
+    private static func undoNote(_ noUndo: String?) -> String {
+        guard let noUndo else { return "" }
+        return " — CANNOT BE UNDONE: \(noUndo)"
+    }
 }
 
 /// What a table looked like when the user left it: the table list opens it that way again.
@@ -259,7 +300,9 @@ public enum EditStep: Sendable, Equatable {
     case deleting(rows: Int, table: String)
     /// `U` confirmed: the count the user said yes to.
     case updating(rows: Int, table: String)
-    /// `u`.
+    /// `u`: what the undo would take back, read before its question.
+    case readingUndo
+    /// `u` confirmed.
     case undoing
     /// `r`: the result's fetch run again.
     case reloading(table: String)
@@ -271,6 +314,7 @@ public enum EditStep: Sendable, Equatable {
         case .countingUpdate(let table): return "counting the rows to update in \(table)"
         case .deleting(let n, let table): return "deleting \(rows(n)) from \(table)"
         case .updating(let n, let table): return "updating \(rows(n)) of \(table)"
+        case .readingUndo: return "reading what the last edit changed"
         case .undoing: return "undoing the last edit"
         case .reloading(let table): return "reloading \(table)"
         }
@@ -281,7 +325,7 @@ public enum EditStep: Sendable, Equatable {
         switch self {
         case .countingDelete, .deleting: return "delete"
         case .countingUpdate, .updating: return "update"
-        case .undoing: return "undo"
+        case .readingUndo, .undoing: return "undo"
         case .reloading: return "reload"
         }
     }
@@ -464,6 +508,12 @@ public struct BrowserState: Sendable {
         if frequencySheet != nil { return currentMarks?.values[row] != nil }
         guard !marked.isEmpty, let id = snapshot(row)?.id else { return false }
         return marked.contains(id)
+    }
+
+    /// True while a y/n question is on screen.
+    public var isConfirming: Bool {
+        if case .confirm = mode { return true }
+        return false
     }
 
     /// What an edit key acts on now: the marked rows of the result on screen, or all of it; nil

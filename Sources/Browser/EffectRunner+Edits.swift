@@ -59,7 +59,16 @@ extension EffectRunner {
         let result = try result(for: target)
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
-            [.countedForDelete(try data.countDelete(in: result, marked: target.marked, values: values), target: target)]
+            let n = try data.countDelete(in: result, marked: target.marked, values: values)
+            return [.countedForDelete(n, target: target, noUndo: try data.undoRefusal(of: result, rows: n, deleting: true))]
+        }
+    }
+
+    /// What `u` would take back now, for its question (Esc cancels the read).
+    func countUndo(cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        try cancellable(cancel: cancel, report: report) {
+            guard let summary = try data.undoSummary() else { return [.failed("nothing to undo")] }
+            return [.countedForUndo(summary)]
         }
     }
 
@@ -69,7 +78,9 @@ extension EffectRunner {
         let assignments = try UpdateExpression.parseAssignments(text)
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
-            [.countedForUpdate(rows: try data.countUpdate(assignments, in: result, marked: target.marked, values: values), assignments: text, target: target)]
+            let n = try data.countUpdate(assignments, in: result, marked: target.marked, values: values)
+            return [.countedForUpdate(rows: n, assignments: text, target: target,
+                                      noUndo: try data.undoRefusal(of: result, rows: n, deleting: false, assigning: assignments.map(\.name)))]
         }
     }
 

@@ -132,6 +132,8 @@ final class EffectRunner {
             return try countUpdate(text, target: target, cancel: cancel, report: report)
         case .runUpdate(let text, let target):
             return try runUpdate(text, target: target, state: state, cancel: cancel, report: report)
+        case .countUndo:
+            return try countUndo(cancel: cancel, report: report)
         case .undo:
             return try undo(state: state, cancel: cancel, report: report)
         case .recount(let role):

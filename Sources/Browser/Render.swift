@@ -273,14 +273,20 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
             screen.put("   " + hint, x: x + w, y: y, style: p.dim, maxWidth: max(0, rect.width - w))
         }
     case .confirm(let c):
-        let text: String
-        switch c {
-        case .delete(let n, let target):
-            text = "Delete \(group(n)) \(n == 1 ? "row" : "rows")\(target.qualifier) from \(target.table)? y/n"
-        case .update(let n, let a, let target):
-            text = "Update \(group(n)) \(n == 1 ? "row" : "rows")\(target.qualifier) of \(target.table): \(a)? y/n"
+        // The whole question, wrapped, grows up from the bottom line over the grid, the answer
+        // keys last; on a screen too small for it, its last line shown is cut with … before them.
+        var lines = TerminalText.wrapWords(TerminalText.escapingControlCharacters(c.question) + " " + c.answers, width: rect.width)
+        let most = max(1, y)
+        if lines.count > most {
+            let answers = " " + c.answers
+            lines = Array(lines.prefix(most))
+            lines[most - 1] = TerminalText.truncate(lines[most - 1] + " ", toWidth: max(1, rect.width - answers.count)) + answers
         }
-        screen.put(text, x: x, y: y, style: p.error)
+        for (i, line) in lines.enumerated() {
+            let row = y - (lines.count - 1) + i
+            screen.fill(Rect(x: x, y: row, width: rect.width, height: 1), style: p.error)
+            screen.put(line, x: x, y: row, style: p.error, maxWidth: rect.width)
+        }
     default:
         if let m = state.message {
             screen.put(TerminalText.truncate(m, toWidth: rect.width), x: x, y: y, style: state.messageIsError ? p.error : p.info)

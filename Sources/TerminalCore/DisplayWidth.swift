@@ -47,6 +47,34 @@ extension TerminalText {
         }
     }
 
+    /// `s` in lines of at most `width` columns, broken at spaces where it can be (a word wider
+    /// than a line is broken where the line ends); the spaces at a break are dropped.
+    public static func wrapWords(_ s: String, width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var line = ""
+        var used = 0
+        for word in s.split(separator: " ", omittingEmptySubsequences: false) {
+            let w = word.reduce(0) { $0 + self.width(of: $1) }
+            if used > 0, used + 1 + w <= width {
+                line += " " + word
+                used += 1 + w
+                continue
+            }
+            if used > 0 || !line.isEmpty { lines.append(line) }
+            line = ""
+            used = 0
+            for c in word {
+                let cw = self.width(of: c)
+                if used + cw > width, used > 0 { lines.append(line); line = ""; used = 0 }
+                line.append(c)
+                used += cw
+            }
+        }
+        lines.append(line)
+        return lines
+    }
+
     /// `s` cut to at most `width` columns; when cut, its last column is an ellipsis.
     public static func truncate(_ s: String, toWidth width: Int) -> String {
         guard width > 0 else { return "" }

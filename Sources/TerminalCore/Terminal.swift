@@ -27,6 +27,9 @@ public protocol TerminalBackend: AnyObject {
     /// Puts text on the terminal's clipboard with OSC 52 (`ESC ] 52 ; c ; base64 BEL`); `base64`
     /// is the payload already base64-encoded, so no byte of it can be a control character.
     func setClipboard(base64: String)
+    /// Throws away every key typed but not yet read (ncurses' `flushinp`): a question that has
+    /// just appeared must not be answered by a key typed before it.
+    func discardTypeAhead()
 }
 
 extension TerminalBackend {
@@ -79,6 +82,15 @@ public final class MemoryTerminal: TerminalBackend {
 
     public func setClipboard(base64: String) {
         if let sequence = Self.osc52(base64: base64) { clipboardSequences.append(sequence) }
+    }
+
+    /// Keys thrown away by ``discardTypeAhead()``, in order (tests read them).
+    public private(set) var discardedKeys: [Key] = []
+
+    public func discardTypeAhead() {
+        discardedKeys += keys.filter { $0 != .resize }
+        // A resize is the terminal's, not the user's: it stays.
+        keys.removeAll { $0 != .resize }
     }
 
     /// The screen as lines of text.

@@ -77,6 +77,12 @@ public final class CursesTerminal: TerminalBackend {
         }
     }
 
+    /// Drops the key read ahead and everything the terminal has queued (`flushinp`).
+    public func discardTypeAhead() {
+        pending = nil
+        flushinp()
+    }
+
     public func present(_ frame: ScreenBuffer) {
         if previous?.width != frame.width || previous?.height != frame.height { clearok(fl_stdscr(), true) }
         var buffer: [wchar_t] = []

@@ -182,6 +182,9 @@ struct PostgresBrowserTests {
         #expect(terminal.lines.contains { $0.contains(" 21") }, "\(terminal.lines)")
         browser.send(.char("u"))
         settle()
+        #expect(browser.state.mode == .confirm(.undo(UndoSummary(kind: .update(columns: ["year"]), table: "movie", rows: recent))), "\(browser.state.mode)")
+        browser.send(.char("y"))
+        settle()
         #expect(browser.state.message?.hasPrefix("undo: restored the old values of \(group(recent)) rows of movie") == true, "\(browser.state.message ?? "")")
         #expect(try psql("SELECT count(*), sum(year), sum(score) FROM movie") == sums)
         // Our own edits are not taken for another session's: their row counts reached the
@@ -222,7 +225,7 @@ struct PostgresBrowserTests {
         #expect(browser.state.message?.hasPrefix("deleted \(marked) rows from movie (2 values of year); u undoes") == true, "\(browser.state.message ?? "")")
         // The sheet counted again: the deleted values are gone from it.
         #expect(isFrequency(browser.state.sheet) && !terminal.lines.contains { $0.hasPrefix("  1  \(first) ") }, "\(terminal.lines)")
-        browser.send(.char("u"))
+        browser.send([.char("u"), .char("y")])
         settle()
         #expect(try psql("SELECT count(*), sum(year), sum(score) FROM movie") == sums)
         // U on the cursor's value's rows (a bin of years), then u.
@@ -244,7 +247,7 @@ struct PostgresBrowserTests {
         settle()
         #expect(try psql("SELECT count(*) FROM movie WHERE score IS NULL AND year >= \(bin.0) AND year < \(bin.1)") == inBin)
         #expect(try psql("SELECT count(*), sum(score) FROM movie WHERE year IS NULL OR year < \(bin.0) OR year >= \(bin.1)") == outside, "rows outside the bin untouched")
-        browser.send(.char("u"))
+        browser.send([.char("u"), .char("y")])
         settle()
         #expect(try psql("SELECT count(*), sum(year), sum(score) FROM movie") == sums)
         // I summarises every column on the server.
@@ -387,7 +390,7 @@ struct PostgresBrowserTests {
         #expect(browser.state.message?.hasPrefix("updated 2,000 rows of slow; u undoes") == true, "\(browser.state.message ?? "")")
         // Another session deletes them all: the undo restores nothing, and says so.
         try server.psql("DELETE FROM slow", database: database)
-        browser.send(.char("u"))
+        browser.send([.char("u"), .char("y")])
         while browser.idle() {}
         #expect(browser.state.message?.hasPrefix("undo: restored the old values of 0 rows of slow") == true, "\(browser.state.message ?? "")")
     }

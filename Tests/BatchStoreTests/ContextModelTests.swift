@@ -69,6 +69,10 @@ final class NoMerge: ObjectContext {
     var registeredObjectCount: Int { base.registeredObjectCount }
     var canUndo: Bool { base.canUndo }
     func undo() throws -> ChangeSet { try base.undo() }
+    func undoSummary() throws -> UndoSummary? { try base.undoSummary() }
+    func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
+        base.undoRefusal(entity, rows: rows, deleting: deleting, assigning: assigning)
+    }
     func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T { try base.interruptible(progress, body) }
     func merge(_ changes: ChangeSet) {}
     func refreshAllObjects() { base.refreshAllObjects() }

@@ -115,6 +115,8 @@ struct EditCancelTests {
         #expect(s.count == 0 && s.running == nil && s.editing == nil)
         // The cancel does not outlive its edit: the next one ends as usual.
         _ = s.reduce(.key(.char("u")))
+        _ = s.reduce(.countedForUndo(UndoSummary(kind: .delete, table: "t", rows: 50)))
+        _ = s.reduce(.key(.char("y")))
         _ = s.reduce(.started(.editing))
         _ = s.reduce(.edited(count: 50, cursor: 0, message: "undo: restored 50 deleted rows of t (3 ms)"))
         #expect(s.message == "undo: restored 50 deleted rows of t (3 ms)")
@@ -123,12 +125,29 @@ struct EditCancelTests {
     @Test("u and r: their working lines and cancel messages")
     func undoAndReload() {
         var s = opened(count: 50)
-        #expect(s.reduce(.key(.char("u"))) == [.undo])
+        // u reads what it would take back, asks, and only y undoes.
+        #expect(s.reduce(.key(.char("u"))) == [.countUndo])
+        #expect(s.message == "reading what the last edit changed: 0.0 s (Esc cancels and changes nothing)")
+        _ = s.reduce(.started(.editing))
+        _ = s.reduce(.countedForUndo(UndoSummary(kind: .update(columns: ["a", "b"]), table: "t", rows: 3)))
+        #expect(s.running == nil && s.mode == .confirm(.undo(UndoSummary(kind: .update(columns: ["a", "b"]), table: "t", rows: 3))))
+        #expect(render(s, colors: false).lines.last?.hasPrefix("Undo the update of 3 rows of t: give a, b their old values? y/n") == true)
+        #expect(s.reduce(.key(.char("n"))) == [] && s.message == "cancelled: nothing was changed")
+        _ = s.reduce(.key(.char("u")))
+        _ = s.reduce(.countedForUndo(UndoSummary(kind: .delete, table: "t", rows: 1)))
+        #expect(render(s, colors: false).lines.last?.hasPrefix("Undo the delete of 1 row from t: put it back? y/n") == true)
+        #expect(s.reduce(.key(.char("y"))) == [.undo])
         #expect(s.message == "undoing the last edit: 0.0 s (Esc cancels and changes nothing)")
         _ = s.reduce(.started(.editing))
         _ = s.reduce(.key(.escape))
         _ = s.reduce(.editCancelled)
         #expect(s.message == "undo cancelled: nothing was changed")
+        // Esc while the journal is read: nothing is asked.
+        _ = s.reduce(.key(.char("u")))
+        _ = s.reduce(.started(.editing))
+        _ = s.reduce(.key(.escape))
+        _ = s.reduce(.countedForUndo(UndoSummary(kind: .insert, table: "t", rows: 2)))
+        #expect(s.mode == .grid && s.message == "undo cancelled: nothing was changed")
         #expect(s.reduce(.key(.char("r"))) == [.reload])
         #expect(s.message == "reloading t: 0.0 s (Esc cancels and keeps the result as it was)")
         _ = s.reduce(.started(.editing))
@@ -277,7 +296,7 @@ struct EditCancelTests {
         // V, D: 300,000 rows; y, and Esc as the delete starts: nothing changed, the sheet as it was.
         _ = state.reduce(.key(.char("V")))
         _ = run(state.reduce(.key(.char("D"))))
-        guard case .confirm(.delete(let n, _)) = state.mode else { Issue.record("D asked nothing: \(state.message ?? "")"); return }
+        guard case .confirm(.delete(let n, _, _)) = state.mode else { Issue.record("D asked nothing: \(state.message ?? "")"); return }
         #expect(n == Self.rows)
         let actions = run(state.reduce(.key(.char("y")))) { action in
             if case .started(.editing) = action { return true } else { return false }
@@ -291,7 +310,7 @@ struct EditCancelTests {
         _ = state.reduce(.key(.char("V")))
         _ = state.reduce(.key(.char("g")))
         _ = run(state.reduce(.key(.char("D"))))
-        guard case .confirm(.delete(300, _)) = state.mode else { Issue.record("D asked \(state.mode): \(state.message ?? "")"); return }
+        guard case .confirm(.delete(300, _, _)) = state.mode else { Issue.record("D asked \(state.mode): \(state.message ?? "")"); return }
         _ = run(state.reduce(.key(.char("y")))) { action in
             if case .started(.counting) = action { return true } else { return false }
         }
@@ -364,7 +383,7 @@ struct EditCancelTests {
         let (b, term) = try makeBrowser(path, width: 100, height: 12)
         #expect(b.state.count == Self.rows)
         b.send(.char("D"))
-        #expect(term.text[11] == "Delete 300,000 rows from n? y/n")
+        #expect(term.text[11] == "Delete all 300,000 rows of this result (nothing is marked) from n? y/n")
         // Read by the session as soon as the delete has started (keys are read while work runs).
         term.keys.append(.escape)
         b.send(.char("y"))

@@ -62,7 +62,7 @@ struct FrequencyEditSessionTests {
             " m │ row 1 of 4                                                                              ? help",
             "back from genre freq to m",
         ])
-        b.send(.char("u"))
+        b.send([.char("u"), .char("y")])
         #expect(try count(path) == "12")
         #expect(term.text[10] == " m │ row 4 of 12                                                                             ? help")
     }
@@ -79,14 +79,14 @@ struct FrequencyEditSessionTests {
         b.send(.char("U"))
         b.send(keys("genre = \"None\""))
         b.send(.enter)
-        #expect(term.text.last == "Update 2 rows (1 value of genre) of m: genre = \"None\"? y/n")
+        #expect(term.text.last == "Update 2 rows (1 value of genre) in m: genre = \"None\"? y/n")
         b.send(.char("y"))
         #expect(try count(path, "genre IS NULL") == "0")
         #expect(try count(path, "genre = 'None'") == "2")
         #expect(term.text[2] == "  2  Noir      3     25.00%  ██████████████████")
         #expect(term.text[3] == "  3  None      2     16.67%  ████████████")
         #expect(term.text.last == "updated 2 rows of m (1 value of genre); u undoes; genre counted again: 5 values in 12 rows (15 ms)")
-        b.send(.char("u"))
+        b.send([.char("u"), .char("y")])
         #expect(try count(path, "genre IS NULL") == "2")
         #expect(term.text[3] == "  3  ∅         2     16.67%  ████████████")
         #expect(term.text.last == "undo: restored the old values of 2 rows of m; genre counted again: 5 values in 12 rows (15 ms)")
@@ -143,7 +143,7 @@ struct FrequencyEditSessionTests {
         #expect(term.text[10].hasPrefix(" test.sqlite › m › genre freq › m │ row 1 of 3 │ filter: genre == \"Noir\""))
         b.send(.char("v"))
         b.send(.char("D"))
-        #expect(term.text.last == "Delete 1 row (marked) from m? y/n")
+        #expect(term.text.last == "Delete the 1 marked row from m? y/n")
         b.send(.char("y"))
         b.send(.escape)
         // Noir ties with NULL now (2 rows each), after it: the cursor follows it to value 3.

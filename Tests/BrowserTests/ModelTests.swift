@@ -453,7 +453,22 @@ enum ModelRun {
         case .undo:
             guard inGrid else { return nil }
             b.send(.char("u"))
-            guard model.undoLast() else { return nil }
+            // u asks first, saying what it takes back; with nothing to undo it says so and asks nothing.
+            guard let last = model.undo.last else {
+                if b.state.isConfirming || b.state.message != "nothing to undo" { return "u with nothing to undo: \(b.state.mode), \(b.state.message ?? "no message")" }
+                return nil
+            }
+            guard case .confirm(.undo(let summary)) = b.state.mode else { return "u asked nothing: \(b.state.message ?? "no message")" }
+            let kindMatches: Bool
+            switch (summary.kind, last.kind) {
+            case (.delete, .delete), (.update, .update): kindMatches = true
+            default: kindMatches = false
+            }
+            if summary.rows != last.before.count || summary.table != Self.tables[last.table] || !kindMatches {
+                return "u asks about \(summary), the model's last edit is a \(last.kind) of \(last.before.count) rows of \(last.table)"
+            }
+            b.send(.char("y"))
+            model.undoLast()
             model.refetch(keepingMarks: false)
         case .reload:
             guard inGrid else { return nil }
@@ -508,7 +523,7 @@ enum ModelRun {
         var before: [Int64: ModelRow?] = [:]
         if let d {
             b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
-            guard case .confirm(.update(let n, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
+            guard case .confirm(.update(let n, _, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
             if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
             b.send(.char("y"))
             for id in target {
@@ -518,7 +533,7 @@ enum ModelRun {
             model.undo.append((table: t, before: before, kind: Model.Kind.update))
         } else {
             b.send(.char("D"))
-            guard case .confirm(.delete(let n, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
+            guard case .confirm(.delete(let n, _, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
             if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
             b.send(.char("y"))
             for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
@@ -763,7 +778,7 @@ enum ModelRun {
         var counted = model.fetched.filter { model.rows[t][$0] != nil }.count
         if let wrong = checkFrequencySheet(b, expected: expected, total: counted, binned: width != nil) { return "after the edit: " + wrong }
         if plan.undo {
-            b.send(.char("u"))
+            b.send([.char("u"), .char("y")])
             model.undoLast()
             model.refetch(keepingMarks: true)
             expected = expectedFrequencies(column: c, width: width, table: t, model: model)

@@ -63,7 +63,7 @@ struct OddFilesTests {
         #expect(b.state.count == 3 && term.text[3].contains("three"))
         b.send([.char("j"), .char("v"), .char("D"), .char("y")])
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT v FROM kv ORDER BY k, n") } == ["one", "three"])
-        b.send(.char("u"))
+        b.send([.char("u"), .char("y")])
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT v FROM kv ORDER BY k, n") } == ["one", "two", "three"])
         b.send([.char("U")] + keys("v = uppercase(v)") + [.enter, .char("y")])
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT v FROM kv ORDER BY k, n") } == ["ONE", "TWO", "THREE"])

@@ -70,6 +70,7 @@ struct RandomKeyTests {
             browser.send(key)
             // Edits need a whole sentence of keys: give them a fair chance.
             if key == .char("D"), rng.below(2) == 0 { browser.send(.char("y")) }
+            if key == .char("u"), browser.state.isConfirming, rng.below(2) == 0 { browser.send(.char("y")) }
             if key == .char("U"), rng.below(2) == 0 { browser.send(keys(browser.state.table == "m" ? "other_id = other_id" : "v = v + 1") + [.enter, .char("y")]) }
             if key == .char("y") || key == .char("Y"), rng.below(2) == 0 { browser.send(.char(Array("tcjs")[rng.below(4)])) }
             if key == .char("R"), browser.state.mode == .prompt(.referencing, text: "") { browser.send([.char(rng.below(3) == 0 ? "3" : rng.below(2) == 0 ? "1" : "2"), .enter]) }

@@ -75,7 +75,7 @@ struct WholeScreenTests {
             "/row 33",
         ])
         b.send(keys("vjvD"))
-        #expect(term.text.last == "Delete 2 rows (marked) from n? y/n")
+        #expect(term.text.last == "Delete the 2 marked rows from n? y/n")
         b.send(.char("y"))
         #expect(term.text == [
             "  #  id v   name                                        │ Memory (m hides)",

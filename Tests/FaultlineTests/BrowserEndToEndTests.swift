@@ -48,13 +48,15 @@ struct BrowserEndToEndTests {
         try t.type("U")
         try t.type("votes = votes + 1")
         try t.send("Enter")
-        try t.waitFor("Update \(group(matching)) rows of movie: votes = votes + 1? y/n")
+        try t.waitFor("Update all \(group(matching)) rows of this result (nothing is marked) in movie: votes = votes + 1? y/n")
         try t.type("y")
         try t.waitFor("updated \(group(matching)) rows of movie; u undoes")
         #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } == votesBefore + matching)
 
         // Undo puts the old values back.
         try t.type("u")
+        try t.waitFor("Undo the update of \(group(matching)) rows of movie: give votes their old values? y/n")
+        try t.type("y")
         try t.waitFor("undo: restored the old values of \(group(matching)) rows")
         #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT sum(votes) FROM movie") } == votesBefore)
 
@@ -64,7 +66,7 @@ struct BrowserEndToEndTests {
         try t.type("vv")
         try t.waitFor("2 marked")
         try t.type("D")
-        try t.waitFor("Delete 2 rows (marked) from movie? y/n")
+        try t.waitFor("Delete the 2 marked rows from movie? y/n")
         try t.type("y")
         try t.waitFor("deleted 2 rows from movie")
         #expect(try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE id IN (\(ids[0]), \(ids[1]))") } == 0)
@@ -93,13 +95,15 @@ struct BrowserEndToEndTests {
         try t.type("U")
         try t.type("votes = votes + 1, title = title || ' (edited)'")
         try t.send("Enter")
-        try t.waitFor("Update 400,000 rows")
+        try t.waitFor("Update all 400,000 rows")
         try t.type("y")
         try t.waitFor("updated 400,000 rows", timeout: 60)
         let wal = db + "-wal"
         func stamp() -> Date? { (try? FileManager.default.attributesOfItem(atPath: wal))?[.modificationDate] as? Date }
-        let quiet = stamp()
         try t.type("u")
+        try t.waitFor("Undo the update of 400,000 rows")
+        let quiet = stamp()
+        try t.type("y")
         let deadline = Date().addingTimeInterval(30)
         while stamp() == quiet && Date() < deadline { usleep(2_000) }
         usleep(100_000)
@@ -195,7 +199,7 @@ struct BrowserEndToEndTests {
         try t.type("U")
         try t.type("stock = 0")
         try t.send("Enter")
-        try t.waitFor("Update 100 rows of depot: stock = 0? y/n")
+        try t.waitFor("Update all 100 rows of this result (nothing is marked) in depot: stock = 0? y/n")
         try t.type("y")
         try t.waitFor("updated 100 rows")
         for path in paths {
@@ -260,6 +264,48 @@ struct BrowserEndToEndTests {
         #expect(try t.waitForExit().status == 0)
     }
 
+    @Test("a key burst in a real terminal never answers a question that appeared after it: v D y, u y and a filter burst with u in it change nothing until y is pressed on the question")
+    func burstNeverConfirms() throws {
+        let scratch = TempDir()
+        let db = scratch.path("flights.sqlite")
+        try DatabaseQueue(path: db).write { try $0.execute(sql: """
+            CREATE TABLE flights(id INTEGER PRIMARY KEY, carrier TEXT, tailnum TEXT, dep_delay REAL);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000)
+            INSERT INTO flights SELECT x, CASE x % 3 WHEN 0 THEN 'HA' WHEN 1 THEN 'UA' ELSE NULL END, 'N' || x, x % 17 - 3 FROM c;
+            """) }
+        func count() throws -> Int { try sqlite(db) { try Int.fetchOne($0, sql: "SELECT count(*) FROM flights") ?? -1 } }
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table flights")
+        try t.waitFor("row 1 of 5,000")
+        // Typed in one go: the y reaches the program before the question is drawn.
+        try t.type("vDy")
+        try t.waitFor("Delete the 1 marked row from flights? y/n")
+        usleep(300_000)
+        #expect(try count() == 5_000, "a y typed before the question deleted a row")
+        try t.type("y")
+        try t.waitFor("deleted 1 row from flights")
+        #expect(try count() == 4_999)
+        // The issue's burst: a filter typed with u among the grid keys after it; u only asks.
+        try t.type("f")
+        try t.send("C-u")
+        try t.type("carrier == \"HA\"")
+        try t.send("Enter")
+        try t.type("ctailnum")
+        try t.send("Enter")
+        try t.type("uy")
+        try t.waitFor("Undo the delete of 1 row from flights: put it back? y/n")
+        usleep(300_000)
+        #expect(try count() == 4_999, "u in a burst undid the delete without its own confirmation")
+        try t.type("n")
+        try t.waitFor("cancelled: nothing was changed")
+        try t.type("u")
+        try t.waitFor("Undo the delete of 1 row from flights: put it back? y/n")
+        try t.type("y")
+        try t.waitFor("undo: restored 1 deleted row of flights")
+        #expect(try count() == 5_000)
+        try t.type("q")
+        #expect(try t.waitForExit().status == 0)
+    }
+
     /// SQLite's files next to `path` that exist now.
     func sidecars(_ path: String) -> [String] {
         ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) }
@@ -286,12 +332,12 @@ struct BrowserEndToEndTests {
         let screen = try t.waitFor("row 1 of 3")
         #expect(!screen.contains { $0.contains("row 1 of 3") && $0.contains("marked") }, "\(screen.joined(separator: "\n"))")
         try t.type("D")
-        try t.waitFor("Delete 3 rows from b? y/n")
+        try t.waitFor("Delete all 3 rows of this result (nothing is marked) from b? y/n")
         try t.type("n")
         try t.type("jv")
         try t.waitFor("1 marked")
         try t.type("D")
-        try t.waitFor("Delete 1 row (marked) from b? y/n")
+        try t.waitFor("Delete the 1 marked row from b? y/n")
         try t.type("y")
         try t.waitFor("deleted 1 row from b")
         try t.type("q")
@@ -340,7 +386,7 @@ struct BrowserEndToEndTests {
         let t2 = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table n")
         try t2.waitFor("row 1 of 5,000")
         try t2.type("D")
-        try t2.waitFor("Delete 5,000 rows from n? y/n")
+        try t2.waitFor("Delete all 5,000 rows of this result (nothing is marked) from n? y/n")
         try t2.type("y")
         try t2.waitFor("deleted 5,000 rows from n")
         try t2.type("q")

@@ -54,6 +54,13 @@ public protocol FetchingContext: AnyObject {
     /// Undoes the last undoable edit (in every store it changed) and returns what it changed.
     @discardableResult
     func undo() throws -> ChangeSet
+    /// What ``undo()`` would take back now (nil: nothing), read from its journal; writes nothing.
+    /// - Complexity: a count of the journal's rows.
+    func undoSummary() throws -> UndoSummary?
+    /// Why an edit of `rows` rows of `entity` (a delete, or an update assigning `assigning`)
+    /// could not be undone, or nil when it could: asked before the edit runs, so that its
+    /// confirmation says so. The edit itself checks again when it runs.
+    func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String?
     /// Runs `body` (edits, counts and undo through this context) so that `progress` can cancel it
     /// part way: an edit stopped before it commits changes nothing and the call throws
     /// `.cancelled` (see ``ManagedObjectContext/interruptible(_:_:)``).

@@ -78,6 +78,38 @@ extension ManagedObjectContext {
     /// True when ``undo()`` has something to undo.
     public var canUndo: Bool { !undoStack.isEmpty }
 
+    /// What ``undo()`` would take back now (nil: nothing): the last entry's kind and table, and
+    /// the rows its journal holds. Reads the journal (a temp table); writes nothing.
+    public func undoSummary() throws -> UndoSummary? {
+        guard let entry = undoStack.last else { return nil }
+        let journal = "temp.\(quoteIdentifier(entry.table))"
+        return try withDatabase { db in
+            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal)") ?? 0
+            let kind: UndoSummary.Kind
+            switch entry.kind {
+            case .update(let columns): kind = .update(columns: columns)
+            case .delete: kind = .delete
+            case .insert: kind = .insert
+            case .upsert:
+                let inserted = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) WHERE op = 0") ?? 0
+                kind = .upsert(inserted: inserted, updated: rows - inserted)
+            }
+            return UndoSummary(kind: kind, table: entry.entity.name, rows: rows)
+        }
+    }
+
+    /// Why an edit of `rows` rows of `entity` could not be undone (see ``checkUndoable(_:rows:deleting:assigning:)``), or nil.
+    public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
+        do {
+            try checkUndoable(entity, rows: rows, deleting: deleting, assigning: assigning)
+            return nil
+        } catch let error as BatchStoreError {
+            return error.undoRefusalReason
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// Undoes the last batch operation recorded with `undoable: true`, in one transaction, and
     /// returns what changed so it can be merged (it is already merged into this context).
     ///

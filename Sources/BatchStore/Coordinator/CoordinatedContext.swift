@@ -136,6 +136,24 @@ public final class CoordinatedContext {
     /// True when an undoable edit made through this context can be undone (``undo()``).
     public var canUndo: Bool { !undoGroups.isEmpty }
 
+    /// What ``undo()`` would take back now: the last edit's parts in every store it changed, as one.
+    public func undoSummary() throws -> UndoSummary? {
+        guard let stores = undoGroups.last else { return nil }
+        let parts = try stores.compactMap { try context(for: $0).undoSummary() }
+        guard let first = parts.first else { return nil }
+        return parts.dropFirst().reduce(first, +)
+    }
+
+    /// Why an edit of `rows` rows of `entity` could not be undone in one of the stores that have
+    /// it (each is checked as if it held them all), or nil.
+    public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
+        let entities = (try? coordinator.entities(named: entity.name, in: nil)) ?? []
+        for part in entities {
+            if let why = contexts[storeIndex(of: part)].undoRefusal(part, rows: rows, deleting: deleting, assigning: assigning) { return why }
+        }
+        return nil
+    }
+
     /// The sum of the stores' `PRAGMA data_version`: it changes when another connection commits
     /// to any of them.
     public func dataVersion() throws -> Int {

@@ -1,0 +1,115 @@
+import BatchStore
+import Browser
+import Foundation
+import GRDB
+import Testing
+import TerminalCore
+
+/// Every write from the browser runs only after a confirmation that says exactly what it will
+/// do, and that confirmation was on screen when its key was pressed.
+@Suite("Confirmations: what they say, and keys typed before them")
+struct ConfirmationTests {
+    func browser(_ path: String, undoLimit: Int? = nil, width: Int = 160) throws -> (Browser, MemoryTerminal) {
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        if let undoLimit { context.undoLimit = undoLimit }
+        let term = MemoryTerminal(width: width, height: 12)
+        let b = try Browser(context: context, name: "n.sqlite", options: BrowserOptions(table: "n", batchSize: 5), backend: term,
+                            environment: FakeFacts().environment)
+        b.start()
+        return (b, term)
+    }
+
+    func rowsInFile(_ path: String) throws -> Int { try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") ?? -1 } }
+
+    @Test("a key typed before the question was drawn never answers it: the frame that shows it throws the type-ahead away")
+    func typeAheadIsDiscarded() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 10)
+        let (b, term) = try browser(path)
+        let target = try #require(b.state.editTarget)
+        // A burst typed while the count ran: y among grid keys.
+        term.keys = [.char("j"), .char("y"), .char("y")]
+        b.dispatch(.countedForDelete(10, target: target))
+        #expect(b.state.isConfirming)
+        b.present()
+        #expect(term.keys.isEmpty && term.discardedKeys == [.char("j"), .char("y"), .char("y")])
+        #expect(try rowsInFile(path) == 10, "nothing deleted by a key typed before the question")
+        // A key pressed once it is on screen answers it.
+        b.send(.char("y"))
+        #expect(try rowsInFile(path) == 0)
+    }
+
+    @Test("D with y typed at once, as a fast user types it: the y comes before the question and deletes nothing")
+    func burstAfterD() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 2_000)
+        let (b, term) = try browser(path)
+        for _ in 0..<20 {
+            term.keys = [.char("y")]
+            b.send(.char("D"))
+            // Either the count was still running (the y was refused) or the question threw it away.
+            #expect(term.keys.isEmpty)
+            #expect(b.state.isConfirming, "\(b.state.message ?? "")")
+            b.send(.char("n"))
+        }
+        #expect(try rowsInFile(path) == 2_000)
+    }
+
+    @Test("the question names the scope in words: the marked rows, or every row of the result when nothing is marked")
+    func scopeInWords() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 10)
+        let (b, term) = try browser(path)
+        b.send(.char("D"))
+        #expect(term.text.last == "Delete all 10 rows of this result (nothing is marked) from n? y/n")
+        b.send(.char("n"))
+        b.send([.char("v"), .char("v"), .char("D")])
+        #expect(term.text.last == "Delete the 2 marked rows from n? y/n")
+        b.send(.char("n"))
+        b.send([.char("U")] + keys("v = 0") + [.enter])
+        #expect(term.text.last == "Update the 2 marked rows in n: v = 0? y/n")
+        b.send(.char("n"))
+        b.send([.char("f")] + keys("id == 4") + [.enter, .char("D")])
+        #expect(term.text.last == "Delete the 1 row of this result (nothing is marked) from n? y/n")
+    }
+
+    @Test("an edit over the undo limit says before y that it cannot be undone, and answers y/N; under it, u asks what it restores")
+    func undoability() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 10)
+        let (b, term) = try browser(path, undoLimit: 5)
+        b.send(.char("D"))
+        #expect(term.text.last == "Delete all 10 rows of this result (nothing is marked) from n — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
+        b.send(.char("n"))
+        b.send([.char("U")] + keys("v = v + 1") + [.enter])
+        #expect(term.text.last == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1 — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
+        b.send(.char("n"))
+        // Under the limit: undoable, and u says what it will put back before it does.
+        b.send([.char("v"), .char("v"), .char("v"), .char("D"), .char("y")])
+        #expect(try rowsInFile(path) == 7)
+        b.send(.char("u"))
+        #expect(term.text.last == "Undo the delete of 3 rows from n: put them back? y/n")
+        #expect(try rowsInFile(path) == 7, "u asks first")
+        b.send(.char("x"))
+        #expect(b.state.message == "cancelled: nothing was changed")
+        #expect(try rowsInFile(path) == 7)
+        b.send([.char("u"), .char("y")])
+        #expect(try rowsInFile(path) == 10)
+        b.send(.char("u"))
+        #expect(b.state.message == "nothing to undo" && !b.state.isConfirming)
+        // A narrow screen wraps the whole question over the grid, y/n last.
+        let (narrow, small) = try browser(path, undoLimit: 5, width: 40)
+        narrow.send(.char("D"))
+        #expect(Array(small.text.suffix(4)) == ["Delete all 10 rows of this result",
+                                                 "(nothing is marked) from n — CANNOT BE",
+                                                 "UNDONE: this change touches 10 rows,",
+                                                 "more than the undo limit of 5? y/N"])
+        #expect(small.text.suffix(4).joined(separator: " ") == "Delete all 10 rows of this result (nothing is marked) from n — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
+        // Too small a screen for it: the last line it has is cut with … before the answer keys.
+        let (tiny, four) = try browser(path, undoLimit: 5, width: 40)
+        four.resize(width: 40, height: 3)
+        tiny.send(.resize)
+        tiny.send(.char("D"))
+        #expect(four.text.count == 3 && four.text[2].hasSuffix("… y/N") && four.text[1] == "Delete all 10 rows of this result", "\(four.text)")
+    }
+}
