@@ -82,6 +82,11 @@ extension BatchStoreError {
         wrap(DatabaseError(resultCode: ResultCode(rawValue: code), message: message), context: context)
     }
 
+    /// The starts of SQLite's messages for a statement past one of its limits (expression depth,
+    /// bound variables, statement length, parser stack, columns).
+    static let sqliteLimits = ["Expression tree is too large", "too many SQL variables", "string or blob too big", "parser stack overflow",
+                               "too many columns", "too many terms", "statement too long"]
+
     /// Converts GRDB and SQLite failures into one-line BatchStore errors; passes our own through.
     static func wrap(_ error: any Error, context: String? = nil) -> BatchStoreError {
         if let error = error as? BatchStoreError { return error }
@@ -108,6 +113,9 @@ extension BatchStoreError {
                 return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)an I/O error; the change was rolled back (\(text))")
             case .SQLITE_CANTOPEN:
                 return BatchStoreError(.notADatabase, "\(prefix)cannot open the database (\(text))")
+            case .SQLITE_ERROR where Self.sqliteLimits.contains { text.hasPrefix($0) }:
+                // A statement past one of SQLite's limits: what the user wrote is too large.
+                return BatchStoreError(.invalidQuery, "\(prefix)too large for SQLite: \(text); split it into smaller parts")
             default:
                 return BatchStoreError(.sqlite(error.resultCode.rawValue), "\(prefix)\(text)")
             }

@@ -158,6 +158,8 @@ extension PostgresContext {
             if column.isGenerated { throw BatchStoreError(.readOnly, "\(table.name).\(column.name) is a generated column and cannot be set") }
             guard !assigned.contains(column.name) else { throw BatchStoreError(.invalidArgument, "\(column.name) is assigned twice") }
             assigned.append(column.name)
+            try value.check(assigningTo: column.name, of: table.name, declaredType: column.declaredType,
+                            numeric: [.integer, .real, .numeric].contains(column.kind))
             let operand = try builder.operand(value.node)
             sets.append("\(quoteIdentifier(column.name)) = \(try builder.assignment(operand, to: column, in: table))")
         }

@@ -427,8 +427,8 @@ final class PostgresQueryBuilder {
         switch p {
         case .constant(let b): return b ? "TRUE" : "FALSE"
         case .not(let inner): return "NOT coalesce(\(try compile(inner)), FALSE)"
-        case .and(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " AND ") + ")"
-        case .or(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " OR ") + ")"
+        case .and(let terms): return balancedSQL(try terms.map { try compile($0) }, "AND")
+        case .or(let terms): return balancedSQL(try terms.map { try compile($0) }, "OR")
         case .between(let e, let lo, let hi, let flags):
             return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
         case .inList(let e, let items, let flags):

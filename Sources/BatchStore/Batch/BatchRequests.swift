@@ -55,6 +55,48 @@ public struct UpdateExpression: Sendable, Equatable {
 
     init(node: ExpressionNode) { self.node = node }
 
+    /// Refuses what an assignment to `column` of `table` would store silently other than meant,
+    /// as a predicate refuses what it cannot compare: a division (or `%`) by a literal zero, which
+    /// both engines would turn into NULL (SQLite) or a failure (PostgreSQL); and, in a column that
+    /// holds numbers (`numeric`: ``Attribute/holdsNumbers`` on SQLite, PostgreSQL's number types),
+    /// text or a blob that is not a number, which SQLite would store as text beside the numbers.
+    /// - Throws: `.invalidQuery` naming the column.
+    package func check(assigningTo column: String, of table: String, declaredType: String, numeric: Bool) throws {
+        func zero(_ node: ExpressionNode) -> Bool {
+            switch node {
+            case .value(.integer(0)): return true
+            case .value(.real(let d)): return d == 0
+            case .negate(let inner): return zero(inner)
+            default: return false
+            }
+        }
+        func visit(_ node: ExpressionNode) throws {
+            switch node {
+            case .binary(let op, let lhs, let rhs):
+                if op == "/" || op == "%", zero(rhs) {
+                    throw BatchStoreError(.invalidQuery, "\(table).\(column): \(op == "/" ? "division" : "remainder") by zero (it would set NULL); nothing was changed")
+                }
+                try visit(lhs)
+                try visit(rhs)
+            case .negate(let inner): try visit(inner)
+            case .function(_, let arguments, _): for a in arguments { try visit(a) }
+            case .list(let items): for i in items { try visit(i) }
+            case .value, .keyPath: break
+            }
+        }
+        try visit(node)
+        guard numeric else { return }
+        let type = declaredType.isEmpty ? "" : " (declared \(declaredType))"
+        switch node {
+        case .value(.text(let text)) where Double(text.trimmingCharacters(in: .whitespaces)) == nil:
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            throw BatchStoreError(.invalidQuery, "\(table).\(column) holds numbers\(type): the text \(shown.debugDescription) is not one; give a number, or nil for NULL (nothing was changed)")
+        case .value(.blob):
+            throw BatchStoreError(.invalidQuery, "\(table).\(column) holds numbers\(type): a blob is not one (nothing was changed)")
+        default: break
+        }
+    }
+
     /// Parses `name = expression, name = expression, …` into ordered assignments.
     /// - Throws: `.syntax` naming the column of the problem.
     public static func parseAssignments(_ text: String) throws -> [(name: String, value: UpdateExpression)] {
@@ -206,6 +248,8 @@ extension ManagedObjectContext {
             if attribute.isGenerated { throw BatchStoreError(.readOnly, "\(entity.name).\(attribute.name) is a generated column and cannot be set") }
             guard !columns.contains(attribute.name) else { throw BatchStoreError(.invalidArgument, "\(attribute.name) is assigned twice") }
             columns.append(attribute.name)
+            try value.check(assigningTo: attribute.name, of: entity.name, declaredType: attribute.declaredType,
+                            numeric: attribute.holdsNumbers)
             sets.append("\(quoteIdentifier(attribute.name)) = \(try builder.compile(value.node))")
         }
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)

@@ -42,7 +42,9 @@ struct Parser {
 
     private mutating func enter() throws {
         depth += 1
-        if depth > Self.maximumDepth { throw error("nested too deeply (more than \(Self.maximumDepth) levels)") }
+        if depth > Self.maximumDepth {
+            throw error("nested too deeply: more than \(Self.maximumDepth) levels or operators in a row (each one nests the SQL a level deeper, and SQLite stops at 1,000); split it, or use IN {…} for a list of values")
+        }
     }
 
     private mutating func takeArgument(_ token: Token) throws -> PredicateArgument {
@@ -316,8 +318,12 @@ struct Parser {
     mutating func parseExpression() throws -> ExpressionNode {
         try enter(); defer { depth -= 1 }
         var lhs = try parseTerm()
+        // Each operator in a row nests the tree (and the SQL) a level deeper: counted as depth.
+        let outer = depth
+        defer { depth = outer }
         while isSymbol("+") || isSymbol("-") || (concatenation && isSymbol("||")) {
             guard case .symbol(let op) = current.kind else { break }
+            try enter()
             advance()
             lhs = .binary(op, lhs, try parseTerm())
         }
@@ -326,8 +332,11 @@ struct Parser {
 
     private mutating func parseTerm() throws -> ExpressionNode {
         var lhs = try parseUnary()
+        let outer = depth
+        defer { depth = outer }
         while isSymbol("*") || isSymbol("/") || isSymbol("%") {
             guard case .symbol(let op) = current.kind else { break }
+            try enter()
             advance()
             lhs = .binary(op, lhs, try parseUnary())
         }

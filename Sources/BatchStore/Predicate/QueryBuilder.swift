@@ -237,7 +237,7 @@ package final class QueryBuilder {
         case .binary(let op, let l, let r):
             let lo = try operand(l), ro = try operand(r)
             if op == "||" {
-                return Operand(sql: "(\(lo.sql) || \(ro.sql))", kind: .text, certain: true, name: "a concatenation")
+                return Operand(sql: chained(lo.sql, after: l, op, ro.sql), kind: .text, certain: true, name: "a concatenation")
             }
             try requireNumber(lo, for: op)
             try requireNumber(ro, for: op)
@@ -246,7 +246,7 @@ package final class QueryBuilder {
             // NSExpression divides as floating point: 9 / 4 is 2.25, not 2.
             case "/": sql = "(CAST(\(lo.sql) AS REAL) / \(ro.sql))"
             case "**": sql = "bs_pow(\(lo.sql), \(ro.sql))"
-            default: sql = "(\(lo.sql) \(op) \(ro.sql))"
+            default: sql = chained(lo.sql, after: l, op, ro.sql)
             }
             return Operand(sql: sql, kind: .number, certain: true, name: "an arithmetic expression")
         case .function(let name, let args, let column):
@@ -254,6 +254,18 @@ package final class QueryBuilder {
         case .list:
             throw BatchStoreError(.invalidQuery, "a list {…} fits only after IN or BETWEEN, or before CONTAINS")
         }
+    }
+
+    /// `(lhs op rhs)`; when the left side is itself `(… op2 …)` with `op2` of `op`'s level (`+ -`,
+    /// `* %`, `||`), its group is extended instead, `(a + b - c)`: SQL reads such a row of operators
+    /// from the left as the parser nested them, and SQLite's parser stack (about 100 open
+    /// parentheses) no longer limits how many there may be.
+    private func chained(_ lhs: String, after l: ExpressionNode, _ op: String, _ rhs: String) -> String {
+        func level(_ o: String) -> Int { ["+": 1, "-": 1, "*": 2, "%": 2, "||": 3][o] ?? 0 }
+        if case .binary(let inner, _, _) = l, level(inner) != 0, level(inner) == level(op), lhs.hasPrefix("("), lhs.hasSuffix(")") {
+            return String(lhs.dropLast()) + " \(op) \(rhs))"
+        }
+        return "(\(lhs) \(op) \(rhs))"
     }
 
     private func requireNumber(_ o: Operand, for op: String) throws {
@@ -306,8 +318,8 @@ package final class QueryBuilder {
         switch p {
         case .constant(let b): return b ? "1" : "0"
         case .not(let inner): return "NOT coalesce(\(try compile(inner)), 0)"
-        case .and(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " AND ") + ")"
-        case .or(let terms): return "(" + (try terms.map { try compile($0) }).joined(separator: " OR ") + ")"
+        case .and(let terms): return balancedSQL(try terms.map { try compile($0) }, "AND")
+        case .or(let terms): return balancedSQL(try terms.map { try compile($0) }, "OR")
         case .between(let e, let lo, let hi, let flags):
             return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
         case .inList(let e, let items, let flags):
@@ -525,4 +537,17 @@ package final class QueryBuilder {
 
 extension String {
     func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}
+
+/// `terms` joined by `op` (AND, OR) as a balanced tree of parenthesised groups of at most eight:
+/// both engines nest a flat `a OR b OR c …` one level per term (SQLite refuses past 1,000), so
+/// 5,000 ORs would fail; balanced, they nest about log2(n / 8) levels. The terms keep their order
+/// (and so their bound arguments theirs).
+package func balancedSQL(_ terms: [String], _ op: String) -> String {
+    func group(_ part: ArraySlice<String>) -> String {
+        if part.count <= 8 { return "(" + part.joined(separator: " \(op) ") + ")" }
+        let middle = part.startIndex + part.count / 2
+        return "(" + group(part[..<middle]) + " \(op) " + group(part[middle...]) + ")"
+    }
+    return group(terms[...])
 }

@@ -64,6 +64,19 @@ public struct Attribute: Sendable, Hashable {
         if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") { return "REAL" }
         return "NUMERIC"
     }
+
+    /// True when the column is meant to hold numbers: INTEGER or REAL affinity, or NUMERIC
+    /// affinity (`DECIMAL(10,2)`, `NUMERIC`, `BOOLEAN`) but not a date or time, which SQLite
+    /// files keep as text (`DATETIME`, `DATE`, `TIMESTAMP`).
+    public var holdsNumbers: Bool {
+        switch affinity {
+        case "INTEGER", "REAL": return true
+        case "NUMERIC":
+            let t = declaredType.uppercased()
+            return !t.contains("DATE") && !t.contains("TIME")
+        default: return false
+        }
+    }
 }
 
 /// A to-one relationship, from a foreign key of this entity to another entity.
