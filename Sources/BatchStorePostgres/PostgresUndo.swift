@@ -137,13 +137,39 @@ struct UndoPlan {
         keys.enumerated().map { "\($1.source) AS k\($0)" } + columns.enumerated().map { "t.\(quoteIdentifier($1)) AS c\($0)" }
     }
     private var newList: [String] { newKeys ? keys.enumerated().map { "\($1.source) AS n\($0)" } : [] }
+    /// An update's after-image: the assigned columns as the update left them (`a0…`), which undo
+    /// compares with the rows then to leave alone those changed since.
+    private var afterList: [String] {
+        guard case .update(let columns, _) = kind else { return [] }
+        return columns.enumerated().map { "t.\(quoteIdentifier($1)) AS a\($0)" }
+    }
+
+    /// The journal rows (`u`) whose rows changed since the edit, which undo leaves as they are:
+    /// for an update, those whose row is gone or whose assigned columns no longer hold what the
+    /// update wrote (compared as text: every type has a text form, not every one an equality);
+    /// for a delete, those whose key names a row again. Nil where nothing is compared: inserts,
+    /// upserts, and rows named by `ctid` (a restored row gets a new one).
+    var changedSinceCondition: String? {
+        guard !keys.contains(where: { $0.source == "t.ctid" }) else { return nil }
+        let q = target.qualifiedSQL
+        switch kind {
+        case .update(let columns, let newKeys):
+            let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
+            let same = columns.enumerated().map { "CAST(t.\(quoteIdentifier($1)) AS text) IS NOT DISTINCT FROM CAST(u.a\($0) AS text)" }
+            return "NOT EXISTS (SELECT 1 FROM \(q) AS t WHERE \(([match] + same).joined(separator: " AND ")))"
+        case .delete:
+            return "EXISTS (SELECT 1 FROM \(q) AS t WHERE (\(keys.sourceList)) = (\(keys.indices.map { "u.k\($0)" }.joined(separator: ", "))))"
+        case .insert, .upsert:
+            return nil
+        }
+    }
 
     /// The journal in SQL.
     var qualifiedName: String { "pg_temp.\(quoteIdentifier(table))" }
 
     /// Makes the (empty) journal, its columns typed as the table's.
     var createSQL: String {
-        var list = oldList + newList
+        var list = oldList + newList + afterList
         if case .upsert = kind { list += ["true AS is_new", "CAST('{}' AS int4[]) AS set_cols"] }
         return "CREATE TEMP TABLE \(quoteIdentifier(table)) AS SELECT \(list.joined(separator: ", ")) FROM \(target.qualifiedSQL) AS t WITH NO DATA"
     }
@@ -186,7 +212,7 @@ struct UndoPlan {
         let old = "SELECT \(oldList.joined(separator: ", ")) FROM \(q) AS t\(edit.whereSQL) FOR UPDATE OF t"
         let match = "(\(keys.sourceList)) = (\(keys.indices.map { "old.k\($0)" }.joined(separator: ", ")))"
         let returned = (keys.indices.map { "old.k\($0)" } + columns.indices.map { "old.c\($0)" }).joined(separator: ", ")
-        let now = newKeys ? ", " + keys.sourceList : ""
+        let now = (newKeys ? ", " + keys.sourceList : "") + afterList.map { ", " + $0 }.joined()
         return "WITH old AS MATERIALIZED (\(old)), changed AS (UPDATE \(q) AS t SET \(sets) FROM old WHERE \(match) RETURNING \(returned)\(now)) INSERT INTO \(qualifiedName) SELECT * FROM changed"
     }
 
@@ -302,7 +328,10 @@ extension PostgresContext {
             return UndoSummary(kind: .upsert(inserted: inserted, updated: updated), table: plan.entity.name, rows: inserted + updated)
         }
         rows = try session.query("SELECT count(*) FROM \(plan.qualifiedName)").first?.first?.integerValue.map(Int.init) ?? 0
-        return UndoSummary(kind: kind, table: plan.entity.name, rows: rows)
+        let changed = try plan.changedSinceCondition.map {
+            try session.query("SELECT count(*) FROM \(plan.qualifiedName) AS u WHERE \($0)").first?.first?.integerValue.map(Int.init) ?? 0
+        } ?? 0
+        return UndoSummary(kind: kind, table: plan.entity.name, rows: rows, changedSince: changed)
     }
 
     /// Why an edit of `rows` rows could not be undone: over ``undoLimit`` (the catalogs' refusals
@@ -324,10 +353,12 @@ extension PostgresContext {
     /// An update gets its assigned columns back (rows found by their keys as the update left
     /// them; a row deleted since stays deleted); a delete gets its rows back whole, with the same
     /// keys (identity columns included; generated columns computed again); an insert's rows are
-    /// deleted by key (the server's ON DELETE actions apply). Changes made to those
-    /// rows since are overwritten; triggers run again, and the server checks every constraint: a
-    /// row that would break one (its key taken since, its foreign key's row gone) fails the undo,
-    /// which then changes nothing and stays on the stack.
+    /// deleted by key (the server's ON DELETE actions apply). Rows changed since the edit are left
+    /// as they are and counted in ``ChangeSet/changedSince`` (``UndoPlan/changedSinceCondition``:
+    /// an updated row changed or gone, a deleted row's key taken again); an insert's rows, and rows
+    /// of a table without a key, keep no after-image, and changes to them since are overwritten.
+    /// Triggers run again, and the server checks every constraint: a row that would break one
+    /// (its foreign key's row gone) fails the undo, which then changes nothing and stays on the stack.
     /// - Throws: `.nothingToUndo`; `.serverUnavailable` when the journal's session is gone (the
     ///   entry is dropped: its journal went with the session).
     @discardableResult
@@ -340,9 +371,13 @@ extension PostgresContext {
         }
         let plan = entry.plan
         let counts: [Int]
+        var leftAlone = 0
         var upserted: [StoredChanges] = []
         do {
             counts = try inTransaction(session) {
+                // Rows changed since the edit leave the journal (in this transaction: a failure
+                // puts them back) and so stay as they are; the rest are restored.
+                leftAlone = try plan.changedSinceCondition.map { try watched(session, "DELETE FROM \(plan.qualifiedName) AS u WHERE \($0)", [], phase: .writing) ?? 0 } ?? 0
                 let n = try plan.undoStatements.map { try watched(session, $0, [], phase: .writing) ?? 0 }
                 // An upsert's two kinds of rows, listed before the commit (a failure then undoes the undo).
                 if case .upsert = plan.kind {
@@ -372,8 +407,9 @@ extension PostgresContext {
         }
         // The journal now lists the rows put back, by the keys they have again; it is dropped
         // with the change set.
-        let changes = ChangeSet(stored: [StoredChanges(entity: plan.entity, kind: kind, count: restored,
+        var changes = ChangeSet(stored: [StoredChanges(entity: plan.entity, kind: kind, count: restored,
                                                        keys: PostgresChangedKeys(lease: entry.lease, table: plan.table, columns: plan.oldKeys))])
+        changes.changedSince = leftAlone
         merge(changes)
         return changes
     }

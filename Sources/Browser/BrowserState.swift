@@ -227,7 +227,10 @@ public enum Confirmation: Sendable, Equatable {
             case .upsert(let inserted, let updated):
                 what = "the import into \(u.table): delete \(rows(inserted, "inserted")), give \(rows(updated, "updated")) their old values"
             }
-            return "Undo \(what)?"
+            let left = u.changedSince == 0 ? ""
+                : u.changedSince == u.rows ? " — every one of them changed since the edit and is left as it is, so nothing would change"
+                : " — \(rows(u.changedSince)) changed since the edit \(u.changedSince == 1 ? "is" : "are") left as \(u.changedSince == 1 ? "it is" : "they are")"
+            return "Undo \(what)\(left)?"
         }
     }
 

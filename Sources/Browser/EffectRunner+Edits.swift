@@ -147,7 +147,9 @@ extension EffectRunner {
         case .updated: "restored the old values of \(rows(changes.updatedCount))\(of)"
         case .deleted: "removed \(rows(changes.deletedCount, "inserted"))\(of)"
         }
-        return try afterEdit("undo: \(what)", started: started, state: state, cancel: cancel, report: report)
+        let left = changes.changedSince > 0
+            ? "; \(rows(changes.changedSince)) changed since the edit \(changes.changedSince == 1 ? "was" : "were") left as \(changes.changedSince == 1 ? "it is" : "they are")" : ""
+        return try afterEdit("undo: \(what)\(left)", started: started, state: state, cancel: cancel, report: report)
     }
 
     /// Re-runs the result's fetch (`r`), keeping the cursor's row and the marks still in it. A

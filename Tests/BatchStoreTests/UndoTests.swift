@@ -4,6 +4,41 @@ import GRDB
 import Testing
 
 @Suite struct UndoTests {
+    @Test("undo leaves alone the rows another connection changed since the edit, says how many before it runs (undoSummary) and after (changedSince), and restores the rest")
+    func undoLeavesRowsChangedSince() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, w TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) INSERT INTO n SELECT x, x * 10, 'w' || x FROM c;
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        func rows() throws -> String { try direct(path) { try String.fetchOne($0, sql: "SELECT group_concat(id || ':' || ifnull(v, 'null') || ':' || w, ' ') FROM n") ?? "" } }
+        let original = try rows()
+        try context.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate("id <= 5"),
+                                               propertiesToUpdate: try UpdateExpression.parseAssignments("v = v + 1")), undoable: true)
+        // Another program: row 1's v changed, row 2 deleted, row 3's v set back to what the update
+        // wrote (unchanged as undo sees it), row 4's w (a column the update did not assign).
+        try direct(path) { try $0.execute(sql: "UPDATE n SET v = 999 WHERE id = 1; DELETE FROM n WHERE id = 2; UPDATE n SET v = 31 WHERE id = 3; UPDATE n SET w = 'other' WHERE id = 4") }
+        #expect(try context.undoSummary() == UndoSummary(kind: .update(columns: ["v"]), table: "n", rows: 5, changedSince: 2))
+        let changes = try context.undo()
+        #expect(changes.changedSince == 2 && changes.updatedCount == 3)
+        #expect(try rows() == "1:999:w1 3:30:w3 4:40:other 5:50:w5 6:60:w6 7:70:w7 8:80:w8 9:90:w9 10:100:w10")
+        // A delete whose key names a row again since: that row stays; the others come back.
+        try direct(path) { try $0.execute(sql: "DELETE FROM n; INSERT INTO n VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')") }
+        try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n")), undoable: true)
+        try direct(path) { try $0.execute(sql: "INSERT INTO n VALUES (2, 22, 'new')") }
+        #expect(try context.undoSummary() == UndoSummary(kind: .delete, table: "n", rows: 3, changedSince: 1))
+        let back = try context.undo()
+        #expect(back.changedSince == 1 && back.insertedCount == 2)
+        #expect(try rows() == "1:1:a 2:22:new 3:3:c")
+        // Nothing changed since: everything comes back and nothing is said.
+        try context.execute(BatchUpdateRequest(entityName: "n", propertiesToUpdate: try UpdateExpression.parseAssignments("v = nil")), undoable: true)
+        #expect(try context.undoSummary()?.changedSince == 0)
+        #expect(try context.undo().changedSince == 0)
+        #expect(try rows() == "1:1:a 2:22:new 3:3:c")
+        _ = original
+    }
+
     func dump(_ path: String, _ table: String = "movie") throws -> [[DatabaseValue]] {
         try direct(path) { db in try Row.fetchAll(db, sql: "SELECT rowid, * FROM \(table) ORDER BY rowid").map { Array($0.databaseValues) } }
     }

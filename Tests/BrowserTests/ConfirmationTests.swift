@@ -97,6 +97,14 @@ struct ConfirmationTests {
         #expect(try rowsInFile(path) == 10)
         b.send(.char("u"))
         #expect(b.state.message == "nothing to undo" && !b.state.isConfirming)
+        // Another program changes a row the next update wrote: u says so before y, and leaves it.
+        b.send([.char("g"), .char("v"), .char("v"), .char("U")] + keys("v = 5") + [.enter, .char("y")])
+        try direct(path) { try $0.execute(sql: "UPDATE n SET v = 77 WHERE id = 1") }
+        b.send(.char("u"))
+        #expect(term.text.last == "Undo the update of 2 rows of n: give v their old values — 1 row changed since the edit is left as it is? y/n")
+        b.send(.char("y"))
+        #expect(b.state.message?.hasPrefix("undo: restored the old values of 1 row of n; 1 row changed since the edit was left as it is") == true, "\(b.state.message ?? "")")
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT group_concat(v) FROM n WHERE id <= 2") } == "77,20")
         // A narrow screen wraps the whole question over the grid, y/n last.
         let (narrow, small) = try browser(path, undoLimit: 5, width: 40)
         narrow.send(.char("D"))

@@ -268,8 +268,9 @@ struct Model {
     var fetched: [Int64] = []
     var marks: Set<Int64> = []
     var allMarked = false
-    /// Before-images: the table, and the rows as they were (nil: the row did not exist).
-    var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind)] = []
+    /// Before-images: the table, and the rows as they were (nil: the row did not exist); an
+    /// update's after-image of k too (undo leaves alone the rows changed since).
+    var undo: [(table: Int, before: [Int64: ModelRow?], kind: Kind, after: [Int64: Int?])] = []
     var nextID: Int64 = 1000
     /// Rows another connection changed: the browser may show them as fetched.
     var touched: Set<Int64> = []
@@ -324,13 +325,25 @@ struct Model {
     @discardableResult
     mutating func undoLast() -> Bool {
         guard let last = undo.popLast() else { return false }
-        for (id, row) in last.before {
+        for (id, row) in last.before where !changedSince(last, id) {
             switch last.kind {
-            case .update: if rows[last.table][id] != nil, let row { rows[last.table][id]?.k = row.k }
+            case .update: if let row { rows[last.table][id]?.k = row.k }
             case .delete: rows[last.table][id] = row
             }
         }
         return true
+    }
+
+    /// True when row `id` of `edit` changed after it (undo leaves it alone): an updated row gone or
+    /// whose k is no longer what the update wrote; a deleted row whose id names a row again.
+    func changedSince(_ edit: (table: Int, before: [Int64: ModelRow?], kind: Kind, after: [Int64: Int?]), _ id: Int64) -> Bool {
+        switch edit.kind {
+        case .update:
+            guard let now = rows[edit.table][id] else { return true }
+            return edit.after[id].map { $0 != now.k } ?? true
+        case .delete:
+            return rows[edit.table][id] != nil
+        }
     }
 
     /// A new result of the current table: marks stay only where their rows are in it.
@@ -464,8 +477,9 @@ enum ModelRun {
             case (.delete, .delete), (.update, .update): kindMatches = true
             default: kindMatches = false
             }
-            if summary.rows != last.before.count || summary.table != Self.tables[last.table] || !kindMatches {
-                return "u asks about \(summary), the model's last edit is a \(last.kind) of \(last.before.count) rows of \(last.table)"
+            let changed = last.before.keys.filter { model.changedSince(last, $0) }.count
+            if summary.rows != last.before.count || summary.table != Self.tables[last.table] || !kindMatches || summary.changedSince != changed {
+                return "u asks about \(summary), the model's last edit is a \(last.kind) of \(last.before.count) rows of \(last.table), \(changed) changed since"
             }
             b.send(.char("y"))
             model.undoLast()
@@ -526,18 +540,20 @@ enum ModelRun {
             guard case .confirm(.update(let n, _, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
             if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
             b.send(.char("y"))
+            var after: [Int64: Int?] = [:]
             for id in target {
                 before[id] = model.rows[t][id]
                 if let k = model.rows[t][id]?.k { model.rows[t][id]?.k = k + d }
+                after[id] = model.rows[t][id]?.k
             }
-            model.undo.append((table: t, before: before, kind: Model.Kind.update))
+            model.undo.append((table: t, before: before, kind: Model.Kind.update, after: after))
         } else {
             b.send(.char("D"))
             guard case .confirm(.delete(let n, _, _)) = b.state.mode else { return "D asked nothing: \(b.state.message ?? "")" }
             if n != target.count { return "D offered \(n) rows, the model \(target.count)" }
             b.send(.char("y"))
             for id in target { before[id] = model.rows[t][id]; model.rows[t][id] = nil }
-            model.undo.append((table: t, before: before, kind: Model.Kind.delete))
+            model.undo.append((table: t, before: before, kind: Model.Kind.delete, after: [:]))
         }
         return nil
     }

@@ -284,9 +284,12 @@ extension ManagedObjectContext {
         }
         try checkUndoable(entity, rows: try countRows(entity, whereSQL: update.whereClause, arguments: update.whereArguments), deleting: false, assigning: columns)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture) { db in
-            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments)
-        }
+        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture, before: { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments, afterImage: true)
+        }, after: { db in
+            // What the update wrote, for undo to tell the rows another program changed since.
+            try self.recordAfterImage(db, entity: entity, columns: columns, journal: journal)
+        })
         undoStack.append(UndoEntry(entity: entity, kind: .update(columns: columns), table: journal))
         return result
     }
@@ -384,7 +387,8 @@ extension ManagedObjectContext {
     /// keys are captured into a temp table before anything else, and the statement from
     /// `capture.keyed` runs instead of `sql`.
     private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
-                                   capture: ChangeCapture? = nil, largerCache: Bool = false, before: ((Database) throws -> Void)? = nil) throws -> BatchResult {
+                                   capture: ChangeCapture? = nil, largerCache: Bool = false, before: ((Database) throws -> Void)? = nil,
+                                   after: ((Database) throws -> Void)? = nil) throws -> BatchResult {
         let storedTable = resultType == .changes && capture != nil ? makeTempTableName("bs_changes") : nil
         let queue = connection.queue
         return try withDatabase { db in
@@ -403,6 +407,7 @@ extension ManagedObjectContext {
                     let (keyedSQL, keyedArguments) = capture.keyed(storedTable)
                     try db.execute(sql: keyedSQL, arguments: keyedArguments.statementArguments)
                     let count = db.changesCount
+                    try after?(db)
                     let stored = StoredChanges(entity: entity, kind: capture.kind, count: rows, queue: queue, table: storedTable)
                     result = BatchResult(succeeded: true, count: count, objectIDs: nil, changes: ChangeSet(stored: [stored]))
                     return .commit
@@ -417,6 +422,7 @@ extension ManagedObjectContext {
                     try statement.execute(arguments: arguments.statementArguments)
                     result = BatchResult(succeeded: true, count: resultType == .count || resultType == .changes ? db.changesCount : nil, objectIDs: nil)
                 }
+                try after?(db)
                 return .commit
             }
             return result

@@ -17,6 +17,9 @@ public struct ChangeSet: Sendable {
     /// they did before the edit (SQLite does not check keys unless asked, so files often hold
     /// such rows), or because that row went since. The undo restores them all the same.
     public var danglingReferences = 0
+    /// Rows an undo left alone because they changed after the edit it takes back (another
+    /// program's write to them since is kept, not overwritten).
+    public var changedSince = 0
 
     public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [], stored: [StoredChanges] = []) {
         self.inserted = inserted
@@ -37,6 +40,7 @@ public struct ChangeSet: Sendable {
     public static func + (a: ChangeSet, b: ChangeSet) -> ChangeSet {
         var sum = ChangeSet(inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted, stored: a.stored + b.stored)
         sum.danglingReferences = a.danglingReferences + b.danglingReferences
+        sum.changedSince = a.changedSince + b.changedSince
         return sum
     }
 }

@@ -64,15 +64,48 @@ extension ManagedObjectContext {
     }
 
     /// Creates the journal table and fills it with `select` (run inside the batch's transaction).
-    func recordJournal(_ db: Database, entity: Entity, columns: [String], whereSQL: String, arguments: [SQLValue]) throws -> String {
+    /// With `afterImage` (an update's), it also has `a0…`, the columns' values as the update left
+    /// them (``recordAfterImage(_:entity:columns:journal:)`` fills them once it has run), which undo
+    /// compares with the rows then to leave alone those changed since.
+    func recordJournal(_ db: Database, entity: Entity, columns: [String], whereSQL: String, arguments: [SQLValue], afterImage: Bool = false) throws -> String {
         let table = makeTempTableName("bs_undo")
         let keys = entity.keyColumns
         let keyCols = (0..<keys.count).map { "k\($0)" }
         let valueCols = (0..<columns.count).map { "c\($0)" }
-        try connection.createTempTable(db, named: table, "(\((keyCols + valueCols).joined(separator: ", ")))")
+        let afterCols = afterImage ? (0..<columns.count).map { "a\($0)" } : []
+        try connection.createTempTable(db, named: table, "(\((keyCols + valueCols + afterCols).joined(separator: ", ")))")
         let select = qualified(keys + columns).joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table)) SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
+        try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table))\(afterImage ? " (\((keyCols + valueCols).joined(separator: ", ")))" : "") SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
         return table
+    }
+
+    /// Fills an update journal's after-image (`a0…`) from the rows as the update left them (in
+    /// its transaction, after its statement).
+    /// - Complexity: one pass over the journal, each row found by its key.
+    func recordAfterImage(_ db: Database, entity: Entity, columns: [String], journal: String) throws {
+        let sets = columns.enumerated().map { "a\($0) = t.\(quoteIdentifier($1))" }.joined(separator: ", ")
+        try db.execute(sql: "UPDATE temp.\(quoteIdentifier(journal)) AS u SET \(sets) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(Self.journalMatch(entity))")
+    }
+
+    /// `t.<key> = u.k0 AND …`: a journal row (`u`) and its table row (`t`).
+    static func journalMatch(_ entity: Entity) -> String {
+        entity.keyColumns.enumerated().map { "t.\(quoteIdentifier($1)) = u.k\($0)" }.joined(separator: " AND ")
+    }
+
+    /// The journal rows (`u`) whose rows changed since the edit: for an update, those whose row is
+    /// gone or whose assigned columns no longer hold what the update wrote; for a delete, those
+    /// whose key names a row again. Nil for the kinds that keep no after-image (insert, upsert).
+    static func changedSinceCondition(_ kind: UndoEntry.Kind, entity: Entity) -> String? {
+        let table = "main.\(quoteIdentifier(entity.name))"
+        switch kind {
+        case .update(let columns):
+            let same = columns.enumerated().map { "t.\(quoteIdentifier($1)) IS u.a\($0)" }
+            return "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE \(([journalMatch(entity)] + same).joined(separator: " AND ")))"
+        case .delete:
+            return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(journalMatch(entity)))"
+        case .insert, .upsert:
+            return nil
+        }
     }
 
     /// True when ``undo()`` has something to undo.
@@ -85,6 +118,9 @@ extension ManagedObjectContext {
         let journal = "temp.\(quoteIdentifier(entry.table))"
         return try withDatabase { db in
             let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal)") ?? 0
+            let changed = try Self.changedSinceCondition(entry.kind, entity: entry.entity).map {
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) AS u WHERE \($0)") ?? 0
+            } ?? 0
             let kind: UndoSummary.Kind
             switch entry.kind {
             case .update(let columns): kind = .update(columns: columns)
@@ -94,7 +130,7 @@ extension ManagedObjectContext {
                 let inserted = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) WHERE op = 0") ?? 0
                 kind = .upsert(inserted: inserted, updated: rows - inserted)
             }
-            return UndoSummary(kind: kind, table: entry.entity.name, rows: rows)
+            return UndoSummary(kind: kind, table: entry.entity.name, rows: rows, changedSince: changed)
         }
     }
 
@@ -115,8 +151,11 @@ extension ManagedObjectContext {
     ///
     /// An update gets its assigned columns back; a delete gets its rows back with the same keys; an
     /// insert is deleted; an upsert deletes the rows it inserted, then gives the rows it updated
-    /// their before-image (every column). Changes made to those rows since are overwritten; triggers run again as
-    /// SQLite defines them.
+    /// their before-image (every column). Rows changed since the edit are left as they are and
+    /// counted in ``ChangeSet/changedSince``: an updated row whose assigned columns no longer hold
+    /// what the update wrote (or that is gone), a deleted row whose key names a row again. (An
+    /// insert's and an upsert's rows keep no after-image: changes to them since are overwritten.)
+    /// Triggers run again as SQLite defines them.
     /// - Throws: `.nothingToUndo` when there is nothing to undo; SQLite errors roll back and keep
     ///   the entry, so undo can be tried again.
     @discardableResult
@@ -159,18 +198,26 @@ extension ManagedObjectContext {
                                                  StoredChanges(entity: entity, kind: .updated, count: updated, queue: queue, table: restored)])
                     return .commit
                 }
-                try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u")
+                // Rows changed since the edit are left as they are now (and counted): undo puts
+                // back only what the edit itself did. The rest are restored, their keys stored.
+                let changedSince = Self.changedSinceCondition(entry.kind, entity: entity)
+                let untouched = changedSince.map { " WHERE NOT (\($0))" } ?? ""
+                let journaled = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal)") ?? 0
+                try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u\(untouched)")
                 let rows = db.changesCount
+                let leftAlone = changedSince == nil ? 0 : journaled - rows
+                let restoring = changedSince == nil ? journal
+                    : "(SELECT * FROM \(journal) WHERE (\(keys.indices.map { "k\($0)" }.joined(separator: ", "))) IN (SELECT \(keys.indices.map { "k\($0)" }.joined(separator: ", ")) FROM temp.\(quoteIdentifier(stored))))"
                 let kind: StoredChanges.Kind
                 switch entry.kind {
                 case .update(let columns):
                     let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
-                    try db.execute(sql: "UPDATE \(table) AS t SET \(sets) FROM \(journal) AS u WHERE \(match)")
+                    try db.execute(sql: "UPDATE \(table) AS t SET \(sets) FROM \(restoring) AS u WHERE \(match)")
                     kind = .updated
                 case .delete(let columns):
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
-                    try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(journal) AS u")
+                    try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(restoring) AS u")
                     // Counted once they are back: a row may refer to another the undo restores.
                     dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: journal)
                     kind = .inserted
@@ -183,6 +230,7 @@ extension ManagedObjectContext {
                 try connection.dropTempTable(db, named: entry.table)
                 changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])
                 changes.danglingReferences = dangling
+                changes.changedSince = leftAlone
                 return .commit
             }
         }
