@@ -59,6 +59,8 @@ public enum Action: Sendable {
     case countedForUpdate(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil)
     /// What `u` would take back (read from its journal), for its question.
     case countedForUndo(UndoSummary)
+    /// `e`'s cell read from the file: its prompt opens holding the value as a literal.
+    case cellLoaded(CellTarget)
     /// A batch operation, undo or reload finished: the new count, where the cursor goes, what to
     /// say, and the marks still in the result (nil: none, as after an edit); `fileEdited` for an
     /// edit or undo (the sheets below may be out of date), not for a reload.
@@ -135,6 +137,8 @@ public enum Effect: Sendable, Equatable {
     case runUpdate(assignments: String, target: EditTarget)
     /// Reads what ``undo`` would take back, for `u`'s question.
     case countUndo
+    /// Reads the cell at `row` and `column` of result `result` whole, for `e`'s prompt.
+    case loadCell(row: Int, column: String, result: Int)
     case undo
     case reload
     case startEager
@@ -357,9 +361,17 @@ extension BrowserState {
         case .countedForUpdate(let n, let text, let target, let noUndo):
             submitted = nil
             if endEdit(cancelled: "update") { break }
-            guard target == editTarget else { message = nil; break }
+            // e's target is its cell, asked for on this result; others what U would act on now.
+            guard target.cell.map({ $0.result == resultID }) ?? (target == editTarget) else { message = nil; break }
+            cellEdit = nil
             message = nil
             mode = .confirm(.update(rows: n, assignments: text, target: target, noUndo: noUndo))
+        case .cellLoaded(let cell):
+            // Only while that row of that result is still the cursor's and nothing else was asked.
+            guard mode == .grid, cell.result == resultID, cell.row == cursorRow, snapshot(cursorRow)?.id == cell.id else { break }
+            cellEdit = cell
+            message = nil
+            openPrompt(.cellEdit, text: cell.old)
         case .countedForUndo(let summary):
             if endEdit(cancelled: "undo") { break }
             // Asked only from a grid (a key since then that left it: ask nothing).
@@ -727,6 +739,8 @@ extension BrowserState {
             if let why = readOnlyReason { say("U does nothing: \(why)", error: true); return [] }
             guard count > 0 else { say("nothing to update"); return [] }
             openPrompt(.assignments)
+        case .char("e"):
+            return editCellKey()
         case .char("u"):
             if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
             // What it would take back is read first and asked about, as D and U ask.
@@ -758,6 +772,7 @@ extension BrowserState {
         switch key {
         case .escape, .ctrl("c"):
             mode = .grid
+            cellEdit = nil
             return []
         case .ctrl("d") where line.text.isEmpty:
             mode = .grid
@@ -840,8 +855,24 @@ extension BrowserState {
             return chooseReferencing(text)
         case .copyRows, .copyCell:
             say("nothing copied: t, c, j or s picks the format")
+        case .cellEdit:
+            guard let cell = cellEdit, !text.trimmingCharacters(in: " ").isEmpty, let table else { return [] }
+            // Kept until the question opens: a failure (a value the column refuses) brings the prompt back.
+            let target = EditTarget(result: cell.result, table: table, marked: [cell.id], cell: cell)
+            beginEdit(.countingUpdate(table: table))
+            return [.countUpdate(assignments: "\(FetchPredicate.formatKey(cell.column)) = \(text)", target: target)]
         }
         return []
+    }
+
+    /// `e`: the cursor's cell read whole from the file, then a prompt holding it as a literal
+    /// (text quoted, NULL as nil); Enter asks to set it, as `U` asks, for that row alone.
+    private mutating func editCellKey() -> [Effect] {
+        if let why = readOnlyReason { say("e does nothing: \(why)", error: true); return [] }
+        if onStoreColumn { say("\(Self.storeColumn) names the file each row comes from: it cannot be edited; l moves to a table column", error: true); return [] }
+        guard let resultID, sheet == .table, let column = currentColumnName else { say("no cell to edit here", error: true); return [] }
+        guard let row = snapshot(cursorRow), row.exists, row.id != nil else { say("this row was deleted since the result was fetched: r reloads", error: true); return [] }
+        return [.loadCell(row: cursorRow, column: column, result: resultID)]
     }
 
     public var currentColumnName: String? { currentColumnIndex.flatMap { $0 < columns.count ? columns[$0] : nil } }

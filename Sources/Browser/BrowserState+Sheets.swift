@@ -434,7 +434,7 @@ extension BrowserState {
         if frequencySheet != nil, [.char("v"), .char("V"), .char("D"), .char("U"), .char("u")].contains(key) { return nil }
         switch key {
         case .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .char("M"),
-             .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("I"):
+             .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("I"), .char("e"):
             guard case .char(let c) = key else { return nil }
             if summarySheet != nil { return "\(c) acts on a table's rows, not on a summary: Enter goes to the column, F counts its values, Esc goes back" }
             return "\(c) acts on a table's rows, not on a frequency sheet: Enter opens a value's rows, v marks values, D and U act on their rows, Esc goes back"

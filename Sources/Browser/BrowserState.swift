@@ -93,6 +93,8 @@ public enum PromptKind: Sendable, Hashable {
     case referencing
     /// `y`, `Y`: the format, one key.
     case copyRows, copyCell
+    /// `e`: the cell's new value, as an expression (its present value written as a literal).
+    case cellEdit
     /// The name its entries have in the history file; nil for the one-key prompts, which keep none.
     var historyName: String? {
         switch self {
@@ -101,13 +103,14 @@ public enum PromptKind: Sendable, Hashable {
         case .filter: return "filter"
         case .assignments: return "update"
         case .column: return "column"
-        case .referencing, .copyRows, .copyCell: return nil
+        case .referencing, .copyRows, .copyCell, .cellEdit: return nil
         }
     }
 
     var label: String {
         switch self {
         case .copyRows, .copyCell: return "copy as: "
+        case .cellEdit: return "new value: "
         case .referencing: return "rows of (number): "
         case .column: return "column: "
         case .goToRow: return ":"
@@ -183,21 +186,43 @@ public struct EditTarget: Sendable, Equatable {
     /// From a frequency sheet: the values whose rows the edit acts on (`result` is the sheet's
     /// parent result then).
     public var values: ValueTarget?
+    /// From `e`: the one cell it sets (`marked` holds its row).
+    public var cell: CellTarget?
 
-    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil) {
+    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil, cell: CellTarget? = nil) {
         self.result = result
         self.table = table
         self.marked = marked
         self.values = values
+        self.cell = cell
     }
 
     /// The rows an edit of `n` rows of this target acts on, in words, as its confirmation says
     /// them: `the 3 marked rows`, `all 719 rows of this result (nothing is marked)`,
     /// `8 rows (2 values of genre)`.
     func scope(_ n: Int) -> String {
+        if let cell { return "row \(group(cell.row + 1))" }
         if let values { return "\(rows(n)) (\(values.described))" }
         if marked != nil { return n == 1 ? "the 1 marked row" : "the \(group(n)) marked rows" }
         return n == 1 ? "the 1 row of this result (nothing is marked)" : "all \(group(n)) rows of this result (nothing is marked)"
+    }
+}
+
+/// The cell `e` edits: its row (by position in the result and by ID), its column, and its value
+/// when the edit began, written as a literal of the expression language.
+public struct CellTarget: Sendable, Equatable {
+    public var result: Int
+    public var row: Int
+    public var id: ObjectID
+    public var column: String
+    public var old: String
+
+    package init(result: Int, row: Int, id: ObjectID, column: String, old: String) {
+        self.result = result
+        self.row = row
+        self.id = id
+        self.column = column
+        self.old = old
     }
 }
 
@@ -215,6 +240,10 @@ public enum Confirmation: Sendable, Equatable {
         switch self {
         case .delete(let n, let target, let noUndo):
             return "Delete \(target.scope(n)) from \(target.table)\(Self.undoNote(noUndo))?"
+        case .update(_, let a, let target, let noUndo) where target.cell != nil:
+            let cell = target.cell!
+            let new = a.firstRange(of: " = ").map { String(a[$0.upperBound...]) } ?? a
+            return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(cell.old) → \(new)\(Self.undoNote(noUndo))?"
         case .update(let n, let a, let target, let noUndo):
             return "Update \(target.scope(n)) in \(target.table): \(a)\(Self.undoNote(noUndo))?"
         case .undo(let u):
@@ -437,6 +466,8 @@ public struct BrowserState: Sendable {
     var historyWalk: HistoryWalk?
     /// The prompt whose Enter started the work under way: a failure brings it back to fix.
     var submitted: SubmittedPrompt?
+    /// The cell whose new value the `e` prompt asks for (nil when no `e` prompt is open).
+    public internal(set) var cellEdit: CellTarget?
     /// The history file could not be written once: said once, not at every Enter.
     var historySaveFailed = false
     /// Each opened table's foreign keys both ways, by table name.

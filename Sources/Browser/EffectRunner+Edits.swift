@@ -1,4 +1,5 @@
 import BatchStore
+import TerminalCore
 
 extension EffectRunner {
     /// The result `target` was aimed at, if it is still the one on screen; otherwise nothing runs.
@@ -62,6 +63,24 @@ extension EffectRunner {
             let n = try data.countDelete(in: result, marked: target.marked, values: values)
             return [.countedForDelete(n, target: target, noUndo: try data.undoRefusal(of: result, rows: n, deleting: true))]
         }
+    }
+
+    /// `e`: the cell at `row` and `column` of result `result`, read whole from its row, written as
+    /// a literal for the prompt; a value the language cannot write (a blob) is refused.
+    func loadCell(row: Int, column: String, result: Int) throws -> Action {
+        guard let collection, collectionID == result else { return .failed("the result changed before e could read the cell: e again") }
+        let entity = try data.entity(named: collection.request.entityName)
+        guard let index = entity.indexOfAttribute(named: column) else { return .failed("no column \(TerminalText.escapingControlCharacters(column)) to edit") }
+        let attribute = entity.attributes[index]
+        if attribute.isGenerated { return .failed("\(TerminalText.escapingControlCharacters(column)) is a generated column: it cannot be set") }
+        guard let object = try self.object(at: row, of: collection) else {
+            return .failed("row \(group(row + 1)) was deleted since the result was fetched: r reloads")
+        }
+        let value = try object.value(at: index)
+        guard let literal = FetchPredicate.literal(value) else {
+            return .failed("\(TerminalText.escapingControlCharacters(column)) holds \(value.isBlob ? "a blob" : "a value") that e cannot write back: U \(FetchPredicate.formatKey(column)) = … sets it")
+        }
+        return .cellLoaded(CellTarget(result: result, row: row, id: object.objectID, column: attribute.name, old: literal))
     }
 
     /// What `u` would take back now, for its question (Esc cancels the read).

@@ -134,6 +134,8 @@ final class EffectRunner {
             return try runUpdate(text, target: target, state: state, cancel: cancel, report: report)
         case .countUndo:
             return try countUndo(cancel: cancel, report: report)
+        case .loadCell(let row, let column, let result):
+            return [try loadCell(row: row, column: column, result: result)]
         case .undo:
             return try undo(state: state, cancel: cancel, report: report)
         case .recount(let role):

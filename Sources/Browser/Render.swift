@@ -65,7 +65,13 @@ let helpLines: [String] = [
     "                 only the marked rows that are in it)",
     "  D              batch-delete the marked rows, or the whole result",
     "  U              batch-update: votes = votes + 1, rating = round(rating * 1.1, 1)",
-    "  u              undo the last batch operation",
+    "  e              edit the current cell: its value as a literal (\"text\", 12, nil),",
+    "                 Enter shows old → new and asks; one row, undoable",
+    "  u              undo the last edit: says what it restores (and which rows",
+    "                 changed since, which it leaves alone) and asks first",
+    "                 Every edit asks y/n first, naming its rows (the marked ones, or all",
+    "                 of the result) and whether u can undo it; keys typed before the",
+    "                 question appeared never answer it",
     "                 D, U, u and r show the time so far; Esc or Ctrl-C cancels them:",
     "                 stopped before it commits, an edit changes nothing",
     "Prompts (f / : c U): every line edits like a shell's",
@@ -259,7 +265,8 @@ private func drawMessage(_ state: BrowserState, in rect: Rect, into screen: inou
     let (x, y) = (rect.x, rect.y)
     switch state.mode {
     case .prompt(let kind, let line):
-        let label = kind == .referencing ? state.referencingPrompt : kind == .copyRows || kind == .copyCell ? state.copyPrompt : kind.label
+        let label = kind == .referencing ? state.referencingPrompt : kind == .copyRows || kind == .copyCell ? state.copyPrompt
+            : kind == .cellEdit ? state.cellEdit.map { "\(TerminalText.escapingControlCharacters($0.column)) = " } ?? kind.label : kind.label
         let labelWidth = screen.put(label, x: x, y: y, maxWidth: rect.width)
         // The line scrolls sideways to keep the cursor on screen; the terminal's cursor is the editor's.
         let view = line.view(room: max(0, rect.width - labelWidth))

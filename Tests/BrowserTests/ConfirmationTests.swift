@@ -120,4 +120,46 @@ struct ConfirmationTests {
         tiny.send(.char("D"))
         #expect(four.text.count == 3 && four.text[2].hasSuffix("… y/N") && four.text[1] == "Delete all 10 rows of this result", "\(four.text)")
     }
+
+    @Test("e edits the current cell: a prompt holding its value as a literal, old → new in the question, one row changed, u undoes; a value the column refuses brings the prompt back")
+    func editCell() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 10)
+        let (b, term) = try browser(path)
+        func row(_ id: Int) throws -> String { try direct(path) { try String.fetchOne($0, sql: "SELECT quote(v) || ',' || quote(name) FROM n WHERE id = \(id)") ?? "" } }
+        b.send([.char("j"), .char("l"), .char("e")])
+        #expect(b.state.mode == .prompt(.cellEdit, text: "20"))
+        #expect(term.text.last == "v = 20")
+        b.send([.ctrl("u")] + keys("v * 2 + 1") + [.enter])
+        #expect(term.text.last == "Set v of row 2 in n: 20 → v * 2 + 1? y/n")
+        #expect(try row(2) == "20,'row 2'", "nothing before y")
+        b.send(.char("y"))
+        #expect(try row(2) == "41,'row 2'" && (try row(3)) == "30,'row 3'")
+        #expect(b.state.message?.hasPrefix("updated 1 row of n; u undoes") == true, "\(b.state.message ?? "")")
+        // Text is quoted (a quote in it escaped); nil sets NULL.
+        b.send([.char("l"), .char("e")])
+        #expect(b.state.mode == .prompt(.cellEdit, text: "\"row 2\""))
+        b.send([.ctrl("u")] + keys("\"say \\\"hi\\\"\"") + [.enter, .char("y")])
+        #expect(try row(2) == "41,'say \"hi\"'")
+        b.send([.char("h"), .char("e"), .ctrl("u")] + keys("nil") + [.enter])
+        #expect(term.text.last == "Set v of row 2 in n: 41 → nil? y/n")
+        b.send(.char("y"))
+        #expect(try row(2) == "NULL,'say \"hi\"'")
+        b.send(.char("e"))
+        #expect(b.state.mode == .prompt(.cellEdit, text: "nil"))
+        // Text into a column of numbers: refused naming the column, the prompt back to fix; Esc leaves it.
+        b.send([.ctrl("u")] + keys("\"late\"") + [.enter])
+        #expect(b.state.messageIsError && b.state.message?.contains("n.v holds numbers") == true, "\(b.state.message ?? "")")
+        #expect(b.state.mode == .prompt(.cellEdit, text: "\"late\""))
+        b.send([.ctrl("u")] + keys("7") + [.enter, .char("y")])
+        #expect(try row(2) == "7,'say \"hi\"'")
+        // Each was its own undoable edit: u takes them back one at a time.
+        b.send([.char("u"), .char("y")])
+        #expect(try row(2) == "NULL,'say \"hi\"'")
+        b.send([.char("u"), .char("y"), .char("u"), .char("y"), .char("u"), .char("y")])
+        #expect(try row(2) == "20,'row 2'")
+        // Esc at the prompt or n at the question changes nothing.
+        b.send([.char("e"), .escape, .char("e"), .enter, .char("n")])
+        #expect(try row(2) == "20,'row 2'" && b.state.mode == .grid)
+    }
 }

@@ -72,9 +72,12 @@ enum Step: CustomStringConvertible, Equatable {
     /// F on a column, B some times, values marked (v) or every one (V) or the cursor's, then D or
     /// U on their rows (and perhaps u there); the sheet counted again, and the table, against the model.
     case frequencyEdit(FrequencyEditPlan)
+    /// `e` on the cursor's k: Ctrl-U, the new value, Enter; the question names the one cell; `y`.
+    case editCell(Int)
 
     static func random(_ rng: inout SplitMix64) -> Step {
-        switch rng.below(146) {
+        switch rng.below(152) {
+        case 146..<152: return .editCell(rng.below(9) - 2)
         case 134..<146: return .frequencyEdit(FrequencyEditPlan.random(&rng))
         case 122..<127: return .follow(back: rng.below(3) == 0 ? nil : 1 + rng.below(2))
         case 127..<130: return .write(json: rng.below(2) == 0)
@@ -116,6 +119,7 @@ enum Step: CustomStringConvertible, Equatable {
         case .write(let json): return ":w FILE.\(json ? "json" : "tsv") Enter"
         case .copy: return "y t"
         case .frequencyEdit(let plan): return plan.description
+        case .editCell(let k): return "\(ModelRun.jumpText(1)) e Ctrl-U \(k) Enter y        (set the cell)"
         }
     }
 }
@@ -518,6 +522,24 @@ enum ModelRun {
             guard inGrid, let t = model.table else { return nil }
             model.view.unhide(1)
             return followStep(back: back, table: t, browser: b, model: model)
+        case .editCell(let k):
+            guard inGrid, let t = model.table else { return nil }
+            model.view.unhide(1)
+            b.send(jumpKeys(1))
+            // A row another connection changed or deleted may show as fetched: not this step's business.
+            guard let id = rowAtCursor(b, table: t, model: model), !model.touched.contains(id) else { return nil }
+            b.send(.char("e"))
+            let shown = model.rows[t][id]?.k.map(String.init) ?? "nil"
+            guard b.state.mode == .prompt(.cellEdit, text: shown) else { return "e on k of \(id) opened \(b.state.mode), the model holds \(shown): \(b.state.message ?? "")" }
+            b.send([.ctrl("u")] + keys(String(k)) + [.enter])
+            guard case .confirm(.update(1, _, let target, _)) = b.state.mode, target.cell?.id.keyValues == [.integer(id)] else {
+                return "e asked \(b.state.mode) for row \(id): \(b.state.message ?? "")"
+            }
+            b.send(.char("y"))
+            if b.state.message?.hasPrefix("updated 1 row of \(Self.tables[t]); u undoes") != true { return "e said \(b.state.message ?? "nothing")" }
+            model.undo.append((table: t, before: [id: model.rows[t][id]], kind: Model.Kind.update, after: [id: k]))
+            model.rows[t][id]?.k = k
+            model.refetch(keepingMarks: false)
         case .write(let json):
             guard inGrid, let t = model.table else { return nil }
             return writeStep(json: json, table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent)

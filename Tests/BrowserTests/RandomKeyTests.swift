@@ -14,7 +14,7 @@ struct RandomKeyTests {
         .char("j"), .char("k"), .char("h"), .char("l"), .down, .up, .left, .right, .pageDown, .pageUp,
         .char(" "), .char("b"), .ctrl("d"), .ctrl("u"), .char("g"), .char("G"), .home, .end,
         .char(":"), .char("/"), .char("n"), .char("N"), .char("f"), .char("s"), .char("S"), .enter, .escape,
-        .char("r"), .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("y"), .char("m"),
+        .char("r"), .char("v"), .char("V"), .char("D"), .char("U"), .char("u"), .char("e"), .char("y"), .char("m"),
         .char("?"), .backspace, .char("1"), .char("5"), .char("0"), .char("="), .char(">"), .char("<"),
         .char("\""), .char("a"), .char("e"), .char("x"), .char("\u{1B}"), .char("東"), .resize, .char("F"), .char("I"),
         // Columns, the record and the SQL.
@@ -71,6 +71,7 @@ struct RandomKeyTests {
             // Edits need a whole sentence of keys: give them a fair chance.
             if key == .char("D"), rng.below(2) == 0 { browser.send(.char("y")) }
             if key == .char("u"), browser.state.isConfirming, rng.below(2) == 0 { browser.send(.char("y")) }
+            if key == .char("e"), case .prompt(.cellEdit, _) = browser.state.mode, rng.below(2) == 0 { browser.send([.ctrl("u")] + keys(rng.below(2) == 0 ? "nil" : "\(rng.below(50))") + [.enter, .char("y")]) }
             if key == .char("U"), rng.below(2) == 0 { browser.send(keys(browser.state.table == "m" ? "other_id = other_id" : "v = v + 1") + [.enter, .char("y")]) }
             if key == .char("y") || key == .char("Y"), rng.below(2) == 0 { browser.send(.char(Array("tcjs")[rng.below(4)])) }
             if key == .char("R"), browser.state.mode == .prompt(.referencing, text: "") { browser.send([.char(rng.below(3) == 0 ? "3" : rng.below(2) == 0 ? "1" : "2"), .enter]) }
