@@ -243,6 +243,13 @@ extension BrowserState {
         guard let parent = sheets.popLast() else { return [] }
         let left = SavedSheet(self).title
         let role = sheet.role
+        // Marks belong to the sheet they were made on: leaving it clears them, and that is said.
+        var cleared = ""
+        if let m = currentMarks {
+            if m.all { cleared = "; the marks on every row of \(left) were cleared" }
+            else if !m.values.isEmpty { cleared = "; the \(counted(m.values.count, "marked value")) of \(left) \(m.values.count == 1 ? "was" : "were") cleared" }
+            else if !m.ids.isEmpty { cleared = "; the \(counted(m.ids.count, "marked row")) of \(left) \(m.ids.count == 1 ? "was" : "were") cleared" }
+        }
         // A table sheet's eager array goes with its result (the data drops it on .closeSheet).
         if sheet == .table, eagerLoaded != nil {
             eagerLoaded = nil
@@ -251,16 +258,16 @@ extension BrowserState {
         parent.restore(into: &self)
         mode = .grid
         scrollToCursor()
-        say("back from \(left) to \(parent.title)")
+        say("back from \(left) to \(parent.title)\(cleared)")
         // An edit made since it was left: it comes back as the file is now.
         guard stale else { return [.closeSheet(role)] }
         switch sheet {
         case .table:
             // A reload as r runs it: its working line, and Esc keeps the result as it was.
             beginEdit(.reloading(table: table ?? ""))
-            say("back from \(left) to \(parent.title): reading it again after the edit… (Esc keeps it as it was)")
+            say("back from \(left) to \(parent.title)\(cleared): reading it again after the edit… (Esc keeps it as it was)")
             return [.closeSheet(role), .reload]
-        case .frequency, .summary: return [.closeSheet(role)] + recountKey(after: "back from \(left) to \(parent.title)")
+        case .frequency, .summary: return [.closeSheet(role)] + recountKey(after: "back from \(left) to \(parent.title)\(cleared)")
         case .text: return [.closeSheet(role)]
         }
     }

@@ -162,4 +162,28 @@ struct ConfirmationTests {
         b.send([.char("e"), .escape, .char("e"), .enter, .char("n")])
         #expect(try row(2) == "20,'row 2'" && b.state.mode == .grid)
     }
+
+    @Test("marks live with the sheet they were made on: the parent's survive a drill-down and back, and leaving a sheet with marks says they were cleared")
+    func marksAcrossSheets() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 30) INSERT INTO n SELECT x, x % 3 FROM c;
+            """)
+        let (b, term) = try browser(path)
+        b.send([.char("v"), .char("v"), .char("l"), .char("F")])
+        b.send([.char("v"), .char("v"), .char("k"), .enter])
+        #expect(b.state.sheetPath == ["n.sqlite", "n", "v freq", "n"])
+        b.send([.char("v"), .escape])
+        #expect(b.state.message == "back from n to v freq; the 1 marked row of n was cleared")
+        b.send(.escape)
+        #expect(b.state.message == "back from v freq to n; the 2 marked values of v freq were cleared")
+        #expect(b.state.marked.count == 2)
+        b.send(.char("D"))
+        #expect(term.text.last == "Delete the 2 marked rows from n? y/n")
+        b.send([.char("n"), .char("F"), .char("V"), .escape])
+        #expect(b.state.message == "back from v freq to n; the marks on every row of v freq were cleared")
+        b.send([.char("F"), .escape])
+        #expect(b.state.message == "back from v freq to n")
+    }
 }
