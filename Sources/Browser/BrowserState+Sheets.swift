@@ -70,7 +70,7 @@ public struct SummarySheet: Sendable, Equatable {
             guard sampled != nil else { return DisplayValue(v ?? .null) }
             return v.map { text(DisplayValue($0).shown) } ?? DisplayValue.null
         }
-        let mean = text(s.mean.map { String(format: "%.6g", $0) } ?? "")
+        let mean = text(s.mean.map { String(format: "%.15g", $0) } ?? "")
         let lengths = text(s.shortest.map { short in short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)" } ?? "")
         let frequent: DisplayValue = s.mostFrequent.map { top in
             let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown

@@ -255,7 +255,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
     }
     let right = " ? help "
     let left = " " + parts.joined(separator: " │ ")
-    screen.put(left, x: rect.x, y: y, style: p.status, maxWidth: max(0, rect.width - right.count))
+    // Cut with … so a cut figure (`row 320,00`) never reads as a whole one.
+    let room = max(0, rect.width - right.count)
+    screen.put(TerminalText.truncate(TerminalText.escapingControlCharacters(left), toWidth: room), x: rect.x, y: y, style: p.status, maxWidth: room)
     if rect.width > TerminalText.width(of: left) + right.count { screen.put(right, x: rect.maxX - right.count, y: y, style: p.status) }
 }
 

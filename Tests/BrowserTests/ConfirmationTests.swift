@@ -187,3 +187,17 @@ struct ConfirmationTests {
         #expect(b.state.message == "back from v freq to n")
     }
 }
+
+@Suite("What the status line says when it is cut")
+struct CutStatusTests {
+    @Test("a status line too long for the screen ends in …, so a cut figure never reads as a whole one")
+    func statusEllipsis() throws {
+        var s = BrowserState(width: 30, height: 8)
+        _ = s.reduce(.opened(table: "flights", columns: ["a"], filter: "carrier == \"HA\"", sort: nil, count: 3_200_000, cursor: 319_999, readOnly: nil, message: nil, result: 1))
+        let status = render(s, colors: false).lines[s.height - 2]
+        #expect(status.hasPrefix(" flights │ row 320,00…"), "\(status)")
+        var wide = BrowserState(width: 100, height: 8)
+        _ = wide.reduce(.opened(table: "flights", columns: ["a"], filter: "", sort: nil, count: 3, cursor: 0, readOnly: nil, message: nil, result: 1))
+        #expect(!render(wide, colors: false).lines[wide.height - 2].contains("…"))
+    }
+}

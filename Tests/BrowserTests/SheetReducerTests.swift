@@ -146,6 +146,14 @@ struct SheetReducerTests {
         _ = s.reduce(.summaryRow(index: 1, figures: figures, result: 1))
         #expect(s.snapshot(1)?.values == [.text("b"), .text("TEXT"), .text("integer,text"), .text("3"), .text("1,234"), .text("1"), .text("zz"),
                                           .text("2.5"), .text("1–9"), .text("∅ (3)")])
+        // Means keep up to 15 significant digits (they were cut to 6: 168388 for 168388.5, 5e+06 at 10M).
+        for (mean, shown) in [(168_388.5, "168388.5"), (5_000_000.5, "5000000.5"), (1.0 / 3, "0.333333333333333"), (2.5e20, "2.5e+20")] {
+            var precise = figures
+            precise.mean = mean
+            _ = s.reduce(.summaryRow(index: 1, figures: precise, result: 1))
+            #expect(s.snapshot(1)?.values[7] == .text(shown))
+        }
+        _ = s.reduce(.summaryRow(index: 1, figures: figures, result: 1))
         // A sample's figures (first, over a large result): marked, counts scaled to the result's
         // rows, the distinct count a lower bound; exact figures replace them, never the reverse.
         var sampled = figures
