@@ -153,14 +153,16 @@ extension PostgresContext {
                     updated = " AND " + plan.holds(keyOf("t"))
                     absent = "NOT " + plan.holds(vKey)
                 }
-                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
+                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) OVERRIDING SYSTEM VALUE SELECT \(v.map { "v.\($0)" }.joined(separator: ", ")) FROM \(values) "
                     + "WHERE \(absent)"
                 statements += [
                     "UPDATE \(table.qualifiedSQL) AS t SET \(sets) FROM \(values) WHERE \(keyOf("t")) = \(vKey)\(updated)" + returning("false"),
                     journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true"),
                 ]
             } else {
-                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))"
+                // A value given for an identity column GENERATED ALWAYS is written, as COPY and
+                // undo write it (a no-op for other columns).
+                let insert = "INSERT INTO \(table.qualifiedSQL) AS t (\(names.joined(separator: ", "))) OVERRIDING SYSTEM VALUE VALUES \(tuples.joined(separator: ", "))"
                     + (ignore ? " ON CONFLICT DO NOTHING" : "")
                 statements = [journal.map { $0.journaling(insert: insert, keys: keys) } ?? insert + returning("true")]
             }

@@ -45,6 +45,11 @@ struct Import: ParsableCommand {
     @Flag(help: "Read and check every row, then roll back: prints how many rows would be inserted.")
     var dryRun = false
 
+    enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off }
+
+    @Option(help: "on: a row whose foreign key names no parent row fails the import, naming the row, column and value. off: rows go in as they are, dangling keys included (as many files hold them, and as export wrote them). SQLite only.")
+    var foreignKeys: Switch = .on
+
     func run() throws {
         let format = self.format ?? ImportFormat(rawValue: (file as NSString).pathExtension.lowercased()) ?? .ndjson
         let handle: FileHandle
@@ -57,6 +62,9 @@ struct Import: ParsableCommand {
             handle = h
         }
         if PostgresStoreURL.isStoreURL(database) {
+            if foreignKeys == .off {
+                throw BatchStoreError(.invalidArgument, "--foreign-keys off is for SQLite files: PostgreSQL checks every foreign key (nothing was written)")
+            }
             // Multi-row INSERTs in one transaction (PostgresContext.executeCounting); a dry run
             // sends every row and rolls back.
             let context = PostgresContext(store: try PostgresStore(url: database))
@@ -84,11 +92,12 @@ struct Import: ParsableCommand {
         let reader = try RowReader(bytes: ByteReader(handle), format: format)
         let ticker = Ticker("importing")
         defer { ticker.stop() }
-        let request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
+        var request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
             if dryRun, reader.isAtEnd { throw DryRunDone() }
             ticker.set(reader.rowsRead)
             return try reader.next()
         }
+        request.checksForeignKeys = foreignKeys == .on
         let start = Date()
         do {
             let (total, inserted, updated) = try execute(request)

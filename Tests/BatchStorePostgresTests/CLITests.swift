@@ -137,6 +137,20 @@ struct CLITests {
         let dryBad = try CLI.run(["import", url, bad, "--table", "movie", "--dry-run"], environment: environment)
         #expect(dryBad.status == 1 && dryBad.stderr.contains("invalid input syntax"), "\(dryBad.stderr)")
         #expect(try state() == after)
+        // --foreign-keys off is SQLite's: one line, exit 2, nothing written.
+        let off = try CLI.run(["import", url, bad, "--table", "movie", "--foreign-keys", "off"], environment: environment)
+        #expect(off.status == 2 && off.stderr == "faultline: --foreign-keys off is for SQLite files: PostgreSQL checks every foreign key (nothing was written)\n", "\(off.stderr)")
+        // An identity column GENERATED ALWAYS takes the values the file gives (as COPY and undo
+        // do): what export wrote from the same table goes back in.
+        try server.psql("CREATE TABLE ident(id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text); INSERT INTO ident (note) VALUES ('a'), ('b'), ('c'); DELETE FROM ident WHERE id = 2", database: database)
+        let identExport = try CLI.run(["export", url, "--table", "ident", "--format", "ndjson"], environment: environment)
+        #expect(identExport.status == 0, "\(identExport.stderr)")
+        try server.psql("TRUNCATE ident", database: database)
+        let identFile = dir.url.path + "/ident.ndjson"
+        try Data(identExport.stdout.utf8).write(to: URL(fileURLWithPath: identFile))
+        let identImport = try CLI.run(["import", url, identFile, "--table", "ident"], environment: environment)
+        #expect(identImport.status == 0, "\(identImport.stderr)")
+        #expect(try server.psql("SELECT string_agg(id || ':' || note, ' ' ORDER BY id) FROM ident", database: database) == "1:a 3:c")
     }
 
     @Test("faultline <url> browses in a real terminal: the table list with counts, open, the end, a filter, a sort; U and D on the result, u undoing each; the table as it was")

@@ -29,6 +29,11 @@ public struct BatchInsertRequest {
     public var entityName: String
     public var conflictPolicy: ConflictPolicy
     public var resultType: BatchResultType
+    /// True (the default): a row whose foreign key names no row of its parent table fails the
+    /// insert, naming the row, the column and the value. False: rows go in as they are, as files
+    /// with dangling keys hold them (SQLite's `PRAGMA foreign_keys` off for this transaction).
+    /// SQLite only; PostgreSQL always checks.
+    public var checksForeignKeys = true
     package let next: () throws -> [String: SQLValue]?
 
     /// Rows from an array of dictionaries.
@@ -57,6 +62,29 @@ public struct BatchInsertRequest {
 }
 
 extension ManagedObjectContext {
+    /// Which foreign key of a row (`pairs`, by column index) names no row of its parent table:
+    /// `flights.tailnum = "N1" names no row of planes (by tailnum)`, or nil when each names one
+    /// (the failure was elsewhere: a row of another table refers to it, a deferred key).
+    static func danglingReference(_ db: Database, entity: Entity, schema: Schema, pairs: [(column: Int, value: SQLValue)]) throws -> String? {
+        let given = Dictionary(pairs.map { (entity.attributes[$0.column].name.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        for relationship in entity.relationships {
+            let values = relationship.sourceColumns.map { given[$0.lowercased()] ?? .null }
+            // A key with a NULL column refers to nothing, as SQLite sees it; an omitted column takes its default.
+            guard relationship.sourceColumns.allSatisfy({ given[$0.lowercased()] != nil }), !values.contains(.null) else { continue }
+            var destination = relationship.destinationColumns
+            if destination.isEmpty { destination = schema.entity(named: relationship.destinationEntityName)?.primaryKey ?? [] }
+            guard destination.count == values.count else { continue }
+            let match = destination.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+            let found = try Int.fetchOne(db, sql: "SELECT 1 FROM main.\(quoteIdentifier(relationship.destinationEntityName)) WHERE \(match) LIMIT 1",
+                                         arguments: values.statementArguments)
+            if found == nil {
+                let shown = zip(relationship.sourceColumns, values).map { "\(entity.name).\($0) = \(FetchPredicate.literal($1) ?? "\($1)")" }.joined(separator: ", ")
+                return "\(shown) names no row of \(relationship.destinationEntityName) (by \(destination.joined(separator: ", ")))"
+            }
+        }
+        return nil
+    }
+
     /// Runs a batch insert in one transaction: every row or none.
     /// - Throws: `.noSuchAttribute` for an unknown key (naming it and the row), `.constraint` naming
     ///   SQLite's rule and the row number; then nothing was written.
@@ -90,6 +118,9 @@ extension ManagedObjectContext {
             return s
         }
         return try withDatabase { db in
+            // The pragma cannot change inside a transaction: off before it, on again after.
+            if !request.checksForeignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if !request.checksForeignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             var count = 0
             var ids: [ObjectID] = []
             var updatedIDs: [ObjectID] = []
@@ -220,6 +251,10 @@ extension ManagedObjectContext {
                             count += Int(sqlite3_changes(connection))
                         }
                     } catch let error as DatabaseError {
+                        if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
+                           let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
+                            throw BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
+                        }
                         throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
                     }
                 }
