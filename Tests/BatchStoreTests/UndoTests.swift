@@ -39,6 +39,29 @@ import Testing
         _ = original
     }
 
+    @Test("a delete that grows the WAL past 64 MiB, and its undo, leave it truncated to nothing: the file holds the rows, no -wal as big as the edit stays beside it")
+    func largeEditTruncatesWAL() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, pad TEXT);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 120000) INSERT INTO n SELECT x, printf('%.800c', 'x') FROM c;
+            """)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal")
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        func walBytes() -> Int { (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0 }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n")), undoable: true)
+        #expect(walBytes() == 0, "after the delete: \(walBytes()) bytes of WAL")
+        try context.undo()
+        #expect(walBytes() == 0, "after its undo: \(walBytes()) bytes of WAL")
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 120_000)
+        // A small edit leaves SQLite's own checkpointing alone.
+        try context.execute(BatchUpdateRequest(entityName: "n", predicate: try FetchPredicate("id == 1"), propertiesToUpdate: try UpdateExpression.parseAssignments("pad = 'y'")))
+        #expect(walBytes() > 0)
+    }
+
     func dump(_ path: String, _ table: String = "movie") throws -> [[DatabaseValue]] {
         try direct(path) { db in try Row.fetchAll(db, sql: "SELECT rowid, * FROM \(table) ORDER BY rowid").map { Array($0.databaseValues) } }
     }

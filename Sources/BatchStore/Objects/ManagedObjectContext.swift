@@ -113,6 +113,7 @@ public final class ManagedObjectContext {
         // it commits, nothing stops the call.
         connection.interruption?.phase = .writing
         defer { connection.interruption?.phase = .reading }
+        defer { truncateLargeWAL(db) }
         guard largerCache else {
             try db.inTransaction(.immediate, body)
             connection.interruption?.didCommit()
@@ -127,6 +128,27 @@ public final class ManagedObjectContext {
         try db.inTransaction(.immediate, body)
         connection.interruption?.didCommit()
     }
+
+    /// After a write that left the WAL larger than the journal size limit (64 MiB: a delete of a
+    /// million rows, its undo), copies it into the file and truncates it to nothing, so that an
+    /// 830 MB `-wal` does not stay beside the file. A passive checkpoint first (it never waits);
+    /// the truncating one only when that copied every frame, and then at most a busy timeout if
+    /// another process is reading. Any failure leaves the WAL for SQLite's next checkpoint.
+    /// - Complexity: what the checkpoint writes, which SQLite's next one would write anyway.
+    func truncateLargeWAL(_ db: Database) {
+        // A stat of the -wal file first: nothing is asked of SQLite after an ordinary write.
+        var info = stat()
+        guard !db.isInsideTransaction, stat(store.path + "-wal", &info) == 0, Int(info.st_size) > Self.walTruncationBytes,
+              let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)"),
+              let busy = row[0] as Int?, let frames = row[1] as Int?, let copied = row[2] as Int?,
+              busy == 0, frames > 0, copied == frames,
+              let pageSize = try? Int.fetchOne(db, sql: "PRAGMA main.page_size"),
+              frames * pageSize > Self.walTruncationBytes else { return }
+        _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
+    }
+
+    /// A WAL past this size is truncated after the write that grew it (the journal size limit).
+    static let walTruncationBytes = 64 << 20
 
     /// The context's instance of `type`, made by `make` on first use: per-context state of a
     /// feature built on the context (Fetching/'s open results, Batch/'s undo journal), kept by the context without the
