@@ -94,6 +94,9 @@ enum PostgresErrors {
         case "42P01": return BatchStoreError(.noSuchEntity, message)
         case "42703": return BatchStoreError(.noSuchAttribute, message)
         case "42601": return BatchStoreError(.syntax, message)
+        // A value the column's type cannot read (a literal in a predicate or an assignment, a
+        // file's value): bad input, as a predicate SQLite refuses is.
+        case "22P02", "22007", "22008": return BatchStoreError(.invalidQuery, message)
         default:
             if state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" {
                 return BatchStoreError(.serverUnavailable, message)

@@ -17,8 +17,11 @@ import Foundation
 ///   false except `== nil` and `!=`.
 /// - `/` divides as floating point and gives nil for a zero divisor, `min()` and `max()` give nil
 ///   when an argument is nil, as SQLite does.
-/// - Booleans compare as the numbers 1 and 0 they are read as; dates, times, JSON, UUIDs, arrays
-///   and other types compare as the text they are read as.
+/// - Booleans compare as the numbers 1 and 0 they are read as. A text literal compared with a
+///   column of a typed kind (dates, times, timestamps, intervals, numeric, uuid, jsonb, inet…) is
+///   cast to the column's type, as psql reads it (``typedComparisonTypes``); two such columns, or
+///   a column and an expression, and the other types (json, arrays) compare as the text they are
+///   read as.
 ///
 /// Names are resolved against the schema and quoted; values are only ever bound.
 final class PostgresQueryBuilder {
@@ -444,6 +447,35 @@ final class PostgresQueryBuilder {
         }
     }
 
+    /// Type OIDs (of a column's base type) whose values compare in their own type when a text
+    /// literal meets them, as psql compares them: `time_hour < '2013-1-2'` is a time, not a
+    /// string: dates and times (date, time, timetz, timestamp, timestamptz), interval, numeric,
+    /// uuid, jsonb, inet, cidr, macaddr, macaddr8, money. (json, xml and the geometric types have
+    /// no equality; text types compare as text.)
+    static let typedComparisonTypes: Set<Int64> = [1082, 1083, 1266, 1114, 1184, 1186, 1700, 2950, 3802, 869, 650, 829, 774, 790]
+
+    /// `column op CAST('literal' AS type)` when one side is a column of a type in
+    /// ``typedComparisonTypes`` and the other a text literal (no `[c]`/`[d]`): the literal is read
+    /// by the type's own input function, as psql reads `time_hour < '2013-1-2'` (the session's
+    /// time zone for timestamptz, `2013-1-2` as a date), so a predicate means what psql means. A
+    /// literal the type cannot read is an error the server names (exit 2). Nil otherwise.
+    private func typedComparison(_ l: ExpressionNode, _ op: String, _ flags: Int, _ r: ExpressionNode) throws -> String? {
+        guard flags == 0 else { return nil }
+        func typedColumn(_ e: ExpressionNode) throws -> (sql: String, column: PostgresColumn)? {
+            guard case .keyPath(let path, let position) = e else { return nil }
+            let (columnAlias, column) = try resolve(path, at: position)
+            guard Self.typedComparisonTypes.contains(column.baseTypeOID) else { return nil }
+            return ("\(columnAlias).\(quoteIdentifier(column.name))", column)
+        }
+        if let (sql, column) = try typedColumn(l), case .value(.text(let text)) = r {
+            return "(\(sql) \(op) CAST(\(bind(.text(text))) AS \(column.declaredType)))"
+        }
+        if let (sql, column) = try typedColumn(r), case .value(.text(let text)) = l {
+            return "(CAST(\(bind(.text(text))) AS \(column.declaredType)) \(op) \(sql))"
+        }
+        return nil
+    }
+
     /// `l == r`: nil equals nil only; numbers equal numbers, text text, blobs blobs, never across kinds.
     private func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) {
@@ -451,6 +483,7 @@ final class PostgresQueryBuilder {
             if other == .value(.null) { return "TRUE" }
             return "(\(try operand(other).sql) IS NULL)"
         }
+        if let typed = try typedComparison(l, "=", flags, r) { return typed }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         if let a = lo.constant, let b = ro.constant { return Self.constantsEqual(a, b) ? "TRUE" : "FALSE" }
         if lo.kind != ro.kind, lo.kind != .null, ro.kind != .null { return "FALSE" }
@@ -475,6 +508,7 @@ final class PostgresQueryBuilder {
     /// `l < r` and the like: false when either side is nil; an error when the kinds differ.
     private func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "FALSE" }
+        if let typed = try typedComparison(l, op.rawValue, flags, r) { return typed }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         if lo.kind != ro.kind, lo.kind != .null, ro.kind != .null {
             throw BatchStoreError(.invalidQuery, "cannot order \(lo.name) (\(lo.kind.rawValue)) against \(ro.name) (\(ro.kind.rawValue)) with \(op.rawValue): NSPredicate compares numbers with numbers and text with text")

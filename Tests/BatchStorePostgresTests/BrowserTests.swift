@@ -60,7 +60,7 @@ struct PostgresBrowserTests {
         // The status line's padding before `? help` depends on what precedes it (a read-only SQLite file says so).
         return lines.dropLast().map {
             // (A long status line cuts the note short, and the help after it.)
-            $0.replacingOccurrences(of: " │ read-only", with: "").replacingOccurrences(of: #"( │ read-?o?n?l?y?| +\? help)$"#, with: "", options: .regularExpression)
+            $0.replacingOccurrences(of: " │ read-only", with: "").replacingOccurrences(of: #"( │ (read-?o?n?l?y?|r?e?a?…)| +\? help)$"#, with: "", options: .regularExpression)
         }
     }
 

@@ -133,9 +133,10 @@ struct CLITests {
         let bad = dir.url.path + "/bad.ndjson"
         try Data([#"{"id": 6000, "title": "ok"}"#, #"{"id": 6001, "title": "bad", "year": "someday"}"#, ""].joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: bad))
         let refused = try CLI.run(["import", url, bad, "--table", "movie"], environment: environment)
-        #expect(refused.status == 1 && refused.stderr.contains("invalid input syntax for type integer") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        // A value the column's type cannot read is bad input: exit 2, as for a predicate.
+        #expect(refused.status == 2 && refused.stderr.contains("invalid input syntax for type integer") && refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         let dryBad = try CLI.run(["import", url, bad, "--table", "movie", "--dry-run"], environment: environment)
-        #expect(dryBad.status == 1 && dryBad.stderr.contains("invalid input syntax"), "\(dryBad.stderr)")
+        #expect(dryBad.status == 2 && dryBad.stderr.contains("invalid input syntax"), "\(dryBad.stderr)")
         #expect(try state() == after)
         // --foreign-keys off is SQLite's: one line, exit 2, nothing written.
         let off = try CLI.run(["import", url, bad, "--table", "movie", "--foreign-keys", "off"], environment: environment)
