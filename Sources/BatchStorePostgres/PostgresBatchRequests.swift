@@ -106,9 +106,13 @@ extension PostgresContext {
     }
 
     /// The table `name`, checked for the edit: not a view, keyed, and allowed to the role.
-    func editableTable(_ name: String, verb: String) throws -> PostgresTable {
+    /// The table an edit of `name` may change, after the refusals it would meet: a view, no
+    /// privilege; with `needsKey` (an edit that names rows by key: undoable, marked rows, IDs
+    /// returned), a table without a primary key too. A predicate statement alone needs no key.
+    func editableTable(_ name: String, verb: String, needsKey: Bool = true) throws -> PostgresTable {
         let table = try store.table(named: name)
-        if let reason = table.readOnlyReason { throw BatchStoreError(.readOnly, "cannot \(verb) rows of \(table.name): \(reason)") }
+        if needsKey, let reason = table.readOnlyReason { throw BatchStoreError(.readOnly, "cannot \(verb) rows of \(table.name): \(reason)") }
+        if !needsKey, let reason = table.unkeyedEditRefusal { throw BatchStoreError(.readOnly, "cannot \(verb) rows of \(table.name): \(reason)") }
         let allowed = verb == "update" ? table.canUpdate : table.canDelete
         guard allowed else { throw BatchStoreError(.permissionDenied, "the role may not \(verb) rows of \(table.name)") }
         guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name), so it cannot choose rows of it to \(verb)") }
@@ -145,8 +149,8 @@ extension PostgresContext {
         " RETURNING " + PostgresIDColumn.of(table).map(\.readSource).joined(separator: ", ")
     }
 
-    func compileUpdate(_ request: BatchUpdateRequest) throws -> CompiledEdit {
-        let table = try editableTable(request.entityName, verb: "update")
+    func compileUpdate(_ request: BatchUpdateRequest, needsKey: Bool = true) throws -> CompiledEdit {
+        let table = try editableTable(request.entityName, verb: "update", needsKey: needsKey)
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         var sets: [String] = []
@@ -175,7 +179,7 @@ extension PostgresContext {
 
     /// The delete's statements: one for a fetch request; for object IDs, one per 1,000 IDs (keys
     /// bound as `VALUES` lists), all in the same transaction.
-    func compileDelete(_ request: BatchDeleteRequest) throws -> [CompiledEdit] {
+    func compileDelete(_ request: BatchDeleteRequest, needsKey: Bool = true) throws -> [CompiledEdit] {
         if let ids = request.objectIDs {
             guard let first = ids.first else { return [] }
             let table = try editableTable(first.entity.name, verb: "delete")
@@ -193,7 +197,9 @@ extension PostgresContext {
             }
         }
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        let table = try editableTable(fetch.entityName, verb: "delete")
+        // A sort or a limit chooses rows by key (editWhere's subquery): that needs one.
+        let choosesByKey = fetch.fetchLimit > 0 || fetch.fetchOffset > 0 || !fetch.sortDescriptors.isEmpty
+        let table = try editableTable(fetch.entityName, verb: "delete", needsKey: needsKey || choosesByKey)
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let whereSQL = try editWhere(fetch, table: table, builder: builder)
         return [CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: nil, assigned: [], whereSQL: whereSQL, arguments: builder.arguments)]
@@ -205,7 +211,13 @@ extension PostgresContext {
     ///   a primary key, `.permissionDenied`, `.tooBigToUndo` (undoable, more rows than
     ///   ``undoLimit``); then nothing was written.
     public func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult {
-        try execute(request, objectIDs: nil, undoable: undoable, at: try ownSite())
+        try execute(request, objectIDs: nil, undoable: undoable, at: try ownSite(), needsKey: Self.needsKey(request.resultType, undoable: undoable))
+    }
+
+    /// True when an edit with this result type names its rows by key (undo's journal, IDs or
+    /// changed keys returned); a count or a status needs none, so a table without a key takes it.
+    static func needsKey(_ resultType: BatchResultType, undoable: Bool) -> Bool {
+        undoable || resultType == .objectIDs || resultType == .changes
     }
 
     /// Runs a batch delete as one transaction: all rows or none; the server's foreign-key actions
@@ -213,13 +225,20 @@ extension PostgresContext {
     /// - Throws: `.undoRefused` (undoable) when another table's foreign key would cascade or set
     ///   NULL: undo could not bring those back; then nothing was written.
     public func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult {
-        try execute(request, undoable: undoable, at: try ownSite())
+        try execute(request, undoable: undoable, at: try ownSite(), needsKey: Self.needsKey(request.resultType, undoable: undoable))
+    }
+
+    /// How many rows `request` would delete now, after every refusal the delete itself would make
+    /// (a view, a table without a key where one is needed, no DELETE privilege); writes nothing.
+    public func countDelete(_ request: BatchDeleteRequest) throws -> Int {
+        let site = try ownSite()
+        return try count(try compileDelete(request, needsKey: Self.needsKey(request.resultType, undoable: false)), at: site)
     }
 
     /// The update's statements on the rows `site` allows: one, or with `objectIDs`, one per
     /// 1,000 IDs (PostgreSQL takes at most 65,535 parameters a statement), all in one transaction.
-    func compileUpdate(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, at site: EditSite) throws -> [CompiledEdit] {
-        let all = try compileUpdate(request)
+    func compileUpdate(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, at site: EditSite, needsKey: Bool = true) throws -> [CompiledEdit] {
+        let all = try compileUpdate(request, needsKey: needsKey || objectIDs != nil || site.within != nil)
         guard let objectIDs else { return [all.narrowed(site.within)] }
         try Self.refuseKeyAddressing(all.table, site.session)
         guard !objectIDs.isEmpty else { return [try all.narrowed(to: []).narrowed(site.within)] }
@@ -229,18 +248,18 @@ extension PostgresContext {
     }
 
     /// The delete's statements on the rows `site` allows.
-    func compileDelete(_ request: BatchDeleteRequest, at site: EditSite) throws -> [CompiledEdit] {
-        let edits = try compileDelete(request)
+    func compileDelete(_ request: BatchDeleteRequest, at site: EditSite, needsKey: Bool = true) throws -> [CompiledEdit] {
+        let edits = try compileDelete(request, needsKey: needsKey || site.within != nil)
         if request.objectIDs != nil, let first = edits.first { try Self.refuseKeyAddressing(first.table, site.session) }
         return edits.map { $0.narrowed(site.within) }
     }
 
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, at site: EditSite) throws -> BatchResult {
-        try run(try compileUpdate(request, objectIDs: objectIDs, at: site), resultType: request.resultType, kind: .updated, undoable: undoable, at: site)
+    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, undoable: Bool, at site: EditSite, needsKey: Bool = true) throws -> BatchResult {
+        try run(try compileUpdate(request, objectIDs: objectIDs, at: site, needsKey: needsKey), resultType: request.resultType, kind: .updated, undoable: undoable, at: site)
     }
 
-    func execute(_ request: BatchDeleteRequest, undoable: Bool, at site: EditSite) throws -> BatchResult {
-        try run(try compileDelete(request, at: site), resultType: request.resultType, kind: .deleted, undoable: undoable, at: site)
+    func execute(_ request: BatchDeleteRequest, undoable: Bool, at site: EditSite, needsKey: Bool = true) throws -> BatchResult {
+        try run(try compileDelete(request, at: site, needsKey: needsKey), resultType: request.resultType, kind: .deleted, undoable: undoable, at: site)
     }
 
     /// How many rows `edits` would change now (one `SELECT count(*)` each).
@@ -273,7 +292,7 @@ extension PostgresContext {
     /// reason and the row it names, prefixed "the update would fail". While it runs, the matched
     /// rows are locked against other writers, as the update itself would lock them.
     public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport {
-        let edit = try compileUpdate(request)
+        let edit = try compileUpdate(request, needsKey: Self.needsKey(request.resultType, undoable: false))
         let site = try ownSite()
         try prepare(site, for: [edit])
         let session = site.session

@@ -104,6 +104,19 @@ public struct PostgresTable: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Why even an edit that names no row by key (a predicate's `UPDATE` or `DELETE`) is refused
+    /// here: a view, or no privilege to change rows; nil when such edits are allowed (a table
+    /// without a primary key takes them).
+    public var unkeyedEditRefusal: String? {
+        switch kind {
+        case .view: return "\(name) is a view"
+        case .materializedView: return "\(name) is a materialized view"
+        case .table, .partitionedTable, .foreignTable: break
+        }
+        if !canInsert && !canUpdate && !canDelete { return "the role may not insert, update or delete in \(name)" }
+        return nil
+    }
+
     /// True when edits are refused (see ``readOnlyReason``).
     public var isReadOnly: Bool { readOnlyReason != nil }
 

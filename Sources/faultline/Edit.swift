@@ -97,8 +97,16 @@ struct EditOptions: ParsableArguments {
                  executeStreamingIDs: (PostgresContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
         let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
         if dryRun {
+            // Every refusal the real run would make comes first (the count runs them), then what it would change.
             let n = try dryRunCount(context, entity)
-            print(n)
+            switch result {
+            case .ids:
+                // The IDs the edit would change, as the real run prints them (an update's are the rows it matches).
+                let rows = try context.fetchBatched(FetchRequest(entityName: entity.name, predicate: try source.parsedPredicate()), residentBatches: 1, firstBatch: nil, progress: nil)
+                for position in 0..<rows.count { if let id = try rows.objectID(at: position) { print(id.uriRepresentation) } }
+            case .status: print("ok")
+            case .count: print(n)
+            }
             printError("would \(verb) \(counted(n, "row"))\(source.databases.count > 1 ? " in \(counted(stores, "store"))" : "") (dry run: nothing was written)")
             return
         }
@@ -183,7 +191,7 @@ struct Delete: ParsableCommand {
             return request
         }
         try options.perform(verb: "delete",
-                            dryRunCount: { context, entity in try context.count(for: fetch(entity)) },
+                            dryRunCount: { context, entity in try context.countDelete(request(entity)) },
                             execute: { context, entity in try context.execute(request(entity), undoable: false) },
                             executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
     }

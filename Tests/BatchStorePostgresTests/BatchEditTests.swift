@@ -661,7 +661,7 @@ struct PostgresBatchEditTests {
         #expect(try psql("SELECT count(*) FROM ed") == "7")
     }
 
-    @Test("views, tables without a primary key and roles without the privilege are refused before anything runs")
+    @Test("views, roles without the privilege, and edits that name rows by key on tables without a primary key are refused before anything runs")
     func refusals() throws {
         let server = try PostgresServer.require()
         let (database, context) = try Self.editDatabase(server)
@@ -670,10 +670,16 @@ struct PostgresBatchEditTests {
         }
         let view = refusal { try context.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "small")), undoable: false) }
         #expect(view?.code == .readOnly && view?.message == "cannot delete rows of small: small is a view", "\(String(describing: view))")
+        // Without a key, what names rows by key is refused (undo's journal, IDs returned); a
+        // predicate's statement alone needs none (CLITests.dryRunsRefuseAsTheRunDoes runs one).
         let keyless = refusal {
-            try context.execute(BatchUpdateRequest(entityName: "keyless", propertiesToUpdate: [("v", .constant(2))]), undoable: false)
+            try context.execute(BatchUpdateRequest(entityName: "keyless", propertiesToUpdate: [("v", .constant(2))]), undoable: true)
         }
         #expect(keyless?.code == .readOnly && keyless?.message.contains("has no primary key") == true, "\(String(describing: keyless))")
+        let keylessIDs = refusal {
+            try context.execute(BatchDeleteRequest(fetchRequest: BatchStore.FetchRequest(entityName: "keyless"), resultType: .objectIDs), undoable: false)
+        }
+        #expect(keylessIDs?.code == .readOnly && keylessIDs?.message.contains("has no primary key") == true, "\(String(describing: keylessIDs))")
 
         let role = try server.makeRole("editor", password: "pw")
         _ = try server.psql("GRANT SELECT, DELETE ON ed TO \(role); GRANT SELECT ON child TO \(role)", database: database)

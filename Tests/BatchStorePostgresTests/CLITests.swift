@@ -248,4 +248,52 @@ struct CLITests {
         try slow.type("q")
         #expect(try slow.waitForExit().status == 0)
     }
+
+    @Test("dry runs make every refusal the real run makes (a view, a key-less table where a key is needed, a SELECT-only role), then count; a predicate delete or update of a key-less table runs; --dry-run --result ids prints the IDs")
+    func dryRunsRefuseAsTheRunDoes() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("dryrun", sql: """
+            CREATE TABLE keyed(id int PRIMARY KEY, v int); INSERT INTO keyed SELECT g, g % 7 FROM generate_series(1, 50) g;
+            CREATE TABLE loose(v int, note text); INSERT INTO loose SELECT g % 7, 'n' || g FROM generate_series(1, 50) g;
+            CREATE VIEW seven AS SELECT * FROM keyed WHERE v = 0;
+            """)
+        let role = try server.makeRole("dryreader", password: "pw")
+        try server.psql("GRANT SELECT ON keyed, loose, seven TO \(role)", database: database)
+        let environment = ["PATH": "/usr/bin:/bin", "PGPASSFILE": "/nonexistent", "HOME": NSTemporaryDirectory()]
+        let url = server.url(database: database)
+        let reader = server.url(database: database, user: role, password: "pw")
+        func run(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try CLI.run(args, environment: environment)
+            return (r.status, r.stdout, r.stderr)
+        }
+        func psql(_ sql: String) throws -> String { try server.psql(sql, database: database) }
+        // Refused in the dry run exactly as in the run, in one line, nothing counted or written.
+        for (db, table, why) in [(url, "seven", "seven is a view"), (reader, "keyed", "may not insert, update or delete"), (reader, "loose", "may not")] {
+            let dry = try run(["delete", db, "--table", table, "--where", "v == 0", "--dry-run"])
+            let real = try run(["delete", db, "--table", table, "--where", "v == 0"])
+            #expect(dry.status != 0 && dry.stdout.isEmpty && dry.stderr.contains(why) && dry.stderr.split(separator: "\n").count == 1, "\(table): \(dry.stderr)")
+            #expect(real.status == dry.status && real.stderr == dry.stderr, "\(table): the run said \(real.stderr)")
+        }
+        let dryUpdate = try run(["update", reader, "--table", "keyed", "--where", "v == 0", "--set", "v = 1", "--dry-run"])
+        #expect(dryUpdate.status != 0 && dryUpdate.stderr.contains("may not insert, update or delete"), "\(dryUpdate.stderr)")
+        #expect(try psql("SELECT count(*) FROM keyed") == "50" && (try psql("SELECT count(*) FROM keyed WHERE v = 0")) == "7")
+        // A key-less table: a predicate's update and delete need no key, and run.
+        let looseDry = try run(["delete", url, "--table", "loose", "--where", "v == 3", "--dry-run"])
+        #expect(looseDry.status == 0 && looseDry.stdout == "7\n", "\(looseDry.stderr)")
+        let looseUpdate = try run(["update", url, "--table", "loose", "--where", "v == 2", "--set", "note = 'two'"])
+        #expect(looseUpdate.status == 0 && looseUpdate.stdout == "7\n", "\(looseUpdate.stderr)")
+        let looseDelete = try run(["delete", url, "--table", "loose", "--where", "v == 3"])
+        #expect(looseDelete.status == 0 && looseDelete.stdout == "7\n", "\(looseDelete.stderr)")
+        #expect(try psql("SELECT count(*), count(*) FILTER (WHERE note = 'two'), count(*) FILTER (WHERE v = 3) FROM loose") == "43|7|0")
+        // IDs need a key: asked of a key-less table, refused, in the dry run as in the run.
+        let looseIDs = try run(["delete", url, "--table", "loose", "--where", "v == 4", "--result", "ids", "--dry-run"])
+        #expect(looseIDs.status != 0 && looseIDs.stderr.contains("no primary key"), "\(looseIDs.stderr)")
+        // --dry-run --result ids prints the IDs the run would print.
+        let dryIDs = try run(["delete", url, "--table", "keyed", "--where", "v == 0", "--result", "ids", "--dry-run"])
+        #expect(dryIDs.status == 0, "\(dryIDs.stderr)")
+        #expect(try psql("SELECT count(*) FROM keyed") == "50")
+        let realIDs = try run(["delete", url, "--table", "keyed", "--where", "v == 0", "--result", "ids"])
+        #expect(dryIDs.stdout.split(separator: "\n").sorted() == realIDs.stdout.split(separator: "\n").sorted() && realIDs.stdout.split(separator: "\n").count == 7,
+                "dry \(dryIDs.stdout) real \(realIDs.stdout)")
+    }
 }

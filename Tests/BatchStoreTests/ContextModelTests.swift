@@ -66,6 +66,7 @@ final class NoMerge: ObjectContext {
     func execute(_ request: BatchUpdateRequest, undoable: Bool) throws -> BatchResult { try base.execute(request, undoable: undoable) }
     func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult { try base.execute(request, undoable: undoable) }
     func validate(_ request: BatchUpdateRequest) throws -> ValidationReport { try base.validate(request) }
+    func countDelete(_ request: BatchDeleteRequest) throws -> Int { try base.countDelete(request) }
     var registeredObjectCount: Int { base.registeredObjectCount }
     var canUndo: Bool { base.canUndo }
     func undo() throws -> ChangeSet { try base.undo() }

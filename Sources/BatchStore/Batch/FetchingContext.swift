@@ -47,6 +47,10 @@ public protocol FetchingContext: AnyObject {
     func execute(_ request: BatchDeleteRequest, undoable: Bool) throws -> BatchResult
     /// Checks a batch update against every store's constraints; writes nothing.
     func validate(_ request: BatchUpdateRequest) throws -> ValidationReport
+    /// How many rows a batch delete would remove now, after every refusal the delete itself would
+    /// make (a read-only file or store, a view, no privilege, a table without the key it needs);
+    /// writes nothing. A dry run's answer.
+    func countDelete(_ request: BatchDeleteRequest) throws -> Int
     /// Objects alive in the context's identity map(s).
     var registeredObjectCount: Int { get }
     /// True when an undoable edit can be undone.

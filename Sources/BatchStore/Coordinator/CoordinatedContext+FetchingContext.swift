@@ -13,6 +13,20 @@ extension CoordinatedContext: FetchingContext {
 
     /// The rows of every store that has `request`'s entity, with the limit and offset applied
     /// once to the whole, as a result across the stores would hold them.
+    /// How many rows `request` would delete in every store that has its entity, after the
+    /// refusals the delete makes (a read-only store, a view); writes nothing.
+    public func countDelete(_ request: BatchDeleteRequest) throws -> Int {
+        guard let fetch = request.fetchRequest else {
+            return try contexts.reduce(0) { $0 + (try $1.countDelete(request)) }
+        }
+        for entity in try coordinator.entities(named: fetch.entityName, in: nil) {
+            let store = coordinator.stores[storeIndex(of: entity)]
+            if store.isReadOnly { throw BatchStoreError(.readOnly, "store \(store.name) is read-only; nothing was changed (limit the stores with affectedStores)") }
+            if entity.isReadOnly { throw BatchStoreError(.readOnly, "\(entity.name) in store \(store.name) is a view or has no row key; nothing was changed") }
+        }
+        return try count(for: fetch)
+    }
+
     public func count(for request: FetchRequest) throws -> Int {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
