@@ -241,7 +241,7 @@ public enum Confirmation: Sendable, Equatable {
         case .delete(let n, let target, let noUndo):
             return "Delete \(target.scope(n)) from \(target.table)\(Self.undoNote(noUndo))?"
         case .update(_, let a, let target, let noUndo) where target.cell != nil:
-            let cell = target.cell!
+            guard let cell = target.cell else { return "" }
             let new = a.firstRange(of: " = ").map { String(a[$0.upperBound...]) } ?? a
             return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(cell.old) → \(new)\(Self.undoNote(noUndo))?"
         case .update(let n, let a, let target, let noUndo):

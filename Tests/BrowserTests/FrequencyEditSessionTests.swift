@@ -103,7 +103,7 @@ struct FrequencyEditSessionTests {
         b.send(keys("l"))
         b.send(.char("F"))
         b.send(.char("V"))
-        #expect(term.text[10] == " test.sqlite › m › genre freq │ value 1 of 5 in 6 rows │ all 5 values marked, 6 rows │ filte")
+        #expect(term.text[10] == " test.sqlite › m › genre freq │ value 1 of 5 in 6 rows │ all 5 values marked, 6 rows │ filt…")
         b.send(.char("D"))
         #expect(term.text.last == "Delete 6 rows (all 5 values of genre) from m? y/n")
         b.send(.char("y"))

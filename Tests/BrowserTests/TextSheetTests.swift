@@ -77,7 +77,7 @@ struct TextSheetTests {
             "           │ 00000000  00 41 7f  |.A.|",
             "           │ 00000003  ff 42     |.B|",
             " empty     │",
-            " db.sqlite › t › row 8 │ line 1–",
+            " db.sqlite › t › row 8 │ line 1…",
             "Esc or q goes back; j/k, Space and b sc…",
         ])
         let frame = render(s, colors: true)

@@ -119,19 +119,6 @@ extension ManagedObjectContext {
     /// Counts matching rows (honouring limit and offset) without fetching them.
     ///
     /// Runs `SELECT count(*) FROM … WHERE …`.
-    /// How many rows `request` would delete now, after the refusals the delete makes (a read-only
-    /// file, a view); writes nothing. For object IDs, how many of them name a row now.
-    public func countDelete(_ request: BatchDeleteRequest) throws -> Int {
-        if let ids = request.objectIDs {
-            guard let first = ids.first else { return 0 }
-            try checkWritable(try store.entity(named: first.entity.name))
-            return ids.filter { (try? existingObject(with: $0)) != nil }.count
-        }
-        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        try checkWritable(try store.entity(named: fetch.entityName))
-        return try count(for: fetch)
-    }
-
     public func count(for request: FetchRequest) throws -> Int {
         let compiled = try CompiledFetch(request: request, store: store)
         let sql = compiled.limitClause.isEmpty
