@@ -40,6 +40,9 @@ public enum Action: Sendable {
     /// empty, so `r` asks again.
     case openCancelled(table: String, columns: [String], filter: String, sort: BatchStore.SortDescriptor?)
     case windowLoaded(start: Int, rows: [RowSnapshot])
+    /// The rows of `range` could not be read (the file went, the server session was lost): they
+    /// show as unreadable, and the message says why and that `r` reads them again.
+    case windowFailed(Range<Int>, String)
     /// A record (Enter) or the SQL (`Q`) to show as a text sheet over the one on screen.
     case textLoaded(TextSheet)
     case searchFound(row: Int?, text: String, wrapped: Bool)
@@ -212,6 +215,9 @@ extension BrowserState {
             if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed, let tableLinks):
             running = nil
+            // A reload that had to open the result again (its session lost) ends here too.
+            editing = nil
+            editCancelRequested = false
             submitted = nil
             links[t] = tableLinks
             shownBefore = nil
@@ -287,6 +293,11 @@ extension BrowserState {
             window = rows
             windowValid = true
             scrollToCursor()
+        case .windowFailed(let range, let why):
+            windowStart = range.lowerBound
+            window = Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: range.count)
+            windowValid = true
+            say("cannot read these rows: \(why); r reads them again, q quits", error: true)
         case .textLoaded(let text):
             pushTextSheet(text)
         case .searchFound(let row, let text, let wrapped):

@@ -185,6 +185,13 @@ extension EffectRunner {
             return [action, .fileReloaded]
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]
+        } catch let error as BatchStoreError where error.code == .serverUnavailable && state.sheet == .table {
+            // The result's server session is gone (a restart, pg_terminate_backend, a timeout):
+            // the same table, filter and sort fetched again in a new session, the cursor's row kept.
+            guard let table = state.table else { throw error }
+            log("reload: \(error.message); opening the result again in a new session")
+            return try open(table, filter: state.filter, sorts: state.sort.map { [$0] } ?? [], cursor: state.cursorRow,
+                            note: "the session was lost (\(error.message)): a new one read the result again", state: state, cancel: cancel, report: report)
         }
     }
 

@@ -99,8 +99,15 @@ final class EffectRunner {
         case .open(let table, let filter, let sort, let cursor, let thenBy):
             return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
         case .loadWindow(let range):
-            if state.frequencySheet != nil { return [.windowLoaded(start: range.lowerBound, rows: try frequencyRows(range))] }
-            return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+            do {
+                if state.frequencySheet != nil { return [.windowLoaded(start: range.lowerBound, rows: try frequencyRows(range))] }
+                return [.windowLoaded(start: range.lowerBound, rows: try snapshots(range))]
+            } catch {
+                // Said once, for these rows: the screen does not ask for them again and again
+                // (a lost server session made every frame ask, and the browser spun deaf).
+                log("reading rows \(range) failed: \(error)")
+                return [.windowFailed(range, (error as? BatchStoreError)?.message ?? "\(error)")]
+            }
         case .frequency(let column, let result):
             return try countFrequencies(of: column, result: result, cancel: cancel, report: report)
         case .binFrequency(let column, let after):
