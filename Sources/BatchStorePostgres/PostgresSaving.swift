@@ -25,9 +25,9 @@ import Foundation
 /// - A connection lost while the COMMIT was on its way leaves the changes pending and says the
 ///   save may or may not have been written: check before saving again (an insert saved twice is
 ///   two rows where the table's key does not forbid it).
-/// - As on SQLite, tables are written in the order of their names, not of their foreign keys: a
-///   save that inserts a parent and its child fails when the child's table comes first (save the
-///   parent first, or make the key `DEFERRABLE INITIALLY DEFERRED`).
+/// - As on SQLite, inserts go parents first and deletes children first, by the tables' foreign
+///   keys (``SaveOrder``); an update that points a row at a parent inserted in the same save runs
+///   before that insert (save the parent first, or make the key `DEFERRABLE INITIALLY DEFERRED`).
 /// - Not built here: child contexts (``ManagedObjectContext/newChildContext()`` is SQLite's).
 extension PostgresContext: SavingContext {
     public var hasChanges: Bool { !changed.isEmpty }
@@ -116,21 +116,6 @@ extension PostgresContext: SavingContext {
 
     // MARK: Saving
 
-    /// The order ``save()`` writes in: deletes, then updates, then inserts, each by table and key.
-    private static func writesBefore(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
-        func phase(_ o: ManagedObject) -> Int { o.isInserted ? 2 : (o.isDeleted ? 0 : 1) }
-        let (pa, pb) = (phase(a), phase(b))
-        if pa != pb { return pa < pb }
-        if a.entity !== b.entity { return a.entity.name < b.entity.name }
-        switch (a.objectID.key, b.objectID.key) {
-        case (.temporary(let x), .temporary(let y)): return x < y
-        case (.primaryKey(let x), .primaryKey(let y)) where x.count == 1 && y.count == 1:
-            if let i = x[0].integerValue, let j = y[0].integerValue { return i < j }
-            return a.objectID.description < b.objectID.description
-        default: return a.objectID.description < b.objectID.description
-        }
-    }
-
     /// One statement of a save: its SQL and arguments, and for an insert the object whose key
     /// it returns.
     private struct SaveStatement {
@@ -201,7 +186,8 @@ extension PostgresContext: SavingContext {
     /// - Complexity: one statement per changed object.
     public func save() throws {
         guard !changed.isEmpty else { return }
-        let objects = changed.values.sorted(by: Self.writesBefore)
+        let order = SaveOrder(entities)
+        let objects = changed.values.sorted(by: order.writesBefore)
         let statements = try objects.compactMap { object -> SaveStatement? in
             do {
                 return try saveStatement(object)

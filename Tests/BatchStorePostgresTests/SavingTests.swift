@@ -128,3 +128,29 @@ struct PostgresSavingTests {
         #expect(try result.object(at: 2)?.value(forKey: "n") == .integer(7))
     }
 }
+
+/// The save order over PostgreSQL: parents before children, children before parents when deleted.
+@Suite("PostgreSQL save order")
+struct PostgresSaveOrderTests {
+    @Test("a root, its parent and its child inserted in one save (the child's table sorts first) go in; deleted in one save, they go out")
+    func parentsFirst() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("saveorder", sql: """
+            CREATE TABLE z_root(id int PRIMARY KEY);
+            CREATE TABLE m_parent(id int PRIMARY KEY, root_id int REFERENCES z_root(id));
+            CREATE TABLE a_child(id int PRIMARY KEY, parent_id int NOT NULL REFERENCES m_parent(id), note text);
+            """)
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        func counts() throws -> String { try server.psql("SELECT (SELECT count(*) FROM a_child) || '' || (SELECT count(*) FROM m_parent) || (SELECT count(*) FROM z_root)", database: database) }
+        _ = try context.insertObject(into: "a_child", values: ["id": 1, "parent_id": 10, "note": "child"])
+        _ = try context.insertObject(into: "m_parent", values: ["id": 10, "root_id": 100])
+        _ = try context.insertObject(into: "z_root", values: ["id": 100])
+        try context.save()
+        #expect(try counts() == "111")
+        for (table, id) in [("z_root", 100), ("a_child", 1), ("m_parent", 10)] {
+            try context.delete(try context.existingObject(with: ObjectID(entity: try context.entity(named: table), key: .primaryKey([.integer(Int64(id))]))))
+        }
+        try context.save()
+        #expect(try counts() == "000")
+    }
+}

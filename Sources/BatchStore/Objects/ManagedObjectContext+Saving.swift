@@ -49,22 +49,6 @@ extension ManagedObjectContext {
         changed[object.objectID] = object
     }
 
-    /// The order ``save()`` writes in: deletes, then updates, then inserts (so a unique value a
-    /// deleted or changed row gives up is free before an insert takes it), each by entity and then
-    /// by key, so consecutive statements touch neighbouring pages (in hash order, a large save
-    /// wrote each page many times over).
-    static func writesBefore(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
-        func phase(_ o: ManagedObject) -> Int { o.isInserted ? 2 : (o.isDeleted ? 0 : 1) }
-        let pa = phase(a), pb = phase(b)
-        if pa != pb { return pa < pb }
-        if a.entity !== b.entity { return a.entity.name < b.entity.name }
-        switch (a.objectID.key, b.objectID.key) {
-        case (.rowid(let x), .rowid(let y)): return x < y
-        case (.temporary(let x), .temporary(let y)): return x < y
-        default: return a.objectID.keyString < b.objectID.keyString
-        }
-    }
-
     /// Writes every change object by object, in one transaction: an `INSERT`, `UPDATE … WHERE
     /// rowid = ?` or `DELETE … WHERE rowid = ?` per object, through cached statements.
     ///
@@ -76,7 +60,8 @@ extension ManagedObjectContext {
     public func save() throws {
         guard !changed.isEmpty else { return }
         if let parent { try pushChanges(to: parent); return }
-        let objects = Array(changed.values).sorted(by: Self.writesBefore)
+        let order = SaveOrder(store.schema.entities)
+        let objects = Array(changed.values).sorted(by: order.writesBefore)
         var insertedKeys: [(ManagedObject, ObjectKey)] = []
         try withDatabase { db in
             switchToWALBeforeWriting(db)
