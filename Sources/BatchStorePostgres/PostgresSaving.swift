@@ -241,7 +241,10 @@ extension PostgresContext: SavingContext {
         }
         for (object, key) in insertedKeys {
             identity.unregister(object)
-            object.objectID = ObjectID(entity: object.entity, key: .primaryKey(key))
+            let id = ObjectID(entity: object.entity, key: .primaryKey(key))
+            // One live object per row: a fault that held this key before stops standing for it.
+            if let earlier = identity.object(for: id), earlier !== object { earlier.supersede() }
+            object.objectID = id
             object.isInserted = false
             object.changes.removeAll()
             object.values = written[ObjectIdentifier(object)]

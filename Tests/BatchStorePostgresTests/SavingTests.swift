@@ -154,3 +154,27 @@ struct PostgresSaveOrderTests {
         #expect(try counts() == "000")
     }
 }
+
+@Suite("PostgreSQL: one object per row after a save")
+struct PostgresSupersededTests {
+    @Test("a fault registered for a key, then an insert that takes the key: after the save the inserted object stands for the row; the fault says so")
+    func insertTakesAFaultsKey() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("superseded", sql: "CREATE TABLE t(k text PRIMARY KEY, v int)")
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        let id = ObjectID(entity: try context.entity(named: "t"), key: .primaryKey(["a"]))
+        let fault = context.object(with: id)
+        let inserted = try context.insertObject(into: "t", values: ["k": "a", "v": 1])
+        try context.save()
+        #expect(context.registeredObject(for: id) === inserted)
+        do {
+            _ = try fault.value(forKey: "v")
+            Issue.record("the superseded fault read a value")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .objectNotFound && error.message.contains("stands for the row now"), "\(error.message)")
+        }
+        try inserted.setValue(3, forKey: "v")
+        try context.save()
+        #expect(try server.psql("SELECT v FROM t", database: database) == "3")
+    }
+}

@@ -32,3 +32,35 @@ struct SaveOrderTests {
         #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT (SELECT count(*) FROM a_child) || (SELECT count(*) FROM m_parent) || (SELECT count(*) FROM z_root)") } == "000")
     }
 }
+
+/// One live object per row after any save.
+@Suite("One object per row after a save")
+struct SupersededTests {
+    @Test("a fault registered for a key, then an insert that takes the key: after the save the inserted object stands for the row; the fault says so instead of reading or saving on its own", arguments: [false, true])
+    func insertTakesAFaultsKey(textKey: Bool) throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: textKey ? "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID" : "CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER)")
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let entity = try context.entity(named: "t")
+        let key: SQLValue = textKey ? "a" : 5
+        let id = ObjectID(entity: entity, key: textKey ? .primaryKey([key]) : .rowid(5))
+        let fault = context.object(with: id)
+        #expect(throws: BatchStoreError.self) { _ = try fault.value(forKey: "v") }
+        let inserted = try context.insertObject(into: "t", values: ["k": key, "v": 1])
+        try context.save()
+        #expect(context.registeredObject(for: id) === inserted)
+        #expect(context.object(with: id) === inserted)
+        do {
+            _ = try fault.value(forKey: "v")
+            Issue.record("the superseded fault read a value")
+        } catch let error as BatchStoreError {
+            #expect(error.code == .objectNotFound && error.message.contains("stands for the row now"), "\(error.message)")
+        }
+        #expect(throws: BatchStoreError.self) { try fault.setValue(2, forKey: "v") }
+        // Changes go through the one object and are saved.
+        try inserted.setValue(3, forKey: "v")
+        try context.save()
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT v FROM t") } == 3)
+        #expect(!context.hasChanges)
+    }
+}

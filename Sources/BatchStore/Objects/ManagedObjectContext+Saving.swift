@@ -111,7 +111,10 @@ extension ManagedObjectContext {
         }
         for (object, key) in insertedKeys {
             unregister(object)
-            object.objectID = ObjectID(entity: object.entity, key: key)
+            let id = ObjectID(entity: object.entity, key: key)
+            // One live object per row: a fault that held this key before stops standing for it.
+            if let earlier = registeredObject(for: id), earlier !== object { earlier.supersede() }
+            object.objectID = id
             object.isInserted = false
             object.values = nil // defaults are read on next access
             register(object)
