@@ -76,7 +76,9 @@ public struct SummarySheet: Sendable, Equatable {
             let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown
             return sampled == nil ? .text("\(shown) (\(group(top.count)))") : .text("≈ \(shown) (\(count(top.count)))")
         } ?? .text("")
-        let distinct = sampled == nil ? group(s.distinct) : "≥ " + group(s.distinct)
+        // NULL is not a value to SQL's count(DISTINCT …), but F lists it (∅): said, so I and F agree.
+        let withNull = s.nulls > 0 ? " + ∅" : ""
+        let distinct = (sampled == nil ? group(s.distinct) : "≥ " + group(s.distinct)) + withNull
         return RowSnapshot(id: nil, values: [
             name, .text(s.declaredType), text(s.storageClasses.joined(separator: ",")), .text(count(s.nulls)), .text(distinct),
             value(s.min), value(s.max), mean, lengths, frequent,

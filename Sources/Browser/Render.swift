@@ -25,6 +25,7 @@ let helpLines: [String] = [
     "                 U act on the marked values' rows (else the cursor's value's), u",
     "                 undoes; the sheet is counted again after each, r counts it again",
     "  I              summary sheet: per column its type, storage classes, NULLs, distinct",
+    "                 values (+ ∅ when NULLs are there too, as F lists them),",
     "                 values, min, max, mean, text lengths and most frequent value, filled",
     "                 in as the database computes them (Esc cancels); Enter goes to it,",
     "                 F counts its values; r computes it again",

@@ -153,8 +153,8 @@ struct FrequencySheetTests {
         #expect(term.text == [
             "  #  column type    classes           nulls distinct min       max  mean             text length mos",
             "  1  id     INTEGER integer           0     12       1         12   6.5                          1 (",
-            "  2  genre  TEXT    text              2     4        <b>\\e[31m 日本                  2–8         Dra",
-            "  3  n              integer,real,text 1     4        1         1    1.77777777777778 1           1 (",
+            "  2  genre  TEXT    text              2     4 + ∅    <b>\\e[31m 日本                  2–8         Dra",
+            "  3  n              integer,real,text 1     4 + ∅    1         1    1.77777777777778 1           1 (",
             "", "", "", "", "", "",
             " test.sqlite › m › summary │ column 1 of 3                                                   ? help",
             "3 columns summarised by SQLite in 55 ms; Enter goes to a column, F counts its values, Esc goes back",
