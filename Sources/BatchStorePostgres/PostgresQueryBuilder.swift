@@ -452,7 +452,15 @@ final class PostgresQueryBuilder {
     /// string: dates and times (date, time, timetz, timestamp, timestamptz), interval, numeric,
     /// uuid, jsonb, inet, cidr, macaddr, macaddr8, money. (json, xml and the geometric types have
     /// no equality; text types compare as text.)
-    static let typedComparisonTypes: Set<Int64> = [1082, 1083, 1266, 1114, 1184, 1186, 1700, 2950, 3802, 869, 650, 829, 774, 790]
+    static let typedComparisonTypes: Set<Int64> = Set(typedComparisonNames.keys)
+
+    /// The base type each literal is cast to, without the column's precision or domain: a
+    /// `numeric(8,2)` column compares with `'12.245'` as psql does (no match), not with 12.25,
+    /// and a domain's CHECK does not reject a literal that is only compared.
+    static let typedComparisonNames: [Int64: String] = [
+        1082: "date", 1083: "time", 1266: "timetz", 1114: "timestamp", 1184: "timestamptz", 1186: "interval",
+        1700: "numeric", 2950: "uuid", 3802: "jsonb", 869: "inet", 650: "cidr", 829: "macaddr", 774: "macaddr8", 790: "money",
+    ]
 
     /// `column op CAST('literal' AS type)` when one side is a column of a type in
     /// ``typedComparisonTypes`` and the other a text literal (no `[c]`/`[d]`): the literal is read
@@ -467,11 +475,11 @@ final class PostgresQueryBuilder {
             guard Self.typedComparisonTypes.contains(column.baseTypeOID) else { return nil }
             return ("\(columnAlias).\(quoteIdentifier(column.name))", column)
         }
-        if let (sql, column) = try typedColumn(l), case .value(.text(let text)) = r {
-            return "(\(sql) \(op) CAST(\(bind(.text(text))) AS \(column.declaredType)))"
+        if let (sql, column) = try typedColumn(l), case .value(.text(let text)) = r, let type = Self.typedComparisonNames[column.baseTypeOID] {
+            return "(\(sql) \(op) CAST(\(bind(.text(text))) AS \(type)))"
         }
-        if let (sql, column) = try typedColumn(r), case .value(.text(let text)) = l {
-            return "(CAST(\(bind(.text(text))) AS \(column.declaredType)) \(op) \(sql))"
+        if let (sql, column) = try typedColumn(r), case .value(.text(let text)) = l, let type = Self.typedComparisonNames[column.baseTypeOID] {
+            return "(CAST(\(bind(.text(text))) AS \(type)) \(op) \(sql))"
         }
         return nil
     }

@@ -39,6 +39,8 @@ struct TypedLiteralTests {
             (#"took == "1 hour""#, "took = '1 hour'"),
             (#"took >= "90 minutes""#, "took >= '90 minutes'"),
             (#"fare == "12.5""#, "fare = '12.5'"),
+            // The column's precision does not round the literal: 12.245 is no fare of numeric(8,2).
+            (#"fare != "12.245""#, "fare <> '12.245'"),
             (#"tag == "00000000-0000-0000-0000-000000000007""#, "tag = '00000000-0000-0000-0000-000000000007'"),
             (#"host == "10.0.1.5""#, "host = '10.0.1.5'"),
             (#"doc == "{\"k\": 1}""#, #"doc = '{"k": 1}'"#),
@@ -51,6 +53,7 @@ struct TypedLiteralTests {
             #expect(String(try count(ours)) == expected, "\(ours): psql counts \(expected)")
             #expect(Int(expected) ?? 0 > 0, "\(theirs) should match some rows")
         }
+        #expect(try count(#"fare == "12.245""#) == 0 && (try count(#"fare == "12.25""#)) > 0)
         // The issue's numbers: compared as text, time_hour < "2013-1-2" matched almost every row.
         #expect(try count(#"time_hour < "2013-1-2""#) < 40)
         // A delete through such a predicate removes exactly psql's rows.
