@@ -116,7 +116,6 @@ private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
         return (try body(true), "; u undoes")
     } catch let error as BatchStoreError where error.code == .undoRefused || error.code == .tooBigToUndo {
         // The reason alone: the advice that ends it ("run it without undo") is what happens now.
-        let reason = error.message.replacingOccurrences(of: #";? run it without undo.*$"#, with: "", options: .regularExpression)
-        return (try body(false), "; no undo: \(reason)")
+        return (try body(false), "; no undo: \(error.undoRefusalReason)")
     }
 }
