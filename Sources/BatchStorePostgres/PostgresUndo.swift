@@ -84,6 +84,21 @@ struct UndoPlan {
         throw BatchStoreError(.undoRefused, "\(verb) \(target.name) changes \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
     }
 
+    /// A plan made only to run ``check(in:)`` before an edit's question: the edit of `table`
+    /// that deletes rows or assigns `assigning` (its journal is never created).
+    init(checking table: PostgresTable, entity: Entity, deleting: Bool, assigning: [String]) {
+        target = table
+        self.entity = entity
+        keys = PostgresIDColumn.of(table)
+        self.table = ""
+        if deleting {
+            kind = .delete(columns: table.columns.filter { !$0.isGenerated }.map(\.name))
+        } else {
+            let keyNames = Set(keys.map(\.source))
+            kind = .update(columns: assigning, newKeys: assigning.contains { keyNames.contains("t.\(quoteIdentifier($0))") })
+        }
+    }
+
     /// Plans the journal of an insert into `table`, which must have a primary key (undo finds
     /// the rows by it).
     init(inserting table: PostgresTable, entity: Entity, context: PostgresContext) throws {
@@ -334,11 +349,24 @@ extension PostgresContext {
         return UndoSummary(kind: kind, table: plan.entity.name, rows: rows, changedSince: changed)
     }
 
-    /// Why an edit of `rows` rows could not be undone: over ``undoLimit`` (the catalogs' refusals
-    /// are checked when the edit runs), or nil.
+    /// Why an edit of `rows` rows could not be undone, or nil: over ``undoLimit``, or what the
+    /// catalogs say now (``UndoPlan/check(in:)``: inheritance children, foreign-key actions), the
+    /// same refusals the edit meets when it runs, so its question can say so before `y`.
     public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
-        guard rows > undoLimit else { return nil }
-        return "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit))"
+        if rows > undoLimit {
+            return "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit))"
+        }
+        do {
+            let table = try store.table(named: entity.name)
+            guard case .primaryKey = table.rowKey else { return nil }
+            try UndoPlan(checking: table, entity: entity, deleting: deleting, assigning: assigning).check(in: try sessionLease().session)
+            return nil
+        } catch let error as BatchStoreError where error.code == .undoRefused {
+            return error.undoRefusalReason
+        } catch {
+            // Not a refusal of undo (the session, the table): the edit itself will say it.
+            return nil
+        }
     }
 
     /// Forgets every recorded edit (drops their journals).

@@ -60,10 +60,11 @@ final class BrowserData {
         try result.count(forDelete: deleteRequest(of: result, marked: marked), values: values)
     }
 
-    /// Deletes with undo when it can, and says when it cannot.
-    func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
+    /// Deletes, with undo when `undo` (what its question promised: undo refused now fails the
+    /// delete, changing nothing), else without, and says which.
+    func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
         let request = deleteRequest(of: result, marked: marked, resultType: context.editResultType)
-        return try undoable { try result.execute(request, values: values, undoable: $0) }
+        return try undoable(undo) { try result.execute(request, values: values, undoable: $0) }
     }
 
     func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
@@ -71,11 +72,11 @@ final class BrowserData {
         try result.count(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values)
     }
 
-    /// Updates with undo when it can, and says when it cannot.
+    /// Updates, with undo when `undo` (as ``delete(in:marked:values:undo:)``), else without.
     func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
-                values: ValueSelection? = nil) throws -> (BatchResult, undoNote: String) {
+                values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
         let request = updateRequest(assignments, of: result, resultType: context.editResultType)
-        return try undoable { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
+        return try undoable(undo) { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
     }
 
     func undo() throws -> ChangeSet { try context.undo() }
@@ -109,13 +110,14 @@ private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?, result
     return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate), resultType: resultType)
 }
 
-/// Runs `body` with undo; when undo is refused (too many rows, foreign-key actions), runs it
-/// without and says why.
-private func undoable<R>(_ body: (Bool) throws -> R) throws -> (R, String) {
+/// Runs `body` with undo when the question promised it (`promised`), else without. Undo
+/// refused now (the count passed the limit, a foreign-key action appeared since the question)
+/// fails the edit, which changed nothing: it never runs without the undo its question promised.
+private func undoable<R>(_ promised: Bool, _ body: (Bool) throws -> R) throws -> (R, String) {
+    guard promised else { return (try body(false), "; cannot be undone, as its question said") }
     do {
         return (try body(true), "; u undoes")
     } catch let error as BatchStoreError where error.code == .undoRefused || error.code == .tooBigToUndo {
-        // The reason alone: the advice that ends it ("run it without undo") is what happens now.
-        return (try body(false), "; no undo: \(error.undoRefusalReason)")
+        throw BatchStoreError(error.code, "undo is no longer possible: \(error.undoRefusalReason); nothing was changed; asked again, the question says so")
     }
 }

@@ -135,9 +135,11 @@ public enum Effect: Sendable, Equatable {
     case loadSQL(result: Int, row: Int)
     case search(column: String, text: String, from: Int, backwards: Bool)
     case countDelete(EditTarget)
-    case runDelete(EditTarget)
+    /// The delete `y` confirmed; `undo`: its question promised undo (the run then fails,
+    /// changing nothing, rather than go on without it).
+    case runDelete(EditTarget, undo: Bool = true)
     case countUpdate(assignments: String, target: EditTarget)
-    case runUpdate(assignments: String, target: EditTarget)
+    case runUpdate(assignments: String, target: EditTarget, undo: Bool = true)
     /// Reads what ``undo`` would take back, for `u`'s question.
     case countUndo
     /// Reads the cell at `row` and `column` of result `result` whole, for `e`'s prompt.
@@ -607,12 +609,12 @@ extension BrowserState {
             mode = .grid
             // The target the count was for; the session refuses it if the result has changed.
             switch what {
-            case .delete(let n, let target, _):
+            case .delete(let n, let target, let noUndo):
                 beginEdit(.deleting(rows: n, table: target.table))
-                return [.runDelete(target)]
-            case .update(let n, let text, let target, _):
+                return [.runDelete(target, undo: noUndo == nil)]
+            case .update(let n, let text, let target, let noUndo):
                 beginEdit(.updating(rows: n, table: target.table))
-                return [.runUpdate(assignments: text, target: target)]
+                return [.runUpdate(assignments: text, target: target, undo: noUndo == nil)]
             case .undo:
                 beginEdit(.undoing)
                 return [.undo]

@@ -105,7 +105,7 @@ extension EffectRunner {
 
     /// Runs `text` on the target's rows of the result on screen; the message gives SQLite's count.
     /// A cancel before the commit changes nothing (`.editCancelled`); after it, the update stands.
-    func runUpdate(_ text: String, target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+    func runUpdate(_ text: String, target: EditTarget, undo: Bool = true, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
         let assignments = try UpdateExpression.parseAssignments(text)
         let values = try valueSelection(for: target)
@@ -114,7 +114,7 @@ extension EffectRunner {
         do {
             // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
             (changed, undoNote) = try interruptibly(cancel: cancel, report: report) {
-                try data.update(assignments, in: result, marked: target.marked, values: values)
+                try data.update(assignments, in: result, marked: target.marked, values: values, undo: undo)
             }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]
@@ -126,14 +126,14 @@ extension EffectRunner {
 
     /// Deletes the target's rows of the result on screen; the message gives SQLite's count.
     /// A cancel before the commit changes nothing (`.editCancelled`); after it, the delete stands.
-    func runDelete(_ target: EditTarget, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+    func runDelete(_ target: EditTarget, undo: Bool = true, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let result = try result(for: target)
         let values = try valueSelection(for: target)
         let started = environment.now()
         let deleted: BatchResult, undoNote: String
         do {
             (deleted, undoNote) = try interruptibly(cancel: cancel, report: report) {
-                try data.delete(in: result, marked: target.marked, values: values)
+                try data.delete(in: result, marked: target.marked, values: values, undo: undo)
             }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]

@@ -133,12 +133,12 @@ final class EffectRunner {
             return try search(column: column, text: text, from: from, backwards: backwards, cancel: cancel, report: report)
         case .countDelete(let target):
             return try countDelete(target, cancel: cancel, report: report)
-        case .runDelete(let target):
-            return try runDelete(target, state: state, cancel: cancel, report: report)
+        case .runDelete(let target, let undo):
+            return try runDelete(target, undo: undo, state: state, cancel: cancel, report: report)
         case .countUpdate(let text, let target):
             return try countUpdate(text, target: target, cancel: cancel, report: report)
-        case .runUpdate(let text, let target):
-            return try runUpdate(text, target: target, state: state, cancel: cancel, report: report)
+        case .runUpdate(let text, let target, let undo):
+            return try runUpdate(text, target: target, undo: undo, state: state, cancel: cancel, report: report)
         case .countUndo:
             return try countUndo(cancel: cancel, report: report)
         case .loadCell(let row, let column, let result):

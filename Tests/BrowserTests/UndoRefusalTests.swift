@@ -18,13 +18,37 @@ struct UndoRefusalTests {
             INSERT INTO director VALUES (1, 'Varda'), (2, 'Ozu');
             INSERT INTO movie VALUES (10, 1), (11, 2);
             """)
-        let (b, _) = try makeBrowser(path, options: BrowserOptions(table: "director"))
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "director"))
         #expect(b.state.count == 2)
-        b.send(keys("vDy"))
-        #expect(b.state.message?.hasPrefix("deleted 1 row from director; no undo: deleting from director changes movie through foreign-key actions") == true,
+        b.send(keys("vD"))
+        #expect(term.text.suffix(2).joined(separator: " ").hasSuffix("from director — CANNOT BE UNDONE: deleting from director changes movie through foreign-key actions, which undo could not restore? y/N"),
+                "\(term.text.suffix(3))")
+        b.send(.char("y"))
+        #expect(b.state.message?.hasPrefix("deleted 1 row from director; cannot be undone, as its question said") == true,
                 "\(b.state.message ?? "no message")")
         #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM director") } == [2])
         b.send(.char("u"))
         #expect(b.state.message == "nothing to undo")
+    }
+
+    @Test("a question that promised undo is kept: when undo became impossible between the question and y (a cascading key added meanwhile), y changes nothing and says why; asked again, the question says it cannot be undone")
+    func promisedUndoIsKept() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT);
+            INSERT INTO director VALUES (1, 'Varda'), (2, 'Ozu');
+            """)
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "director"))
+        b.send(keys("vD"))
+        #expect(term.text.last == "Delete the 1 marked row from director? y/n", "\(term.text.suffix(3))")
+        // Another program adds a table that cascades from director while the question is up.
+        try direct(path) { try $0.execute(sql: "CREATE TABLE movie(id INTEGER PRIMARY KEY, director_id INTEGER REFERENCES director(id) ON DELETE CASCADE); INSERT INTO movie VALUES (10, 1)") }
+        b.send(.char("y"))
+        #expect(b.state.messageIsError && b.state.message?.hasPrefix("undo is no longer possible: deleting from director changes movie through foreign-key actions") == true
+                && b.state.message?.contains("nothing was changed") == true, "\(b.state.message ?? "no message")")
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM director ORDER BY id") } == [1, 2])
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM movie") } == [10])
+        b.send(keys("D"))
+        #expect(term.text.suffix(2).joined(separator: " ").contains("CANNOT BE UNDONE: deleting from director changes movie"), "\(term.text.suffix(3))")
     }
 }

@@ -52,15 +52,39 @@ extension ManagedObjectContext {
         if rows > undoLimit {
             throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
         }
+        // Rows changed by ON DELETE / ON UPDATE CASCADE, SET NULL or SET DEFAULT in other tables
+        // would not come back: the schema's relationships, and the file's keys as they are now
+        // (another program may have added one since the store was opened).
+        var referencing = Set<String>()
         if deleting {
-            // Rows removed by ON DELETE CASCADE / SET NULL in other tables would not come back.
-            let referencing = store.schema.entities.filter { other in
-                other.relationships.contains { $0.destinationEntityName.caseInsensitiveCompare(entity.name) == .orderedSame && $0.deleteRule != .noAction && $0.deleteRule != .deny }
-            }
-            if !referencing.isEmpty {
-                throw BatchStoreError(.undoRefused, "deleting from \(entity.name) changes \(referencing.map(\.name).joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
-            }
+            for other in store.schema.entities where other.relationships.contains(where: {
+                $0.destinationEntityName.caseInsensitiveCompare(entity.name) == .orderedSame && $0.deleteRule != .noAction && $0.deleteRule != .deny
+            }) { referencing.insert(other.name) }
         }
+        if deleting || !assigning.isEmpty {
+            try referencing.formUnion(withDatabase { db in try Self.referencingWithActions(db, entity.name, deleting: deleting, assigning: assigning) })
+        }
+        if !referencing.isEmpty {
+            throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) changes \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+        }
+    }
+
+    /// The tables of the main file whose foreign keys into `table` act on a delete (or, for an
+    /// update, on a change of one of `assigning`): CASCADE, SET NULL, SET DEFAULT.
+    static func referencingWithActions(_ db: Database, _ table: String, deleting: Bool, assigning: [String]) throws -> [String] {
+        let actions = "('CASCADE', 'SET NULL', 'SET DEFAULT')"
+        if deleting {
+            return try String.fetchAll(db, sql: """
+                SELECT DISTINCT m.name FROM main.sqlite_schema AS m, pragma_foreign_key_list(m.name) AS f
+                WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND upper(f.on_delete) IN \(actions)
+                """, arguments: [table])
+        }
+        let columns = assigning.map { _ in "?" }.joined(separator: ", ")
+        return try String.fetchAll(db, sql: """
+            SELECT DISTINCT m.name FROM main.sqlite_schema AS m, pragma_foreign_key_list(m.name) AS f
+            WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND upper(f.on_update) IN \(actions)
+              AND f."to" COLLATE NOCASE IN (\(columns))
+            """, arguments: StatementArguments([table] + assigning))
     }
 
     /// Creates the journal table and fills it with `select` (run inside the batch's transaction).

@@ -1,0 +1,66 @@
+import BatchStore
+import BatchStorePostgres
+import Browser
+import Foundation
+import Testing
+import TerminalCore
+import TestSupport
+
+/// Over PostgreSQL, an edit's question says before `y` whether undo will be possible, from the
+/// same catalog checks the edit meets when it runs (foreign keys that cascade or set NULL,
+/// inheritance children), not only the undo limit; and a question that promised undo is kept.
+@Suite("PostgreSQL: undo said in the question")
+struct PostgresUndoQuestionTests {
+    static func last(_ terminal: MemoryTerminal) -> String? {
+        terminal.lines.last.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }
+    }
+    static func screen(_ terminal: MemoryTerminal) -> String {
+        terminal.lines.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }.joined(separator: "\n")
+    }
+
+    @Test("D on a table another cascades from, and U of a column another's key updates with, say CANNOT BE UNDONE before y; y then runs without undo; a cascade added between question and y fails the delete, changing nothing")
+    func catalogRefusalsBeforeY() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("undoq", sql: """
+            CREATE TABLE director(id int PRIMARY KEY, code text UNIQUE, name text);
+            INSERT INTO director VALUES (1, 'a', 'Varda'), (2, 'b', 'Ozu'), (3, 'c', 'Kiarostami');
+            CREATE TABLE movie(id int PRIMARY KEY, director_id int REFERENCES director ON DELETE CASCADE,
+                               director_code text REFERENCES director(code) ON UPDATE CASCADE);
+            INSERT INTO movie VALUES (10, 1, 'a'), (11, 2, 'b');
+            CREATE TABLE plain(id int PRIMARY KEY, v int);
+            INSERT INTO plain VALUES (1, 1), (2, 2);
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let terminal = MemoryTerminal(width: 200, height: 12)
+        let browser = try Browser(context: PostgresContext(store: store), name: "undoq", options: BrowserOptions(table: "director", batchSize: 20), backend: terminal)
+        browser.start()
+        browser.send([.char("v"), .char("D")])
+        #expect(Self.last(terminal)?.contains("Delete the 1 marked row from director — CANNOT BE UNDONE: deleting from director changes movie through foreign-key actions, which undo could not restore? y/N") == true,
+                "\(Self.screen(terminal))")
+        browser.send(.char("y"))
+        #expect(browser.state.message?.hasPrefix("deleted 1 row from director; cannot be undone, as its question said") == true, "\(browser.state.message ?? "")")
+        #expect(try server.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM movie", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "11")
+        // An update of the referenced column: the same, asked first.
+        browser.send([.char("U")] + "code = \"z\"".map { Key.char($0) } + [.enter])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE: this update of director changes movie through foreign-key actions") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        // An update of a column nothing refers to promises undo.
+        browser.send([.char("U")] + "name = \"x\"".map { Key.char($0) } + [.enter])
+        #expect(Self.last(terminal)?.hasSuffix("in director: name = \"x\"? y/n") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+
+        // A table nothing refers to: the question promises undo; a cascade added before y fails the delete.
+        let fresh = try Browser(context: PostgresContext(store: store), name: "undoq", options: BrowserOptions(table: "plain", batchSize: 20), backend: terminal)
+        fresh.start()
+        fresh.send([.char("v"), .char("D")])
+        #expect(Self.last(terminal)?.hasSuffix("Delete the 1 marked row from plain? y/n") == true, "\(Self.screen(terminal))")
+        try server.psql("CREATE TABLE child(id int PRIMARY KEY, plain_id int REFERENCES plain ON DELETE SET NULL); INSERT INTO child VALUES (1, 1)", database: database)
+        fresh.send(.char("y"))
+        #expect(fresh.state.messageIsError && fresh.state.message?.hasPrefix("undo is no longer possible: deleting from plain changes child through foreign-key actions") == true
+                && fresh.state.message?.contains("nothing was changed") == true, "\(fresh.state.message ?? "")")
+        #expect(try server.psql("SELECT count(*) FROM plain", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+        #expect(try server.psql("SELECT plain_id FROM child", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        fresh.send(.char("u"))
+        #expect(fresh.state.message == "nothing to undo")
+    }
+}
