@@ -37,6 +37,8 @@ extension PostgresContext {
         let sets: String?
         /// The columns an update assigns.
         let assigned: [String]
+        /// Each assigned column's new value as SQL over alias `t` (``assigned``' order).
+        var expressions: [String] = []
         var whereSQL: String
         var arguments: [SQLValue]
 
@@ -154,6 +156,7 @@ extension PostgresContext {
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         var sets: [String] = []
+        var expressions: [String] = []
         var assigned: [String] = []
         for (name, value) in request.propertiesToUpdate {
             guard let column = table.column(named: name) else {
@@ -165,7 +168,9 @@ extension PostgresContext {
             try value.check(assigningTo: column.name, of: table.name, declaredType: column.declaredType,
                             numeric: [.integer, .real, .numeric].contains(column.kind))
             let operand = try builder.operand(value.node)
-            sets.append("\(quoteIdentifier(column.name)) = \(try builder.assignment(operand, to: column, in: table))")
+            let expression = try builder.assignment(operand, to: column, in: table)
+            expressions.append(expression)
+            sets.append("\(quoteIdentifier(column.name)) = \(expression)")
         }
         // A new value is read from the row itself: a key path through a relationship would need
         // a join the UPDATE does not have (SQLite refuses it the same way).
@@ -174,7 +179,7 @@ extension PostgresContext {
         }
         let whereSQL = try editWhere(FetchRequest(entityName: table.name, predicate: request.predicate), table: table, builder: builder)
         return CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: sets.joined(separator: ", "), assigned: assigned,
-                            whereSQL: whereSQL, arguments: builder.arguments)
+                            expressions: expressions, whereSQL: whereSQL, arguments: builder.arguments)
     }
 
     /// The delete's statements: one for a fetch request; for object IDs, one per 1,000 IDs (keys
@@ -272,6 +277,38 @@ extension PostgresContext {
         return total
     }
 
+    /// What the update `edits` would do (``UpdatePreview``): per statement, one pass counting
+    /// its rows and the non-NULL values each assignment would turn into NULL, and the first
+    /// `sample` rows by key, each assigned column read now and as the update would write it.
+    func preview(_ edits: [CompiledEdit], at site: EditSite, sample: Int) throws -> UpdatePreview {
+        try prepare(site, for: edits)
+        var parts: [UpdatePreview] = []
+        for edit in edits {
+            let columns = edit.assigned.compactMap { edit.table.column(named: $0) }
+            let nulling = zip(columns, edit.expressions).map { "count(*) FILTER (WHERE t.\(quoteIdentifier($0.name)) IS NOT NULL AND (\($1)) IS NULL)" }
+            let counts = try watchedQuery(site.session, "SELECT \((["count(*)"] + nulling).joined(separator: ", ")) FROM \(edit.table.qualifiedSQL) AS t\(edit.whereSQL)",
+                                          edit.arguments, phase: .reading).first ?? []
+            func int(_ i: Int) -> Int { i < counts.count ? Int(counts[i].integerValue ?? 0) : 0 }
+            var part = UpdatePreview(rows: int(0), nulled: columns.enumerated().map { (column: $1.name, count: int($0 + 1)) }, sample: [])
+            let shown = parts.reduce(0) { $0 + $1.sample.count }
+            if sample > shown, part.rows > 0 {
+                let keys = PostgresIDColumn.of(edit.table)
+                let keyNames: [String]
+                if case .primaryKey(let names) = edit.table.rowKey { keyNames = names } else { keyNames = ["ctid"] }
+                let pairs = zip(columns, edit.expressions).flatMap { [$0.selectExpression(), $0.kind.selectExpression("(\($1))", typeOID: $0.baseTypeOID)] }
+                let sql = "SELECT \((keys.map(\.readSource) + pairs).joined(separator: ", ")) FROM \(edit.table.qualifiedSQL) AS t\(edit.whereSQL) ORDER BY \(keys.map(\.orderSQL).joined(separator: ", ")) LIMIT \(sample - shown)"
+                for row in try watchedQuery(site.session, sql, edit.arguments, phase: .reading) {
+                    let changes = columns.enumerated().map { i, column in
+                        UpdatePreview.Change(column: column.name, old: row[keys.count + 2 * i], new: row[keys.count + 2 * i + 1])
+                    }
+                    part.sample.append(UpdatePreview.Row(keyNames: keyNames, key: Array(row.prefix(keys.count)), changes: changes))
+                }
+            }
+            parts.append(part)
+        }
+        return UpdatePreview.combining(parts, sample: sample)
+    }
+
     /// Runs `request`, keeping the changed rows' keys in a temp table of the server until the
     /// transaction has committed, then calls `body` with each changed row's ID (in key order) as
     /// it streams back: client memory O(1) however many rows changed. Returns how many changed.
@@ -299,8 +336,12 @@ extension PostgresContext {
         try session.execute("BEGIN")
         defer { _ = try? session.execute("ROLLBACK") }
         do {
+            // What it would do, read before it runs in the rolled-back transaction.
+            let preview = try preview([edit], at: site, sample: 3)
             let n = try session.execute(edit.sql, edit.arguments) ?? 0
-            return ValidationReport(rowsMatched: n, rowsFailing: 0, example: nil)
+            var report = ValidationReport(rowsMatched: n, rowsFailing: 0, example: nil)
+            report.preview = preview
+            return report
         } catch let error as BatchStoreError where error.code != .serverUnavailable && error.code != .cancelled {
             throw BatchStoreError(error.code, "the update would fail: \(error.message) (checked in a transaction that was rolled back; nothing was written)")
         }

@@ -1072,6 +1072,12 @@ extension PostgresResultSource: ResultEditing {
         return try context.count(try context.compileUpdate(request, objectIDs: objectIDs, at: site), at: site)
     }
 
+    func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, sample: Int) throws -> UpdatePreview {
+        let context = try editingContext(undoable: false)
+        let site = try site(for: request.entityName, values: values, context: context)
+        return try context.preview(try context.compileUpdate(request, objectIDs: objectIDs, at: site), at: site, sample: sample)
+    }
+
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         let context = try editingContext(undoable: undoable)
         return try context.execute(request, undoable: undoable, at: try site(for: try entityName(of: request), values: values, context: context))

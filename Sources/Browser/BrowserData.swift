@@ -72,6 +72,12 @@ final class BrowserData {
         try result.count(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values)
     }
 
+    /// What the update would do (``UpdatePreview``), with `sample` rows old → new; writes nothing.
+    func previewUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
+                       values: ValueSelection? = nil, sample: Int) throws -> UpdatePreview {
+        try result.preview(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values, sample: sample)
+    }
+
     /// Updates, with undo when `undo` (as ``delete(in:marked:values:undo:)``), else without.
     func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
                 values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {

@@ -59,7 +59,7 @@ public enum Action: Sendable {
     /// `D`'s count; `noUndo` says why `u` could not take the delete back (nil: it could).
     case countedForDelete(Int, target: EditTarget, noUndo: String? = nil)
     /// `U`'s count; `noUndo` says why `u` could not take the update back (nil: it could).
-    case countedForUpdate(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil)
+    case countedForUpdate(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil, preview: UpdatePreview? = nil)
     /// What `u` would take back (read from its journal), for its question.
     case countedForUndo(UndoSummary)
     /// `e`'s cell read from the file: its prompt opens holding the value as a literal.
@@ -371,14 +371,19 @@ extension BrowserState {
             guard target == editTarget else { message = nil; break }
             message = nil
             mode = .confirm(.delete(rows: n, target: target, noUndo: noUndo))
-        case .countedForUpdate(let n, let text, let target, let noUndo):
+        case .countedForUpdate(let n, let text, let target, let noUndo, let preview):
             submitted = nil
             if endEdit(cancelled: "update") { break }
             // e's target is its cell, asked for on this result; others what U would act on now.
             guard target.cell.map({ $0.result == resultID }) ?? (target == editTarget) else { message = nil; break }
             cellEdit = nil
             message = nil
-            mode = .confirm(.update(rows: n, assignments: text, target: target, noUndo: noUndo))
+            if let cell = target.cell, n == 0 {
+                // The row went (another program deleted it, or it left the result): nothing to ask.
+                say("row \(group(cell.row + 1)) is no longer in \(target.table): nothing was changed; r reloads")
+                break
+            }
+            mode = .confirm(.update(rows: n, assignments: text, target: target, noUndo: noUndo, preview: preview))
         case .cellLoaded(let cell):
             // Only while that row of that result is still the cursor's and nothing else was asked.
             guard mode == .grid, cell.result == resultID, cell.row == cursorRow, snapshot(cursorRow)?.id == cell.id else { break }
@@ -612,7 +617,7 @@ extension BrowserState {
             case .delete(let n, let target, let noUndo):
                 beginEdit(.deleting(rows: n, table: target.table))
                 return [.runDelete(target, undo: noUndo == nil)]
-            case .update(let n, let text, let target, let noUndo):
+            case .update(let n, let text, let target, let noUndo, _):
                 beginEdit(.updating(rows: n, table: target.table))
                 return [.runUpdate(assignments: text, target: target, undo: noUndo == nil)]
             case .undo:

@@ -231,7 +231,8 @@ public struct CellTarget: Sendable, Equatable {
 /// browser asks one, and a confirmation never takes a key typed before it was on screen.
 public enum Confirmation: Sendable, Equatable {
     case delete(rows: Int, target: EditTarget, noUndo: String? = nil)
-    case update(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil)
+    /// `preview`: a few rows old → new, and the non-NULL values the update would turn into NULL.
+    case update(rows: Int, assignments: String, target: EditTarget, noUndo: String? = nil, preview: UpdatePreview? = nil)
     /// `u`: what the undo would take back, read from its journal.
     case undo(UndoSummary)
 
@@ -240,12 +241,17 @@ public enum Confirmation: Sendable, Equatable {
         switch self {
         case .delete(let n, let target, let noUndo):
             return "Delete \(target.scope(n)) from \(target.table)\(Self.undoNote(noUndo))?"
-        case .update(_, let a, let target, let noUndo) where target.cell != nil:
+        case .update(_, let a, let target, let noUndo, _) where target.cell != nil:
             guard let cell = target.cell else { return "" }
             let new = a.firstRange(of: " = ").map { String(a[$0.upperBound...]) } ?? a
             return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(cell.old) → \(new)\(Self.undoNote(noUndo))?"
-        case .update(let n, let a, let target, let noUndo):
-            return "Update \(target.scope(n)) in \(target.table): \(a)\(Self.undoNote(noUndo))?"
+        case .update(let n, let a, let target, let noUndo, let preview):
+            var notes = ""
+            if let preview, !preview.sample.isEmpty {
+                notes += " — e.g. \(preview.sampleText())\(preview.rows > preview.sample.count ? "; …" : "")"
+            }
+            if let nulling = preview?.nullingNote { notes += " — \(nulling)" }
+            return "Update \(target.scope(n)) in \(target.table): \(a)\(notes)\(Self.undoNote(noUndo))?"
         case .undo(let u):
             let what: String
             switch u.kind {
@@ -266,7 +272,7 @@ public enum Confirmation: Sendable, Equatable {
     /// The answer keys: `y/N` when the edit cannot be undone (any key but y says no either way).
     var answers: String {
         switch self {
-        case .delete(_, _, let noUndo?), .update(_, _, _, let noUndo?): return noUndo.isEmpty ? "y/n" : "y/N"
+        case .delete(_, _, let noUndo?), .update(_, _, _, let noUndo?, _): return noUndo.isEmpty ? "y/n" : "y/N"
         default: return "y/n"
         }
     }

@@ -97,9 +97,12 @@ extension EffectRunner {
         let assignments = try UpdateExpression.parseAssignments(text)
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
-            let n = try data.countUpdate(assignments, in: result, marked: target.marked, values: values)
+            // A cell edit shows its own old → new; U a few rows', and the values it would turn into NULL.
+            let preview = try data.previewUpdate(assignments, in: result, marked: target.marked, values: values, sample: target.cell == nil ? 3 : 0)
+            let n = preview.rows
             return [.countedForUpdate(rows: n, assignments: text, target: target,
-                                      noUndo: try data.undoRefusal(of: result, rows: n, deleting: false, assigning: assignments.map(\.name)))]
+                                      noUndo: try data.undoRefusal(of: result, rows: n, deleting: false, assigning: assignments.map(\.name)),
+                                      preview: preview)]
         }
     }
 

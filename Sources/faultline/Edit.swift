@@ -159,6 +159,13 @@ struct Update: ParsableCommand {
         try options.perform(verb: "update",
                             dryRunCount: { context, entity in
                                 let report = try context.validate(request(entity))
+                                // What it would write: a few rows old → new, and values it would lose to NULL.
+                                if let preview = report.preview {
+                                    if !preview.sample.isEmpty {
+                                        printError("e.g. \(preview.sampleText(width: 40))\(preview.rows > preview.sample.count ? "; …" : "")")
+                                    }
+                                    if let nulling = preview.nullingNote { printError("note: \(nulling)") }
+                                }
                                 if let example = report.example {
                                     printError("\(group(report.rowsFailing)) of \(counted(report.rowsMatched, "row")) would fail, e.g. \(example.id): \(example.reason)")
                                 }

@@ -11,8 +11,9 @@ import TestSupport
 /// inheritance children), not only the undo limit; and a question that promised undo is kept.
 @Suite("PostgreSQL: undo said in the question")
 struct PostgresUndoQuestionTests {
+    /// The question's lines (it wraps over the grid), trimmed and joined.
     static func last(_ terminal: MemoryTerminal) -> String? {
-        terminal.lines.last.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }
+        terminal.lines.suffix(3).map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }.filter { !$0.hasPrefix(" ") }.joined(separator: " ")
     }
     static func screen(_ terminal: MemoryTerminal) -> String {
         terminal.lines.map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }.joined(separator: "\n")
@@ -46,7 +47,7 @@ struct PostgresUndoQuestionTests {
         browser.send(.char("n"))
         // An update of a column nothing refers to promises undo.
         browser.send([.char("U")] + "name = \"x\"".map { Key.char($0) } + [.enter])
-        #expect(Self.last(terminal)?.hasSuffix("in director: name = \"x\"? y/n") == true, "\(Self.screen(terminal))")
+        #expect(Self.last(terminal)?.contains("in director: name = \"x\" — e.g. id 2: \"Ozu\" → \"x\"; id 3: \"Kiarostami\" → \"x\"? y/n") == true, "\(Self.screen(terminal))")
         browser.send(.char("n"))
 
         // A table nothing refers to: the question promises undo; a cascade added before y fails the delete.
@@ -62,5 +63,29 @@ struct PostgresUndoQuestionTests {
         #expect(try server.psql("SELECT plain_id FROM child", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         fresh.send(.char("u"))
         #expect(fresh.state.message == "nothing to undo")
+    }
+
+    @Test("U's question shows a few rows old → new as the column's type writes them (numeric, timestamptz), and the non-NULL values it would turn into NULL; update --dry-run says the same")
+    func updatePreview() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("preview", sql: """
+            CREATE TABLE f(id int PRIMARY KEY, fare numeric(8,2), w int, at timestamptz);
+            INSERT INTO f VALUES (1, 10.50, 2, '2013-01-01 05:00+00'), (2, NULL, 2, NULL), (3, 30, NULL, '2013-01-02 00:00+00'), (4, 40, NULL, NULL);
+            """)
+        try server.psql("ALTER DATABASE \(database) SET timezone TO 'UTC'", database: database)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let terminal = MemoryTerminal(width: 200, height: 12)
+        let browser = try Browser(context: PostgresContext(store: store), name: "preview", options: BrowserOptions(table: "f", batchSize: 20), backend: terminal)
+        browser.start()
+        browser.send([.char("U")] + "fare = fare * w".map { Key.char($0) } + [.enter])
+        let question = terminal.lines.suffix(3).map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }.joined(separator: " ")
+        #expect(question.contains("in f: fare = fare * w — e.g. id 1: \"10.50\" → \"21.00\"; id 2: nil → nil; id 3: \"30.00\" → nil; … — 2 non-NULL values of fare would become NULL? y/n"),
+                "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        let dry = try CLI.run(["update", server.url(database: database), "--table", "f", "--all", "--set", "at = nil", "--dry-run"],
+                              environment: ["PATH": "/usr/bin:/bin", "PGPASSFILE": "/nonexistent", "HOME": NSTemporaryDirectory()])
+        #expect(dry.status == 0 && dry.stdout == "4\n", "\(dry.stderr)")
+        #expect(dry.stderr.hasPrefix("e.g. id 1: \"2013-01-01 05:00:00+00\" → nil; id 2: nil → nil; id 3: \"2013-01-02 00:00:00+00\" → nil; …\nnote: 2 non-NULL values of at would become NULL\n"), "\(dry.stderr)")
+        #expect(try server.psql("SELECT count(*) FROM f WHERE at IS NULL", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 }

@@ -67,7 +67,7 @@ struct ConfirmationTests {
         #expect(term.text.last == "Delete the 2 marked rows from n? y/n")
         b.send(.char("n"))
         b.send([.char("U")] + keys("v = 0") + [.enter])
-        #expect(term.text.last == "Update the 2 marked rows in n: v = 0? y/n")
+        #expect(term.text.last == "Update the 2 marked rows in n: v = 0 — e.g. id 1: 10 → 0; id 2: 20 → 0? y/n")
         b.send(.char("n"))
         b.send([.char("f")] + keys("id == 4") + [.enter, .char("D")])
         #expect(term.text.last == "Delete the 1 row of this result (nothing is marked) from n? y/n")
@@ -82,7 +82,7 @@ struct ConfirmationTests {
         #expect(term.text.last == "Delete all 10 rows of this result (nothing is marked) from n — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
         b.send(.char("n"))
         b.send([.char("U")] + keys("v = v + 1") + [.enter])
-        #expect(term.text.last == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1 — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
+        #expect(term.text.suffix(2).joined(separator: " ") == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1 — e.g. id 1: 10 → 11; id 2: 20 → 21; id 3: 30 → 31; … — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
         b.send(.char("n"))
         // Under the limit: undoable, and u says what it will put back before it does.
         b.send([.char("v"), .char("v"), .char("v"), .char("D"), .char("y")])
@@ -186,6 +186,34 @@ struct ConfirmationTests {
         b.send([.char("F"), .escape])
         #expect(b.state.message == "back from v freq to n")
     }
+
+    @Test("U's question shows a few rows old → new, and how many non-NULL values it would turn into NULL; e's question says when its row is gone")
+    func updatePreview() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v REAL, w INTEGER);
+            INSERT INTO n VALUES (1, 10, 2), (2, NULL, 2), (3, 30, NULL), (4, 40, NULL), (5, 50, 1);
+            """)
+        let (b, term) = try browser(path, width: 200)
+        b.send([.char("U")] + keys("v = v * w") + [.enter])
+        let question = term.text.suffix(3).joined(separator: " ")
+        #expect(question.contains("Update all 5 rows of this result (nothing is marked) in n: v = v * w — e.g. id 1: 10.0 → 20.0; id 2: nil → nil; id 3: 30.0 → nil; … — 2 non-NULL values of v would become NULL? y/n"),
+                "\(term.text.suffix(3))")
+        b.send(.char("n"))
+        // Marked rows: the sample is theirs, and no NULL note where none would be lost.
+        b.send(keys("ggjjjjv"))
+        b.send([.char("U")] + keys("v = v + 1") + [.enter])
+        #expect(term.text.suffix(2).joined(separator: " ").contains("Update the 1 marked row in n: v = v + 1 — e.g. id 5: 50.0 → 51.0? y/n"), "\(term.text.suffix(3))")
+        b.send(.char("y"))
+        #expect(try direct(path) { try Double.fetchOne($0, sql: "SELECT v FROM n WHERE id = 5") } == 51)
+        // e on a row another program deleted meanwhile: nothing to ask.
+        b.send(keys("gg"))
+        b.send(.char("e"))
+        #expect(b.state.cellEdit != nil || b.state.mode != .grid, "e opened nothing: \(b.state.message ?? "")")
+        try direct(path) { try $0.execute(sql: "DELETE FROM n WHERE id = 1") }
+        b.send([.ctrl("u")] + keys("7") + [.enter])
+        #expect(!b.state.isConfirming && b.state.message == "row 1 is no longer in n: nothing was changed; r reloads", "\(b.state.message ?? "")")
+    }
 }
 
 @Suite("What the status line says when it is cut")
@@ -200,4 +228,5 @@ struct CutStatusTests {
         _ = wide.reduce(.opened(table: "flights", columns: ["a"], filter: "", sort: nil, count: 3, cursor: 0, readOnly: nil, message: nil, result: 1))
         #expect(!render(wide, colors: false).lines[wide.height - 2].contains("…"))
     }
+
 }

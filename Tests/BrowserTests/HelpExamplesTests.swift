@@ -30,7 +30,7 @@ struct HelpExamplesTests {
         #expect(b.state.count > 0 && b.state.count < total, "\(filter) matched \(b.state.count) of \(total)")
         let matched = b.state.count
         b.send([.char("U")] + update.map { Key.char($0) } + [.enter])
-        guard case .confirm(.update(let n, let assignments, _, _)) = b.state.mode else {
+        guard case .confirm(.update(let n, let assignments, _, _, _)) = b.state.mode else {
             Issue.record("U \(update) asked nothing: \(b.state.message ?? "")")
             return
         }

@@ -532,7 +532,7 @@ enum ModelRun {
             let shown = model.rows[t][id]?.k.map(String.init) ?? "nil"
             guard b.state.mode == .prompt(.cellEdit, text: shown) else { return "e on k of \(id) opened \(b.state.mode), the model holds \(shown): \(b.state.message ?? "")" }
             b.send([.ctrl("u")] + keys(String(k)) + [.enter])
-            guard case .confirm(.update(1, _, let target, _)) = b.state.mode, target.cell?.id.keyValues == [.integer(id)] else {
+            guard case .confirm(.update(1, _, let target, _, _)) = b.state.mode, target.cell?.id.keyValues == [.integer(id)] else {
                 return "e asked \(b.state.mode) for row \(id): \(b.state.message ?? "")"
             }
             b.send(.char("y"))
@@ -559,7 +559,7 @@ enum ModelRun {
         var before: [Int64: ModelRow?] = [:]
         if let d {
             b.send([.char("U")] + keys("k = k + \(d)") + [.enter])
-            guard case .confirm(.update(let n, _, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
+            guard case .confirm(.update(let n, _, _, _, _)) = b.state.mode else { return "U asked nothing: \(b.state.message ?? "")" }
             if n != target.count { return "U offered \(n) rows, the model \(target.count)" }
             b.send(.char("y"))
             var after: [Int64: Int?] = [:]

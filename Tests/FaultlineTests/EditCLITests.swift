@@ -191,4 +191,22 @@ import Testing
         #expect(try CLI.run(["update", db, "--table", "n", "--all", "--set", "x = 'b'"]).status == 0)
         #expect(try mode() == "wal", "other readers keep reading during a long batch")
     }
+
+    @Test("update --dry-run shows a few rows old → new and how many non-NULL values the update would turn into NULL; a real run then writes exactly that")
+    func dryRunPreview() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, v REAL, w INTEGER, s TEXT);
+            INSERT INTO n VALUES (1, 10, 2, 'a'), (2, NULL, 2, 'b'), (3, 30, NULL, 'c' || char(10) || 'd'), (4, 40, NULL, 'x');
+            """)
+        let dry = try CLI.run(["update", path, "--table", "n", "--all", "--set", "v = v * w, s = s || \"!\"", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout == "4\n", "\(dry.stderr)")
+        let lines = dry.stderr.split(separator: "\n").map(String.init)
+        #expect(lines == [#"e.g. id 1: v 10.0 → 20.0, s "a" → "a!"; id 2: v nil → nil, s "b" → "b!"; id 3: v 30.0 → nil, s "c\nd" → "c\nd!"; …"#,
+                          "note: 2 non-NULL values of v would become NULL",
+                          "would update 4 rows (dry run: nothing was written)"], "\(lines)")
+        let real = try CLI.run(["update", path, "--table", "n", "--all", "--set", "v = v * w, s = s || \"!\""])
+        #expect(real.status == 0)
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n WHERE v IS NULL") } == 3)
+    }
 }

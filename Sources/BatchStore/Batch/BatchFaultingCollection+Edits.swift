@@ -36,6 +36,13 @@ extension BatchFaultingCollection {
         try editor.count(forUpdate: request, objectIDs: objectIDs, values: values)
     }
 
+    /// What ``execute(_:objectIDs:values:undoable:)`` would do (``UpdatePreview``): the rows it
+    /// changes, the non-NULL values each assignment would turn into NULL, and the first `sample`
+    /// rows by key, old value → new. Writes nothing.
+    public func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil, values: ValueSelection? = nil, sample: Int = 3) throws -> UpdatePreview {
+        try editor.preview(forUpdate: request, objectIDs: objectIDs, values: values, sample: sample)
+    }
+
     /// ``count(forUpdate:objectIDs:values:)`` on every value's rows.
     public func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]? = nil) throws -> Int {
         try editor.count(forUpdate: request, objectIDs: objectIDs, values: nil)

@@ -188,6 +188,9 @@ extension ManagedObjectContext {
         /// `"c" = <expr>, …`
         let setClause: String
         let setArguments: [SQLValue]
+        /// Each assigned column's new value as SQL over alias `t`, in ``columns``' order (their
+        /// `?` in order, as ``setClause`` has them).
+        let expressions: [String]
         /// ` WHERE …` or empty.
         let whereClause: String
         let whereArguments: [SQLValue]
@@ -240,6 +243,7 @@ extension ManagedObjectContext {
         guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = QueryBuilder(entity: entity, schema: store.schema, alias: "t", allowsJoins: false)
         var sets: [String] = []
+        var expressions: [String] = []
         var columns: [String] = []
         for (name, value) in request.propertiesToUpdate {
             guard let attribute = entity.attribute(named: name) else {
@@ -250,13 +254,15 @@ extension ManagedObjectContext {
             columns.append(attribute.name)
             try value.check(assigningTo: attribute.name, of: entity.name, declaredType: attribute.declaredType,
                             numeric: attribute.holdsNumbers)
-            sets.append("\(quoteIdentifier(attribute.name)) = \(try builder.compile(value.node))")
+            let expression = try builder.compile(value.node)
+            expressions.append(expression)
+            sets.append("\(quoteIdentifier(attribute.name)) = \(expression)")
         }
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
         let (unrestricted, whereArgs) = try batchWhere(match, entity: entity)
         let whereSQL = Self.restricting(unrestricted, to: within)
         return CompiledUpdate(entity: entity, setClause: sets.joined(separator: ", "), setArguments: builder.arguments,
-                              whereClause: whereSQL, whereArguments: whereArgs, match: match, columns: columns)
+                              expressions: expressions, whereClause: whereSQL, whereArguments: whereArgs, match: match, columns: columns)
     }
 
     /// Runs a batch update in one transaction: all rows or none.
@@ -442,6 +448,47 @@ extension ManagedObjectContext {
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
         try checkWritable(try store.entity(named: fetch.entityName))
         return try count(for: fetch)
+    }
+
+    /// What `update` would do (``UpdatePreview``): one pass counting the rows and the non-NULL
+    /// values each assignment would turn into NULL, and the first `sample` rows by key with
+    /// their values now and the new ones. Writes nothing.
+    func previewUpdate(_ update: CompiledUpdate, sample: Int) throws -> UpdatePreview {
+        try withDatabase { db in try previewUpdate(update, sample: sample, db) }
+    }
+
+    /// ``previewUpdate(_:sample:)`` on `db` (the context's connection, already held).
+    func previewUpdate(_ update: CompiledUpdate, sample: Int, _ db: Database) throws -> UpdatePreview {
+        let table = "main.\(quoteIdentifier(update.entity.name)) AS t"
+        let old = update.columns.map { "t.\(quoteIdentifier($0))" }
+        // The expressions' `?` come before the WHERE clause's, as in the UPDATE.
+        let arguments = (update.setArguments + update.whereArguments).statementArguments
+        let nulling = zip(old, update.expressions).map { ", total(\($0) IS NOT NULL AND (\($1)) IS NULL)" }.joined()
+        let entity = update.entity
+        let keys = entity.keyColumns
+        // A rowid table's INTEGER PRIMARY KEY is its rowid: shown by the name the user knows.
+        let aliased = entity.isKeyedByRowid && entity.primaryKey.count == 1
+            && entity.attribute(named: entity.primaryKey[0])?.declaredType.uppercased() == "INTEGER"
+        let keyNames = aliased ? entity.primaryKey : keys
+        do {
+            let counts = try Row.fetchOne(db, sql: "SELECT count(*)\(nulling) FROM \(table)\(update.whereClause)", arguments: arguments)
+            let rows: Int = counts?[0] ?? 0
+            let nulled = update.columns.enumerated().map { (column: $1, count: Int((counts?[$0 + 1] as Double?) ?? 0)) }
+            var preview = UpdatePreview(rows: rows, nulled: nulled, sample: [])
+            guard sample > 0, rows > 0 else { return preview }
+            let pairs = zip(old, update.expressions).map { "\($0), (\($1))" }.joined(separator: ", ")
+            let keyList = keys.map { "t.\(quoteIdentifier($0))" }
+            let sql = "SELECT \((keyList + [pairs]).joined(separator: ", ")) FROM \(table)\(update.whereClause) ORDER BY \(keyList.joined(separator: ", ")) LIMIT \(sample)"
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try cursor.next() {
+                let key = keys.indices.map { SQLValue(row: row, at: $0) }
+                let changes = update.columns.enumerated().map { i, column in
+                    UpdatePreview.Change(column: column, old: SQLValue(row: row, at: keys.count + 2 * i), new: SQLValue(row: row, at: keys.count + 2 * i + 1))
+                }
+                preview.sample.append(UpdatePreview.Row(keyNames: keyNames, key: key, changes: changes))
+            }
+            return preview
+        }
     }
 
     /// How many rows `request` would update, after checking its assignments compile; writes nothing.

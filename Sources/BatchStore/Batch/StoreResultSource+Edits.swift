@@ -6,6 +6,8 @@ import Foundation
 package protocol ResultEditing: ResultSource {
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult
     func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int
+    /// What the update would do to these rows (``UpdatePreview``), with `sample` rows shown.
+    func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, sample: Int) throws -> UpdatePreview
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult
     func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int
 }
@@ -68,6 +70,11 @@ extension StoreResultSource: ResultEditing {
         let within = try ValueSelection.narrowing(try membership(of: request.entityName), to: values, of: entity)
         let update = try context.compileUpdate(try narrowed(request, to: objectIDs), within: within)
         return try context.countRows(update.entity, whereSQL: update.whereClause, arguments: update.whereArguments)
+    }
+
+    func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, sample: Int) throws -> UpdatePreview {
+        let within = try ValueSelection.narrowing(try membership(of: request.entityName), to: values, of: entity)
+        return try context.previewUpdate(try context.compileUpdate(try narrowed(request, to: objectIDs), within: within), sample: sample)
     }
 
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {

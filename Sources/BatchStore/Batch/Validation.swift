@@ -9,6 +9,9 @@ public struct ValidationReport: Sendable {
     public var rowsFailing: Int
     /// One failing row and SQLite's reason for it, when some fail.
     public var example: (id: ObjectID, reason: String)?
+    /// What the update would write (a few rows old → new, the non-NULL values it would turn
+    /// into NULL), read before it is tried; nil where not read.
+    public var preview: UpdatePreview?
     /// True when every matched row would be written.
     public var isValid: Bool { rowsFailing == 0 }
 
@@ -39,6 +42,7 @@ extension ManagedObjectContext {
         let cols = (0..<keys.count).map { "k\($0)" }
         return try withDatabase { db -> ValidationReport in
             var report = ValidationReport(rowsMatched: 0, rowsFailing: 0, example: nil)
+            report.preview = try previewUpdate(update, sample: 3, db)
             try connection.createTempTable(db, named: written, "(\(cols.joined(separator: ", ")))")
             defer { try? db.execute(sql: "DROP TABLE IF EXISTS temp.\(quoteIdentifier(written))") }
             try db.inTransaction(.immediate) {

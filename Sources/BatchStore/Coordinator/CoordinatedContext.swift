@@ -218,12 +218,15 @@ public final class CoordinatedContext {
     /// matched and failing added up, the first store's failing example.
     public func validate(_ request: BatchUpdateRequest) throws -> ValidationReport {
         var total = ValidationReport(rowsMatched: 0, rowsFailing: 0, example: nil)
+        var previews: [UpdatePreview] = []
         for entity in try coordinator.entities(named: request.entityName) {
             let report = try context(for: entity.storeName).validate(request)
             total.rowsMatched += report.rowsMatched
             total.rowsFailing += report.rowsFailing
             total.example = total.example ?? report.example
+            if let preview = report.preview { previews.append(preview) }
         }
+        total.preview = previews.isEmpty ? nil : UpdatePreview.combining(previews, sample: 3)
         return total
     }
 

@@ -176,6 +176,21 @@ final class CoordinatedResultSource: ResultEditing, SQLiteValuesSource {
         }
     }
 
+    func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, sample: Int) throws -> UpdatePreview {
+        try checkEntity(request.entityName)
+        let stores = Set(try storeNames(for: objectIDs))
+        var parts: [UpdatePreview] = []
+        for i in entities.keys.sorted() {
+            let context = owner.contexts[i]
+            guard stores.contains(context.store.name) else { continue }
+            let shown = parts.reduce(0) { $0 + $1.sample.count }
+            parts.append(try withKeys(in: context, values: values) { within in
+                try context.previewUpdate(try context.compileUpdate(try part(of: request, objectIDs: objectIDs, for: context), within: within), sample: max(0, sample - shown))
+            })
+        }
+        return UpdatePreview.combining(parts, sample: sample)
+    }
+
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         let entityName = try checkEntity(of: request)
         let stores = try storeNames(for: request.objectIDs)
