@@ -210,11 +210,11 @@ extension PostgresResultSource {
         let figures = figuresSQL(average)
         // The first of equal counts in value order (NULL first), as the frequency sheet orders ties.
         let grouped = """
-            SELECT \(grouping.read("g.value")), g.c, count(g.value) OVER () FROM (SELECT v.value, count(*) AS c FROM (\(values.select)) AS v GROUP BY v.value) AS g
-            ORDER BY g.c DESC, \(grouping.ordered("g.value")) NULLS FIRST LIMIT 1
+            SELECT \(grouping.read("g.value")), g.c, count(g.value) OVER (), count(*) OVER (PARTITION BY g.c) FROM (SELECT v.value, count(*) AS c FROM (\(values.select)) AS v GROUP BY v.value) AS g
+            ORDER BY g.c DESC, \(grouping.ordered("g.value")) NULLS FIRST LIMIT 3
             """
         try prepare(figures)
-        func both(_ query: (String) throws -> [[SQLValue]]) throws -> (figures: [SQLValue], grouped: [SQLValue]?) {
+        func both(_ query: (String) throws -> [[SQLValue]]) throws -> (figures: [SQLValue], grouped: [[SQLValue]]) {
             let figureRow: [SQLValue]
             do {
                 figureRow = try query(figures).first ?? []
@@ -223,12 +223,12 @@ extension PostgresResultSource {
                 // numeric then (exact, slower; SQLite's double sum gives the same for such values).
                 figureRow = try query(figuresSQL("CAST(avg(CAST(v.value AS numeric)) AS float8)")).first ?? []
             }
-            return (figureRow, try query(grouped).first)
+            return (figureRow, try query(grouped))
         }
         let session = self.session
-        let (f, g): (figures: [SQLValue], grouped: [SQLValue]?)
+        let (f, tops): (figures: [SQLValue], grouped: [[SQLValue]])
         do {
-            (f, g) = try idTable.watching(progress) { watch, cancel in
+            (f, tops) = try idTable.watching(progress) { watch, cancel in
                 try both { try session.query($0, values.arguments, every: 0.05, watch: watch, cancel: cancel) }
             } ?? both { try session.query($0, values.arguments) }
         } catch let error as BatchStoreError where error.code != .cancelled && error.code != .serverUnavailable {
@@ -241,13 +241,20 @@ extension PostgresResultSource {
         let rowsSeen = int(0) ?? 0, nulls = int(1) ?? 0
         var mostFrequent: ValueCount?
         var distinct = 0
-        if let g, g.count == 3, let c = g[1].integerValue {
+        var ties = 1
+        var tied: [SQLValue] = []
+        if let g = tops.first, g.count == 4, let c = g[1].integerValue {
             mostFrequent = ValueCount(value: g[0], count: Int(c))
             distinct = Int(g[2].integerValue ?? 0)
+            ties = max(1, Int(g[3].integerValue ?? 1))
+            tied = tops.filter { $0.count == 4 && $0[1].integerValue == c }.map { $0[0] }
         }
-        return ColumnSummary(attribute: column.name, declaredType: column.declaredType, rows: rowsSeen,
-                             storageClasses: rowsSeen > nulls ? [kind.storageClass] : [], nulls: nulls, distinct: distinct,
-                             min: value(2), max: value(3), mean: mean, shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
+        var summary = ColumnSummary(attribute: column.name, declaredType: column.declaredType, rows: rowsSeen,
+                                    storageClasses: rowsSeen > nulls ? [kind.storageClass] : [], nulls: nulls, distinct: distinct,
+                                    min: value(2), max: value(3), mean: mean, shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
+        summary.mostFrequentTies = ties
+        summary.tiedForMostFrequent = tied
+        return summary
     }
 
     /// `SELECT CAST(min(v.value) AS float8), CAST(max(v.value) AS float8) FROM (<values>) AS v`

@@ -73,8 +73,15 @@ public struct SummarySheet: Sendable, Equatable {
         let mean = text(s.mean.map { String(format: "%.15g", $0) } ?? "")
         let lengths = text(s.shortest.map { short in short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)" } ?? "")
         let frequent: DisplayValue = s.mostFrequent.map { top in
-            let shown = top.value == .null ? "∅" : DisplayValue(top.value).shown
-            return sampled == nil ? .text("\(shown) (\(group(top.count)))") : .text("≈ \(shown) (\(count(top.count)))")
+            func shown(_ v: SQLValue) -> String { v == .null ? "∅" : DisplayValue(v).shown }
+            // Ties say so: `JFK, LGA: 8,706 each`, `a, b, c and 4 more: 2 each`.
+            guard s.mostFrequentTies > 1 else {
+                return sampled == nil ? .text("\(shown(top.value)) (\(group(top.count)))") : .text("≈ \(shown(top.value)) (\(count(top.count)))")
+            }
+            let named = (s.tiedForMostFrequent.isEmpty ? [top.value] : s.tiedForMostFrequent).map(shown).joined(separator: ", ")
+            let more = s.mostFrequentTies - max(1, s.tiedForMostFrequent.count)
+            let values = more > 0 ? "\(named) and \(group(more)) more" : named
+            return sampled == nil ? .text("\(values): \(group(top.count)) each") : .text("≈ \(values): \(count(top.count)) each")
         } ?? .text("")
         // NULL is not a value to SQL's count(DISTINCT …), but F lists it (∅): said, so I and F agree.
         let withNull = s.nulls > 0 ? " + ∅" : ""

@@ -148,7 +148,9 @@ extension EffectRunner {
         return try sample.values(in: 0..<first).map { entry in
             let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(n))
             let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(barWidth)).rounded())))
-            return RowSnapshot(id: nil, values: [DisplayValue(entry.value), .text("≈ " + group(Int((Double(entry.count) * scale).rounded()))),
+            var shown = DisplayValue(entry.value)
+            if sample.mixesStorageClasses, case .text = entry.value, let literal = FetchPredicate.literal(entry.value) { shown = .text(literal) }
+            return RowSnapshot(id: nil, values: [shown, .text("≈ " + group(Int((Double(entry.count) * scale).rounded()))),
                                                  .text("≈ " + percent), .text(bar)], exists: true)
         }
     }
@@ -225,8 +227,11 @@ extension EffectRunner {
         guard let frequencies else { return Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: range.count) }
         let total = max(1, frequencies.total), top = max(1, frequencies.maxCount)
         let width = frequencies.binWidth
+        // Where numbers and text meet (1 and '1' are two values), text is shown as a literal, in quotes.
+        let quotesText = frequencies.mixesStorageClasses
         return try frequencies.values(in: range).map { entry in
-            let shown = width.flatMap { w in Self.binLabel(entry.value, width: w) }.map(DisplayValue.text) ?? DisplayValue(entry.value)
+            var shown = width.flatMap { w in Self.binLabel(entry.value, width: w) }.map(DisplayValue.text) ?? DisplayValue(entry.value)
+            if quotesText, case .text = entry.value, let literal = FetchPredicate.literal(entry.value) { shown = .text(literal) }
             let percent = String(format: "%.2f%%", Double(entry.count) * 100 / Double(total))
             let bar = String(repeating: "█", count: max(1, Int((Double(entry.count) / Double(top) * Double(Self.barWidth)).rounded())))
             return RowSnapshot(id: nil, values: [shown, .text(group(entry.count)), .text(percent), .text(bar)], exists: true, count: entry.count)

@@ -91,7 +91,8 @@ struct FrequencySheetTests {
         #expect(shell == ["1|4", "2|3", "3|2", "'1'|2", "NULL|1"])
         #expect(b.state.count == 5)
         let shown = (0..<5).compactMap { b.state.snapshot($0).map { Array($0.values.prefix(2)) } }
-        #expect(shown == [[.text("1"), .text("4")], [.text("2"), .text("3")], [.text("3"), .text("2")], [.text("1"), .text("2")], [.null, .text("1")]])
+        // Where numbers and text meet, text is shown in quotes: the integer 1 and the text '1' are told apart.
+        #expect(shown == [[.text("1"), .text("4")], [.text("2"), .text("3")], [.text("3"), .text("2")], [.text("\"1\""), .text("2")], [.null, .text("1")]])
         for (row, filter, count) in [(0, "n == 1", 4), (3, "n == \"1\"", 2), (4, "n == nil", 1)] {
             b.send(.char("g"))
             for _ in 0..<row { b.send(.char("j")) }
@@ -112,7 +113,7 @@ struct FrequencySheetTests {
         #expect(b.state.frequencySheet?.binWidth == 1)
         // NULL, the bins 1, 2, 3 in order, then the text '1' as itself.
         let shown = (0..<b.state.count).compactMap { b.state.snapshot($0).map { Array($0.values.prefix(2)) } }
-        #expect(shown == [[.null, .text("1")], [.text("1 – 2"), .text("4")], [.text("2 – 3"), .text("3")], [.text("3 – 4"), .text("2")], [.text("1"), .text("2")]], "\(shown)")
+        #expect(shown == [[.null, .text("1")], [.text("1 – 2"), .text("4")], [.text("2 – 3"), .text("3")], [.text("3 – 4"), .text("2")], [.text("\"1\""), .text("2")]], "\(shown)")
         #expect(term.text[10].contains("bins of 1"), "\(term.text[10])")
         b.send(.char("j"))
         b.send(.enter)
@@ -145,6 +146,33 @@ struct FrequencySheetTests {
         #expect(b.state.snapshot(0)?.values.first == .text("11"))
     }
 
+    @Test("I shows ties for the most frequent value (all of them, or the first three and how many more); F shows text in quotes where numbers and text meet, so 1 and '1' are told apart")
+    func tiesAndStorageClasses() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE m(id INTEGER PRIMARY KEY, origin TEXT, k, plain TEXT);
+            INSERT INTO m(origin, k, plain) VALUES ('JFK', 1, 'a'), ('LGA', '1', 'a'), ('JFK', '1', 'b'), ('LGA', 2, 'c'), ('EWR', 2.5, NULL);
+            """)
+        let (b, _) = try browser(path, width: 200)
+        b.send(.char("I"))
+        #expect(b.state.summarySheet != nil)
+        func mostFrequent(_ row: Int) -> DisplayValue? { b.state.snapshot(row)?.values.last }
+        func text(_ v: DisplayValue) -> String { if case .text(let t) = v { return t } else { return "\(v)" } }
+        #expect(mostFrequent(0) == .text("1, 2, 3 and 2 more: 1 each"), "\(String(describing: mostFrequent(0)))")
+        #expect(mostFrequent(1) == .text("JFK, LGA: 2 each"), "\(String(describing: mostFrequent(1)))")
+        #expect(mostFrequent(2) == .text("\"1\" (2)") || mostFrequent(2) == .text("1 (2)"), "\(String(describing: mostFrequent(2)))")
+        #expect(mostFrequent(3) == .text("a (2)"), "\(String(describing: mostFrequent(3)))")
+        b.send(.escape)
+        // k holds integer 1 once, text '1' twice, 2 and 2.5: F quotes the text.
+        b.send(keys("llF"))
+        #expect(b.state.frequencySheet != nil && b.state.count == 4, "\(b.state.message ?? "")")
+        #expect((0..<4).compactMap { b.state.snapshot($0)?.values.prefix(2).map(text).joined(separator: " ") } == ["\"1\" 2", "1 1", "2 1", "2.5 1"])
+        b.send(.escape)
+        // A column of text alone: shown as it is.
+        b.send(keys("lF"))
+        #expect((0..<4).map { b.state.snapshot($0)?.values.first.map(text) ?? "-" } == ["a", "null", "b", "c"])
+    }
+
     @Test("I: the summary sheet of every column, each figure as SQLite computed it; Enter goes to the column")
     func summarySheet() throws {
         let dir = TempDir()
@@ -152,7 +180,7 @@ struct FrequencySheetTests {
         b.send(keys("jI"))
         #expect(term.text == [
             "  #  column type    classes           nulls distinct min       max  mean             text length mos",
-            "  1  id     INTEGER integer           0     12       1         12   6.5                          1 (",
+            "  1  id     INTEGER integer           0     12       1         12   6.5                          1,",
             "  2  genre  TEXT    text              2     4 + ∅    <b>\\e[31m 日本                  2–8         Dra",
             "  3  n              integer,real,text 1     4 + ∅    1         1    1.77777777777778 1           1 (",
             "", "", "", "", "", "",

@@ -27,6 +27,11 @@ public struct ColumnSummary: Sendable, Equatable {
     public var longest: Int?
     /// The most frequent value (ties by value, as the frequency sheet orders them); nil without rows.
     public var mostFrequent: ValueCount?
+    /// How many values share ``mostFrequent``'s count (1: it stands alone).
+    public var mostFrequentTies = 1
+    /// The first values (up to three, in value order, NULL first) that share ``mostFrequent``'s
+    /// count, it first; empty without rows.
+    public var tiedForMostFrequent: [SQLValue] = []
     /// For figures of a sample (``ResultRows/sample(_:)``), the rows of the result it was drawn
     /// from: every figure is then of the ``rows`` sampled, not of the result. Nil: of every row.
     public var sampledFrom: Int?
@@ -90,33 +95,46 @@ extension ColumnSummary {
               max(typeof(value) = 'integer'), max(typeof(value) = 'real'), max(typeof(value) = 'text'), max(typeof(value) = 'blob')
             FROM (\(values.select))
             """
-        let grouped = "SELECT max(c), value, count(value) FROM (SELECT value, count(*) AS c FROM (\(values.select)) GROUP BY value ORDER BY value)"
+        // One GROUP BY (SQLite materializes a CTE read more than once): the top count, the
+        // distinct values, how many share the top count, and the first three of them by value.
+        let grouped = """
+            WITH g AS (SELECT value, count(*) AS c FROM (\(values.select)) GROUP BY value),
+              top AS (SELECT max(c) AS m, count(value) AS d FROM g)
+            SELECT top.m, top.d, (SELECT count(*) FROM g WHERE g.c = top.m), g.value FROM top LEFT JOIN g ON g.c = top.m ORDER BY g.value LIMIT 3
+            """
         // Each statement holds the inner SELECT once, so each binds its arguments once.
         self = try values.connection.withDatabase { db in
-            func one(_ sql: String) throws -> [SQLValue]? {
+            func all(_ sql: String) throws -> [[SQLValue]] {
                 let statement = try db.makeStatement(sql: sql)
-                var found: [SQLValue]?
+                var found: [[SQLValue]] = []
                 try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
                     // The cursor stays alive while the row is read: a row reads its statement.
                     let cursor = try Row.fetchCursor(statement, arguments: values.arguments.statementArguments)
-                    if let row = try cursor.next() { found = (0..<row.count).map { SQLValue(row: row, at: $0) } }
+                    while let row = try cursor.next() { found.append((0..<row.count).map { SQLValue(row: row, at: $0) }) }
                 }
                 return found
             }
+            func one(_ sql: String) throws -> [SQLValue]? { try all(sql).first }
             let f = try one(figures) ?? []
             func int(_ i: Int) -> Int? { if i < f.count, case .integer(let v) = f[i] { return Int(v) } else { return nil } }
             func value(_ i: Int) -> SQLValue? { i < f.count && f[i] != .null ? f[i] : nil }
             var mean: Double?
             if let v = value(4) { if case .real(let d) = v { mean = d } else if case .integer(let n) = v { mean = Double(n) } }
             let classes = ["integer", "real", "text", "blob"].enumerated().filter { int(7 + $0.offset) == 1 }.map(\.element)
-            let g = try one(grouped) ?? []
+            let tops = try all(grouped)
+            let g = tops.first ?? []
             var mostFrequent: ValueCount?
-            if g.count == 3, case .integer(let n) = g[0] { mostFrequent = ValueCount(value: g[1], count: Int(n)) }
+            if g.count == 4, case .integer(let n) = g[0] { mostFrequent = ValueCount(value: g[3], count: Int(n)) }
             var distinct = 0
-            if g.count == 3, case .integer(let n) = g[2] { distinct = Int(n) }
-            return ColumnSummary(attribute: values.attribute, declaredType: values.declaredType, rows: int(0) ?? 0, storageClasses: classes,
-                                 nulls: int(1) ?? 0, distinct: distinct, min: value(2), max: value(3), mean: mean,
-                                 shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
+            if g.count == 4, case .integer(let n) = g[1] { distinct = Int(n) }
+            var summary = ColumnSummary(attribute: values.attribute, declaredType: values.declaredType, rows: int(0) ?? 0, storageClasses: classes,
+                                        nulls: int(1) ?? 0, distinct: distinct, min: value(2), max: value(3), mean: mean,
+                                        shortest: int(5), longest: int(6), mostFrequent: mostFrequent)
+            if mostFrequent != nil {
+                if g.count == 4, case .integer(let ties) = g[2] { summary.mostFrequentTies = Swift.max(1, Int(ties)) }
+                summary.tiedForMostFrequent = tops.map { $0[3] }
+            }
+            return summary
         }
     }
 }

@@ -58,6 +58,9 @@ public final class ValueFrequencies {
 
     /// Where the grouped rows are: `SQLite temp table bs_freq_3_2`, `PostgreSQL temp table bs_freq_2`.
     public var location: String { table.location }
+    /// True when the values are of more than one storage class among numbers, text and blobs
+    /// (integer 1 and text '1' are two values): the browser then shows text in quotes.
+    public var mixesStorageClasses: Bool { table.mixesStorageClasses }
 
     /// The values at `positions` (0-based, clamped to the table), in order: one range scan of the
     /// table's primary key, O(`positions.count`).
@@ -95,9 +98,15 @@ package protocol FrequencyTable: AnyObject {
     func values(in positions: Range<Int>) throws -> [ValueCount]
     func selection(at positions: [Int]) throws -> ValueSelection
     func position(of selection: ValueSelection) throws -> Int?
+    /// True when the values are of more than one storage class among numbers, text and blobs
+    /// (SQLite: integer 1 and text '1' are two values that would look alike).
+    var mixesStorageClasses: Bool { get }
 }
 
 extension FrequencyTable {
+    /// One type per column (PostgreSQL): never mixed.
+    package var mixesStorageClasses: Bool { false }
+
     /// See ``ValueFrequencies/statements(readingAt:pageSize:)``.
     package func statements(readingAt position: Int, pageSize: Int) -> ResultStatements {
         let start = max(0, min(position, count - 1))
@@ -115,6 +124,7 @@ final class SQLiteFrequencyTable: FrequencyTable {
     let maxCount: Int
     let seconds: Double
     let binWidth: Int64?
+    let mixesStorageClasses: Bool
 
     let connection: Connection
     let name: String
@@ -153,15 +163,20 @@ final class SQLiteFrequencyTable: FrequencyTable {
         let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value ORDER BY \(order)"
         groupSQL = sql
         groupArguments = values.arguments
-        let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int) in
+        let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int, classes: Int) in
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
             do {
                 let statement = try db.makeStatement(sql: sql)
                 try ProgressReporter.run(db: db, statement: statement, estimate: estimate, handler: progress) {
                     try statement.execute(arguments: values.arguments.statementArguments)
                 }
-                let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(count), 0), coalesce(max(count), 0) FROM \(table)")
-                return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
+                // (In the same scan: which storage classes meet, numbers counted as one.)
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT count(*), coalesce(sum(count), 0), coalesce(max(count), 0),
+                      coalesce(max(typeof(value) IN ('integer', 'real')), 0) + coalesce(max(typeof(value) = 'text'), 0) + coalesce(max(typeof(value) = 'blob'), 0)
+                    FROM \(table)
+                    """)
+                return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0, row?[3] ?? 0)
             } catch {
                 try? connection.dropTempTable(db, named: name)
                 throw error
@@ -170,6 +185,7 @@ final class SQLiteFrequencyTable: FrequencyTable {
         count = figures.count
         total = figures.total
         maxCount = figures.max
+        mixesStorageClasses = figures.classes > 1
         seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     }
 
