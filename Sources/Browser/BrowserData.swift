@@ -56,13 +56,23 @@ final class BrowserData {
     // every row of it; given `values` (an edit from a frequency sheet), only the rows whose
     // column holds one of them. Each count is what the matching edit would change now.
 
+    /// Refuses a write (and the count that asks for one) when the file it would go to is no
+    /// longer the one at its path: the change would be lost with the old file.
+    func refuseIfFileGone() throws {
+        if let problem = context.fileProblem {
+            throw BatchStoreError(.readOnly, "\(problem): edits are refused, they would be lost with the old file; nothing was changed (q quits)")
+        }
+    }
+
     func countDelete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> Int {
-        try result.count(forDelete: deleteRequest(of: result, marked: marked), values: values)
+        try refuseIfFileGone()
+        return try result.count(forDelete: deleteRequest(of: result, marked: marked), values: values)
     }
 
     /// Deletes, with undo when `undo` (what its question promised: undo refused now fails the
     /// delete, changing nothing), else without, and says which.
     func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
+        try refuseIfFileGone()
         let request = deleteRequest(of: result, marked: marked, resultType: context.editResultType)
         return try undoable(undo) { try result.execute(request, values: values, undoable: $0) }
     }
@@ -75,19 +85,29 @@ final class BrowserData {
     /// What the update would do (``UpdatePreview``), with `sample` rows old → new; writes nothing.
     func previewUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
                        values: ValueSelection? = nil, sample: Int) throws -> UpdatePreview {
-        try result.preview(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values, sample: sample)
+        try refuseIfFileGone()
+        return try result.preview(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values, sample: sample)
     }
 
     /// Updates, with undo when `undo` (as ``delete(in:marked:values:undo:)``), else without.
     func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
                 values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
+        try refuseIfFileGone()
         let request = updateRequest(assignments, of: result, resultType: context.editResultType)
         return try undoable(undo) { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
     }
 
-    func undo() throws -> ChangeSet { try context.undo() }
+    func undo() throws -> ChangeSet {
+        try refuseIfFileGone()
+        return try context.undo()
+    }
     /// What ``undo()`` would take back now (nil: nothing).
-    func undoSummary() throws -> UndoSummary? { try context.undoSummary() }
+    func undoSummary() throws -> UndoSummary? {
+        try refuseIfFileGone()
+        return try context.undoSummary()
+    }
+    /// Why the file is no longer the one at its path (deleted, replaced), or nil.
+    var fileProblem: String? { context.fileProblem }
     /// Why an edit of `rows` rows of `result`'s table could not be undone (nil: it could), said
     /// in its confirmation; an edit of no rows needs no undo.
     func undoRefusal(of result: BrowserResult, rows: Int, deleting: Bool, assigning: [String] = []) throws -> String? {

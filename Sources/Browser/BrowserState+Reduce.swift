@@ -97,6 +97,8 @@ public enum Action: Sendable {
     /// Text for the terminal's clipboard, base64 (the session sends it as OSC 52, then reduces nothing).
     case clipboard(base64: String)
     case fileChanged
+    /// The file on screen is no longer the one at its path (deleted, replaced): said once.
+    case fileGone(String)
     /// A reload read the file again: the result is current.
     case fileReloaded
 
@@ -469,6 +471,9 @@ extension BrowserState {
             if error { reopenSubmittedPrompt(column: nil) } else { submitted = nil }
         case .fileChanged:
             fileChanged = true
+        case .fileGone(let problem):
+            fileGone = true
+            say("\(problem): the screen shows the old file, edits are refused; q quits", error: true)
         case .fileReloaded:
             fileChanged = false
         }

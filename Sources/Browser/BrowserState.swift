@@ -491,6 +491,8 @@ public struct BrowserState: Sendable {
     /// Seconds the ID fetch has run (shown when the engine does not count rows: PostgreSQL).
     public internal(set) var loadingSeconds = 0.0
     public internal(set) var fileChanged = false
+    /// True once the file on screen was found deleted or replaced at its path (``Action/fileGone(_:)``).
+    public internal(set) var fileGone = false
     /// The open or search running now, which Esc cancels (nil: keys act as usual).
     public internal(set) var running: Work?
     /// Ctrl-C or q cancelled an open: quit once it has stopped.

@@ -79,6 +79,7 @@ final class EffectRunner {
             case .eagerStep:
                 return eagerStep(state)
             case .watchFile:
+                if let problem = data.fileProblem, !state.fileGone { return [.fileGone(problem)] }
                 guard let now = data.dataVersion(), let before = dataVersion, now != before else { return [] }
                 return [.fileChanged]
             }

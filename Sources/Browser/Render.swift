@@ -252,7 +252,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(rows(n))") }
         if state.readOnlyReason != nil { parts.append("read-only") }
-        if state.fileChanged { parts.append(state.engineName == "SQLite" ? "file changed: r reloads" : "data changed: r reloads") }
+        if state.fileGone {
+            parts.append("file deleted or replaced: edits refused")
+        } else if state.fileChanged { parts.append(state.engineName == "SQLite" ? "file changed: r reloads" : "data changed: r reloads") }
     }
     let right = " ? help "
     let left = " " + parts.joined(separator: " │ ")

@@ -209,7 +209,8 @@ struct SessionTests {
         let (b, term) = try makeBrowser(path)
         b.send([.char("f")] + keys("id <= 10") + [.enter])
         b.send([.char("U")] + keys("v = v + 1, name = uppercase(name)") + [.enter])
-        #expect(term.text[10...11].joined(separator: " ") == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1, name = uppercase(name)? y/n")
+        #expect(term.text[8...11].joined(separator: " ").hasSuffix("Update all 10 rows of this result (nothing is marked) in n: v = v + 1, name = uppercase(name) — e.g. id 1: v 10 → 11, name \"row 1\" → \"ROW 1\"; id 2: v 20 → 21, name \"row 2\" → \"ROW 2\"; id 3: v 30 → 31, name \"row 3\" → \"ROW 3\"; …? y/n"),
+                "\(term.text)")
         b.send(.char("y"))
         #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT name || ':' || v FROM n WHERE id = 3") } == "ROW 3:31")
         #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT name || ':' || v FROM n WHERE id = 11") } == "row 11:110")
@@ -249,6 +250,50 @@ struct SessionTests {
         #expect(b.state.count == 48 && !b.state.fileChanged)
         #expect(term.text.contains { $0.contains("changed") })
         #expect(!term.text.contains { $0.contains("(gone") })
+    }
+
+    @Test("the file deleted or replaced under the browser: one line says so, the status line keeps saying it, D, U, e and u are refused before they ask, and the new file at the path is untouched; keys and q still act")
+    func fileGoneUnderneath() throws {
+        let dir = TempDir()
+        for replace in [false, true] {
+            let path = try makeNumbers(dir, count: 20)
+            let (b, term) = try makeBrowser(path, width: 120, options: BrowserOptions(batchSize: 5))
+            b.send(keys("v"))
+            b.send(keys("D"))
+            #expect(b.state.isConfirming)
+            b.send(.char("n"))
+            if replace {
+                let other = try makeDatabase(dir, "other.sqlite", sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER, name TEXT); INSERT INTO n VALUES (1, 1, 'new')")
+                #expect(rename(other, path) == 0)
+            } else {
+                try FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + "-wal")
+                try? FileManager.default.removeItem(atPath: path + "-shm")
+            }
+            b.tick()
+            b.present()
+            let what = replace ? "was replaced by another file since it was opened" : "was deleted since it was opened"
+            #expect(b.state.fileGone && b.state.messageIsError && b.state.message == "\(path) \(what): the screen shows the old file, edits are refused; q quits",
+                    "\(b.state.message ?? "")")
+            #expect(term.text[10].contains("file deleted or replaced: edits refused"), "\(term.text[10])")
+            for edit in [[Key.char("D")], [.char("U")] + keys("v = 0") + [.enter], [.char("e")] + keys("5") + [.enter]] {
+                b.send(edit)
+                #expect(!b.state.isConfirming && b.state.message?.contains("edits are refused, they would be lost with the old file; nothing was changed") == true,
+                        "\(edit): \(b.state.message ?? "")")
+                b.send(.escape)
+            }
+            // Reading still works: the old file's rows.
+            b.send(keys("G"))
+            #expect(b.state.cursorRow == 19)
+            if replace {
+                #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM n") } == ["new"])
+            } else {
+                #expect(!FileManager.default.fileExists(atPath: path), "nothing created at the path")
+            }
+            b.send(.char("q"))
+            #expect(b.state.quit)
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     @Test("Enter shows every column of the current row, in full")

@@ -75,10 +75,14 @@ public protocol FetchingContext: AnyObject {
     func refreshAllObjects()
     /// Changes when another connection commits to any of the files (`PRAGMA data_version`).
     func dataVersion() throws -> Int
+    /// Why a file this context writes is no longer the one at its path (deleted, replaced), or
+    /// nil (and always nil for a server).
+    var fileProblem: String? { get }
 }
 
 extension FetchingContext {
     public var engineName: String { "SQLite" }
+    public var fileProblem: String? { nil }
     public var editResultType: BatchResultType { .changes }
 }
 
@@ -113,6 +117,7 @@ public protocol ValueStreamingContext: FetchingContext {
 
 extension ManagedObjectContext: FetchingContext {
     public var storeNames: [String] { [store.name] }
+    public var fileProblem: String? { store.fileProblem }
     public var entities: [Entity] { store.schema.entities }
     public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }

@@ -83,6 +83,38 @@ public final class PersistentStore: Sendable {
         } catch {
             throw BatchStoreError.wrap(error, context: path)
         }
+        fileIdentity = Self.identity(of: path)
+    }
+
+    /// The file's device and inode when the store opened it (nil: an in-memory or temporary database).
+    let fileIdentity: FileIdentity?
+
+    struct FileIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    static func identity(of path: String) -> FileIdentity? {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Why the file this store opened is no longer the one at its path, or nil: deleted, or
+    /// replaced by another file (a copy moved over it, a download saved again). The store's
+    /// connections still read and write the file they opened, which nothing else can open any
+    /// more: a browser says so, and refuses edits that would be lost with it.
+    public var fileProblem: String? {
+        guard let opened = fileIdentity else { return nil }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            return errno == ENOENT ? "\(path) was deleted since it was opened" : nil
+        }
+        guard FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == opened else {
+            return "\(path) was replaced by another file since it was opened"
+        }
+        return nil
     }
 
     /// Convenience for `init(path:options:)` with `create: true`.
