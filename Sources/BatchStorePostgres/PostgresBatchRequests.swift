@@ -301,7 +301,7 @@ extension PostgresContext {
                     let changes = columns.enumerated().map { i, column in
                         UpdatePreview.Change(column: column.name, old: row[keys.count + 2 * i], new: row[keys.count + 2 * i + 1])
                     }
-                    part.sample.append(UpdatePreview.Row(keyNames: keyNames, key: Array(row.prefix(keys.count)), changes: changes))
+                    part.sample.append(UpdatePreview.SampleRow(keyNames: keyNames, key: Array(row.prefix(keys.count)), changes: changes))
                 }
             }
             parts.append(part)

@@ -257,7 +257,12 @@ struct UndoPlan {
         case .update(let columns, let newKeys):
             let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
             let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
-            return "UPDATE \(q) AS t SET \(sets) FROM \(qualifiedName) AS u WHERE \(match)"
+            // Checked again as each row is locked (PostgreSQL re-evaluates an UPDATE's WHERE on
+            // the row's latest version): a change committed after the changed-since rows left the
+            // journal, and before this lock, is not overwritten either.
+            let unchanged = keys.contains(where: { $0.source == "t.ctid" }) ? []
+                : columns.enumerated().map { " AND CAST(t.\(quoteIdentifier($1)) AS text) IS NOT DISTINCT FROM CAST(u.a\($0) AS text)" }
+            return "UPDATE \(q) AS t SET \(sets) FROM \(qualifiedName) AS u WHERE \(match)\(unchanged.joined())"
         case .delete(let columns):
             let names = columns.map(quoteIdentifier).joined(separator: ", ")
             let values = columns.indices.map { "u.c\($0)" }.joined(separator: ", ")

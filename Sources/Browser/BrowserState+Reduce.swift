@@ -277,6 +277,8 @@ extension BrowserState {
         case .openCancelled(let t, let cols, let f, let s):
             running = nil
             submitted = nil
+            // A reload that fell back to opening the result again (a lost session) ends here too.
+            if editing != nil { endEdit() }
             (shownBefore ?? ShownResult(self)).restore(into: &self)
             shownBefore = nil
             if resultID == nil {
@@ -299,7 +301,9 @@ extension BrowserState {
             scrollToCursor()
         case .windowFailed(let range, let why):
             windowStart = range.lowerBound
-            window = Array(repeating: RowSnapshot(id: nil, values: [], exists: false), count: range.count)
+            var unread = RowSnapshot(id: nil, values: [], exists: false)
+            unread.unreadable = true
+            window = Array(repeating: unread, count: range.count)
             windowValid = true
             say("cannot read these rows: \(why); r reads them again, q quits", error: true)
         case .textLoaded(let text):
@@ -881,9 +885,16 @@ extension BrowserState {
         case .cellEdit:
             guard let cell = cellEdit, !text.trimmingCharacters(in: " ").isEmpty, let table else { return [] }
             // Kept until the question opens: a failure (a value the column refuses) brings the prompt back.
+            let assignment = "\(FetchPredicate.formatKey(cell.column)) = \(text)"
+            // One value for one cell: `5, v = 0` would set a second column the question never names as a cell.
+            if let parsed = try? UpdateExpression.parseAssignments(assignment), parsed.count != 1 {
+                openPrompt(.cellEdit, text: text)
+                say("e sets one cell: type one value (a comma outside quotes starts another assignment; U sets several columns)", error: true)
+                return []
+            }
             let target = EditTarget(result: cell.result, table: table, marked: [cell.id], cell: cell)
             beginEdit(.countingUpdate(table: table))
-            return [.countUpdate(assignments: "\(FetchPredicate.formatKey(cell.column)) = \(text)", target: target)]
+            return [.countUpdate(assignments: assignment, target: target)]
         }
         return []
     }

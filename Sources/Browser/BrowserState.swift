@@ -43,6 +43,8 @@ public struct RowSnapshot: Sendable, Equatable {
     public var exists: Bool
     /// On a frequency sheet, the rows its value stands for (nil on other sheets).
     public var count: Int?
+    /// True when the row could not be read (a lost session, an I/O error): not known to be gone.
+    public var unreadable = false
 
     package init(id: ObjectID?, values: [DisplayValue], exists: Bool, count: Int? = nil) {
         self.id = id

@@ -193,7 +193,10 @@ extension EffectRunner {
             // the same table, filter and sort fetched again in a new session, the cursor's row kept.
             guard let table = state.table else { throw error }
             log("reload: \(error.message); opening the result again in a new session")
-            return try open(table, filter: state.filter, sorts: state.sort.map { [$0] } ?? [], cursor: state.cursorRow,
+            // Every sort key of the result (the command line's further keys too), not only the first.
+            let fetched = collection?.request.sortDescriptors ?? []
+            let sorts = fetched.first == state.sort ? fetched : state.sort.map { [$0] } ?? []
+            return try open(table, filter: state.filter, sorts: sorts, cursor: state.cursorRow,
                             note: "the session was lost (\(error.message)): a new one read the result again", state: state, cancel: cancel, report: report)
         }
     }

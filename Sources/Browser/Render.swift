@@ -185,7 +185,10 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             screen.put("…", x: x0 + layout.gutter, y: y, style: p.dim)
             continue
         }
-        if !snap.exists {
+        if snap.unreadable {
+            screen.put("(not read: these rows could not be read; r reads them again)", x: x0 + layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
+            continue
+        } else if !snap.exists {
             screen.put("(gone: deleted since the fetch; r reloads)", x: x0 + layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
             continue
         }

@@ -40,6 +40,9 @@ struct LostSessionTests {
         #expect(browser.state.messageIsError && browser.state.message?.hasPrefix("cannot read these rows: ") == true
                 && browser.state.message?.hasSuffix("; r reads them again, q quits") == true, "\(browser.state.message ?? "")")
         #expect(terminal.lines.last?.contains("cannot read these rows") == true)
+        // The rows not read are said to be unread, not deleted.
+        #expect(terminal.lines.contains { $0.contains("(not read: these rows could not be read; r reads them again)") }, "\(terminal.lines)")
+        #expect(!terminal.lines.contains { $0.contains("(gone") })
         // Keys still act (moving within the window asks nothing of the server).
         browser.send(.char("k"))
         #expect(browser.state.cursorRow == 4998)

@@ -39,6 +39,22 @@ import Testing
         _ = original
     }
 
+    @Test("a change since the edit is seen byte for byte and class for class: 'abc' → 'ABC' in a NOCASE column, integer 1 → real 1.0 in a column without affinity; such rows are left alone")
+    func changedSinceIsExact() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE n(id INTEGER PRIMARY KEY, w TEXT COLLATE NOCASE, x);
+            INSERT INTO n VALUES (1, 'p', 0), (2, 'q', 0), (3, 'r', 0);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        try context.execute(BatchUpdateRequest(entityName: "n", propertiesToUpdate: try UpdateExpression.parseAssignments("w = \"abc\", x = 1")), undoable: true)
+        try direct(path) { try $0.execute(sql: "UPDATE n SET w = 'ABC' WHERE id = 1; UPDATE n SET x = 1.0 WHERE id = 2") }
+        #expect(try context.undoSummary()?.changedSince == 2)
+        #expect(try context.undo().changedSince == 2)
+        let rows = try direct(path) { try String.fetchOne($0, sql: "SELECT group_concat(id || ':' || w || ':' || quote(x), ' ') FROM n") }
+        #expect(rows == "1:ABC:1 2:abc:1.0 3:r:0")
+    }
+
     @Test("a delete that grows the WAL past 64 MiB, and its undo, leave it truncated to nothing: the file holds the rows, no -wal as big as the edit stays beside it")
     func largeEditTruncatesWAL() throws {
         let dir = TempDir()

@@ -206,6 +206,14 @@ struct ConfirmationTests {
         #expect(term.text.suffix(2).joined(separator: " ").contains("Update the 1 marked row in n: v = v + 1 — e.g. id 5: 50.0 → 51.0? y/n"), "\(term.text.suffix(3))")
         b.send(.char("y"))
         #expect(try direct(path) { try Double.fetchOne($0, sql: "SELECT v FROM n WHERE id = 5") } == 51)
+        // e sets one cell: a comma that would start a second assignment is refused, the prompt kept.
+        b.send(keys("gg"))
+        b.send(.char("e"))
+        b.send([.ctrl("u")] + keys("7, v = 0") + [.enter])
+        #expect(!b.state.isConfirming && b.state.messageIsError && b.state.message?.hasPrefix("e sets one cell: type one value") == true, "\(b.state.message ?? "")")
+        #expect(b.state.mode == .prompt(.cellEdit, text: "7, v = 0"), "\(b.state.mode)")
+        b.send(.escape)
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n WHERE v = 0 OR w = 7") } == 0)
         // e on a row another program deleted meanwhile: nothing to ask.
         b.send(keys("gg"))
         b.send(.char("e"))

@@ -155,6 +155,22 @@ public final class Tmux {
         return last
     }
 
+    /// Waits until the screen's lines, each trimmed and joined by one space, contain `text`: a
+    /// question that wraps over several lines (the words break where the screen does).
+    @discardableResult
+    public func waitForWrapped(_ text: String, timeout: Double = 20, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [String] = []
+        while Date() < deadline {
+            last = try screen()
+            let joined = last.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+            if joined.contains(text) { return last }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("timed out waiting for \(text); screen:\n\(last.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        return last
+    }
+
     /// Waits until some line contains `text`.
     @discardableResult
     public func waitFor(_ text: String, timeout: Double = 20, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {

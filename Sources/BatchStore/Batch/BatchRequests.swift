@@ -88,13 +88,19 @@ public struct UpdateExpression: Sendable, Equatable {
         guard numeric else { return }
         let type = declaredType.isEmpty ? "" : " (declared \(declaredType))"
         switch node {
-        case .value(.text(let text)) where Double(text.trimmingCharacters(in: .whitespaces)) == nil:
+        case .value(.text(let text)) where !Self.isNumberText(text):
             let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
             throw BatchStoreError(.invalidQuery, "\(table).\(column) holds numbers\(type): the text \(shown.debugDescription) is not one; give a number, or nil for NULL (nothing was changed)")
         case .value(.blob):
             throw BatchStoreError(.invalidQuery, "\(table).\(column) holds numbers\(type): a blob is not one (nothing was changed)")
         default: break
         }
+    }
+
+    /// True when SQLite would store `text` as a number in a column of numbers: a decimal integer
+    /// or real literal, spaces around allowed (not `inf`, `nan` or hex, which stay text).
+    static func isNumberText(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespaces).wholeMatch(of: /[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/) != nil
     }
 
     /// Parses `name = expression, name = expression, …` into ordered assignments.
@@ -485,7 +491,7 @@ extension ManagedObjectContext {
                 let changes = update.columns.enumerated().map { i, column in
                     UpdatePreview.Change(column: column, old: SQLValue(row: row, at: keys.count + 2 * i), new: SQLValue(row: row, at: keys.count + 2 * i + 1))
                 }
-                preview.sample.append(UpdatePreview.Row(keyNames: keyNames, key: key, changes: changes))
+                preview.sample.append(UpdatePreview.SampleRow(keyNames: keyNames, key: key, changes: changes))
             }
             return preview
         }

@@ -123,7 +123,9 @@ extension ManagedObjectContext {
         let table = "main.\(quoteIdentifier(entity.name))"
         switch kind {
         case .update(let columns):
-            let same = columns.enumerated().map { "t.\(quoteIdentifier($1)) IS u.a\($0)" }
+            // Byte for byte and class for class: a column's own collation (NOCASE) would take
+            // 'abc' → 'ABC' for no change, and IS takes 1.0 for 1.
+            let same = columns.enumerated().map { "(t.\(quoteIdentifier($1)) IS u.a\($0) COLLATE BINARY AND typeof(t.\(quoteIdentifier($1))) = typeof(u.a\($0)))" }
             return "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE \(([journalMatch(entity)] + same).joined(separator: " AND ")))"
         case .delete:
             return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(journalMatch(entity)))"

@@ -16,14 +16,17 @@ public struct UpdatePreview: Sendable, Equatable {
         }
     }
     /// One sample row: its key columns' names and values, and its changes.
-    public struct Row: Sendable, Equatable {
+    public struct SampleRow: Sendable, Equatable {
         public var keyNames: [String]
         public var key: [SQLValue]
         public var changes: [Change]
-        public init(keyNames: [String], key: [SQLValue], changes: [Change]) {
+        /// The file it is in, when the result spans several.
+        public var store: String?
+        public init(keyNames: [String], key: [SQLValue], changes: [Change], store: String? = nil) {
             self.keyNames = keyNames
             self.key = key
             self.changes = changes
+            self.store = store
         }
     }
     /// The rows the update matches.
@@ -32,9 +35,9 @@ public struct UpdatePreview: Sendable, Equatable {
     /// non-NULL value there that the update would turn into NULL.
     public var nulled: [(column: String, count: Int)]
     /// The first few matched rows (by key).
-    public var sample: [Row]
+    public var sample: [SampleRow]
 
-    public init(rows: Int, nulled: [(column: String, count: Int)], sample: [Row]) {
+    public init(rows: Int, nulled: [(column: String, count: Int)], sample: [SampleRow]) {
         self.rows = rows
         self.nulled = nulled
         self.sample = sample
@@ -70,6 +73,7 @@ public struct UpdatePreview: Sendable, Equatable {
     public func sampleText(width: Int = 24) -> String {
         sample.map { row in
             let key = zip(row.keyNames, row.key).map { "\($0) \(Self.shown($1, width: width))" }.joined(separator: " ")
+                + (row.store.map { " (\($0))" } ?? "")
             let changes = row.changes.map { change in
                 let pair = "\(Self.shown(change.old, width: width)) → \(Self.shown(change.new, width: width))"
                 return row.changes.count == 1 ? pair : "\(FetchPredicate.formatKey(change.column)) \(pair)"

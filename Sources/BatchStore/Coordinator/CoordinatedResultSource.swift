@@ -184,9 +184,12 @@ final class CoordinatedResultSource: ResultEditing, SQLiteValuesSource {
             let context = owner.contexts[i]
             guard stores.contains(context.store.name) else { continue }
             let shown = parts.reduce(0) { $0 + $1.sample.count }
-            parts.append(try withKeys(in: context, values: values) { within in
+            var preview = try withKeys(in: context, values: values) { within in
                 try context.previewUpdate(try context.compileUpdate(try part(of: request, objectIDs: objectIDs, for: context), within: within), sample: max(0, sample - shown))
-            })
+            }
+            // Keys repeat across files: each sample row names its file.
+            for i in preview.sample.indices { preview.sample[i].store = context.store.name }
+            parts.append(preview)
         }
         return UpdatePreview.combining(parts, sample: sample)
     }

@@ -72,8 +72,10 @@ public struct Attribute: Sendable, Hashable {
         switch affinity {
         case "INTEGER", "REAL": return true
         case "NUMERIC":
+            // NUMERIC is also SQLite's affinity for any name it does not know (STRING, JSON,
+            // BOOLEAN, DATETIME): only NUMERIC and DECIMAL (and their spellings) promise numbers.
             let t = declaredType.uppercased()
-            return !t.contains("DATE") && !t.contains("TIME")
+            return t.contains("NUM") || t.contains("DEC")
         default: return false
         }
     }
