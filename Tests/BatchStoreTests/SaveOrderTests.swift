@@ -31,6 +31,23 @@ struct SaveOrderTests {
         try context.save()
         #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT (SELECT count(*) FROM a_child) || (SELECT count(*) FROM m_parent) || (SELECT count(*) FROM z_root)") } == "000")
     }
+
+    @Test("an existing row pointed at a parent inserted in the same save: the keys are checked at the commit, so the update written before the insert goes in; a key that still names nothing fails the save, which writes nothing")
+    func updateToNewParent() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: Self.schema + "INSERT INTO z_root VALUES (100); INSERT INTO m_parent VALUES (10, 100); INSERT INTO a_child VALUES (1, 10, 'old');")
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        let child = try context.existingObject(with: ObjectID(entity: try context.entity(named: "a_child"), key: .rowid(1)))
+        _ = try context.insertObject(into: "m_parent", values: ["id": 11, "root_id": 100])
+        try child.setValue(.integer(11), forKey: "parent_id")
+        try context.save()
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT parent_id || ':' || (SELECT count(*) FROM m_parent) FROM a_child") } == "11:2")
+        // A key naming nothing even at the end: the whole save fails, nothing written.
+        try child.setValue(.integer(99), forKey: "parent_id")
+        _ = try context.insertObject(into: "z_root", values: ["id": 101])
+        #expect(throws: BatchStoreError.self) { try context.save() }
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT parent_id || ':' || (SELECT count(*) FROM z_root) FROM a_child") } == "11:1")
+    }
 }
 
 /// One live object per row after any save.

@@ -244,8 +244,9 @@ extension ManagedObjectContext {
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(restoring) AS u")
-                    // Counted once they are back: a row may refer to another the undo restores.
-                    dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: journal)
+                    // Counted once they are back (a row may refer to another the undo restores),
+                    // over the rows restored: those left alone are not back to dangle.
+                    dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: restoring)
                     kind = .inserted
                 case .upsert:
                     preconditionFailure("BatchStore: an upsert's undo runs above")

@@ -66,6 +66,10 @@ extension ManagedObjectContext {
         try withDatabase { db in
             switchToWALBeforeWriting(db)
             try db.inTransaction(.immediate) {
+                // Foreign keys are checked at the commit, not statement by statement: an update
+                // that points a row at a parent inserted later in this save, or rows that refer
+                // to each other, are valid once all are written (the pragma ends with the transaction).
+                try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
                 for object in objects {
                     let entity = object.entity
                     let stmts = statements(for: entity)
