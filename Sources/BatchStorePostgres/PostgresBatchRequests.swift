@@ -299,7 +299,7 @@ extension PostgresContext {
                 let sql = "SELECT \((keys.map(\.readSource) + pairs).joined(separator: ", ")) FROM \(edit.table.qualifiedSQL) AS t\(edit.whereSQL) ORDER BY \(keys.map(\.orderSQL).joined(separator: ", ")) LIMIT \(sample - shown)"
                 for row in try watchedQuery(site.session, sql, edit.arguments, phase: .reading) {
                     let changes = columns.enumerated().map { i, column in
-                        UpdatePreview.Change(column: column.name, old: row[keys.count + 2 * i], new: row[keys.count + 2 * i + 1])
+                        UpdatePreview.Change(column: column.name, old: row[keys.count + 2 * i], new: row[keys.count + 2 * i + 1], isNumericText: column.kind == .numeric)
                     }
                     part.sample.append(UpdatePreview.SampleRow(keyNames: keyNames, key: Array(row.prefix(keys.count)), changes: changes))
                 }

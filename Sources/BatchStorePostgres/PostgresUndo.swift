@@ -364,7 +364,9 @@ extension PostgresContext {
         do {
             let table = try store.table(named: entity.name)
             guard case .primaryKey = table.rowKey else { return nil }
-            try UndoPlan(checking: table, entity: entity, deleting: deleting, assigning: assigning).check(in: try sessionLease().session)
+            // The columns as the table spells them (a name is matched without regard to case, as the edit matches it).
+            let columns = assigning.map { table.column(named: $0)?.name ?? $0 }
+            try UndoPlan(checking: table, entity: entity, deleting: deleting, assigning: columns).check(in: try sessionLease().session)
             return nil
         } catch let error as BatchStoreError where error.code == .undoRefused {
             return error.undoRefusalReason
@@ -410,8 +412,14 @@ extension PostgresContext {
             counts = try inTransaction(session) {
                 // Rows changed since the edit leave the journal (in this transaction: a failure
                 // puts them back) and so stay as they are; the rest are restored.
+                var journaled = 0
+                if case .update = plan.kind {
+                    journaled = Int(try session.query("SELECT count(*) FROM \(plan.qualifiedName)").first?.first?.integerValue ?? 0)
+                }
                 leftAlone = try plan.changedSinceCondition.map { try watched(session, "DELETE FROM \(plan.qualifiedName) AS u WHERE \($0)", [], phase: .writing) ?? 0 } ?? 0
                 let n = try plan.undoStatements.map { try watched(session, $0, [], phase: .writing) ?? 0 }
+                // An update's rows changed just before their lock (its WHERE checked again) are left alone too.
+                if case .update = plan.kind, plan.changedSinceCondition != nil { leftAlone = max(leftAlone, journaled - n.reduce(0, +)) }
                 // An upsert's two kinds of rows, listed before the commit (a failure then undoes the undo).
                 if case .upsert = plan.kind {
                     upserted = try upsertChanges(plan, lease: entry.lease, updated: n.count > 1 ? n[0] : 0, deleted: n.last ?? 0)

@@ -77,10 +77,6 @@ final class BrowserData {
         return try undoable(undo) { try result.execute(request, values: values, undoable: $0) }
     }
 
-    func countUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
-                     values: ValueSelection? = nil) throws -> Int {
-        try result.count(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values)
-    }
 
     /// What the update would do (``UpdatePreview``), with `sample` rows old → new; writes nothing.
     func previewUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,

@@ -243,17 +243,23 @@ public enum Confirmation: Sendable, Equatable {
         switch self {
         case .delete(let n, let target, let noUndo):
             return "Delete \(target.scope(n)) from \(target.table)\(Self.undoNote(noUndo))?"
-        case .update(_, let a, let target, let noUndo, _) where target.cell != nil:
+        case .update(_, let a, let target, let noUndo, let preview) where target.cell != nil:
             guard let cell = target.cell else { return "" }
-            let new = a.firstRange(of: " = ").map { String(a[$0.upperBound...]) } ?? a
-            return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(cell.old) → \(new)\(Self.undoNote(noUndo))?"
+            // The value now and the value the row will hold, as the engine computed them (an
+            // expression shown evaluated, nil when it comes to NULL); else as typed.
+            let typed = a.firstRange(of: " = ").map { String(a[$0.upperBound...]) } ?? a
+            let change = preview?.sample.first?.changes.first
+            let old = change.map { UpdatePreview.literal($0.old) } ?? cell.old
+            let new = change.map { UpdatePreview.literal($0.new, numeric: $0.isNumericText) } ?? typed
+            return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(old) → \(new)\(Self.undoNote(noUndo))?"
         case .update(let n, let a, let target, let noUndo, let preview):
-            var notes = ""
+            // What cannot be undone and what becomes NULL first: a short screen cuts the end.
+            var notes = Self.undoNote(noUndo)
+            if let nulling = preview?.nullingNote { notes += " — \(nulling)" }
             if let preview, !preview.sample.isEmpty {
                 notes += " — e.g. \(preview.sampleText())\(preview.rows > preview.sample.count ? "; …" : "")"
             }
-            if let nulling = preview?.nullingNote { notes += " — \(nulling)" }
-            return "Update \(target.scope(n)) in \(target.table): \(a)\(notes)\(Self.undoNote(noUndo))?"
+            return "Update \(target.scope(n)) in \(target.table): \(a)\(notes)?"
         case .undo(let u):
             let what: String
             switch u.kind {

@@ -98,7 +98,7 @@ extension EffectRunner {
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
             // A cell edit shows its own old → new; U a few rows', and the values it would turn into NULL.
-            let preview = try data.previewUpdate(assignments, in: result, marked: target.marked, values: values, sample: target.cell == nil ? 3 : 0)
+            let preview = try data.previewUpdate(assignments, in: result, marked: target.marked, values: values, sample: target.cell == nil ? 3 : 1)
             let n = preview.rows
             return [.countedForUpdate(rows: n, assignments: text, target: target,
                                       noUndo: try data.undoRefusal(of: result, rows: n, deleting: false, assigning: assignments.map(\.name)),

@@ -45,6 +45,10 @@ struct PostgresUndoQuestionTests {
         browser.send([.char("U")] + "code = \"z\"".map { Key.char($0) } + [.enter])
         #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE: this update of director changes movie through foreign-key actions") == true, "\(Self.screen(terminal))")
         browser.send(.char("n"))
+        // The column named in another case: the same refusal (the edit matches names without regard to case).
+        browser.send([.char("U")] + "CODE = \"z\"".map { Key.char($0) } + [.enter])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE: this update of director changes movie through foreign-key actions") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
         // An update of a column nothing refers to promises undo.
         browser.send([.char("U")] + "name = \"x\"".map { Key.char($0) } + [.enter])
         #expect(Self.last(terminal)?.contains("in director: name = \"x\" — e.g. id 2: \"Ozu\" → \"x\"; id 3: \"Kiarostami\" → \"x\"? y/n") == true, "\(Self.screen(terminal))")
@@ -79,7 +83,7 @@ struct PostgresUndoQuestionTests {
         browser.start()
         browser.send([.char("U")] + "fare = fare * w".map { Key.char($0) } + [.enter])
         let question = terminal.lines.suffix(3).map { String($0.reversed().drop(while: { $0 == " " }).reversed()) }.joined(separator: " ")
-        #expect(question.contains("in f: fare = fare * w — e.g. id 1: \"10.50\" → \"21.00\"; id 2: nil → nil; id 3: \"30.00\" → nil; … — 2 non-NULL values of fare would become NULL? y/n"),
+        #expect(question.contains("in f: fare = fare * w — 2 non-NULL values of fare would become NULL — e.g. id 1: 10.50 → 21.00; id 2: nil → nil; id 3: 30.00 → nil; …? y/n"),
                 "\(Self.screen(terminal))")
         browser.send(.char("n"))
         let dry = try CLI.run(["update", server.url(database: database), "--table", "f", "--all", "--set", "at = nil", "--dry-run"],

@@ -82,7 +82,7 @@ struct ConfirmationTests {
         #expect(term.text.last == "Delete all 10 rows of this result (nothing is marked) from n — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
         b.send(.char("n"))
         b.send([.char("U")] + keys("v = v + 1") + [.enter])
-        #expect(term.text.suffix(2).joined(separator: " ") == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1 — e.g. id 1: 10 → 11; id 2: 20 → 21; id 3: 30 → 31; … — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5? y/N")
+        #expect(term.text.suffix(2).joined(separator: " ") == "Update all 10 rows of this result (nothing is marked) in n: v = v + 1 — CANNOT BE UNDONE: this change touches 10 rows, more than the undo limit of 5 — e.g. id 1: 10 → 11; id 2: 20 → 21; id 3: 30 → 31; …? y/N")
         b.send(.char("n"))
         // Under the limit: undoable, and u says what it will put back before it does.
         b.send([.char("v"), .char("v"), .char("v"), .char("D"), .char("y")])
@@ -131,7 +131,7 @@ struct ConfirmationTests {
         #expect(b.state.mode == .prompt(.cellEdit, text: "20"))
         #expect(term.text.last == "v = 20")
         b.send([.ctrl("u")] + keys("v * 2 + 1") + [.enter])
-        #expect(term.text.last == "Set v of row 2 in n: 20 → v * 2 + 1? y/n")
+        #expect(term.text.last == "Set v of row 2 in n: 20 → 41? y/n", "the expression shown as the value it comes to")
         #expect(try row(2) == "20,'row 2'", "nothing before y")
         b.send(.char("y"))
         #expect(try row(2) == "41,'row 2'" && (try row(3)) == "30,'row 3'")
@@ -197,9 +197,20 @@ struct ConfirmationTests {
         let (b, term) = try browser(path, width: 200)
         b.send([.char("U")] + keys("v = v * w") + [.enter])
         let question = term.text.suffix(3).joined(separator: " ")
-        #expect(question.contains("Update all 5 rows of this result (nothing is marked) in n: v = v * w — e.g. id 1: 10.0 → 20.0; id 2: nil → nil; id 3: 30.0 → nil; … — 2 non-NULL values of v would become NULL? y/n"),
+        #expect(question.contains("Update all 5 rows of this result (nothing is marked) in n: v = v * w — 2 non-NULL values of v would become NULL — e.g. id 1: 10.0 → 20.0; id 2: nil → nil; id 3: 30.0 → nil; …? y/n"),
                 "\(term.text.suffix(3))")
         b.send(.char("n"))
+        // New values as the column stores them (its affinity): text that is a number goes in as one.
+        b.send([.char("U")] + keys("w = \"7\"") + [.enter])
+        #expect(term.text.suffix(3).joined(separator: " ").contains("w = \"7\" — e.g. id 1: 2 → 7; id 2: 2 → 7; id 3: nil → 7; …? y/n"), "\(term.text.suffix(3))")
+        b.send(.char("n"))
+        // e shows the value an expression comes to, nil included.
+        b.send(keys("ggll"))
+        b.send(.char("e"))
+        b.send([.ctrl("u")] + keys("w * 3") + [.enter])
+        #expect(term.text.suffix(2).joined(separator: " ").contains("Set w of row 1 in n: 2 → 6?"), "\(term.text.suffix(3))")
+        b.send(.char("n"))
+        b.send(keys("gghh"))
         // Marked rows: the sample is theirs, and no NULL note where none would be lost.
         b.send(keys("ggjjjjv"))
         b.send([.char("U")] + keys("v = v + 1") + [.enter])

@@ -51,4 +51,20 @@ struct UndoRefusalTests {
         b.send(keys("D"))
         #expect(term.text.suffix(2).joined(separator: " ").contains("CANNOT BE UNDONE: deleting from director changes movie"), "\(term.text.suffix(3))")
     }
+
+    @Test("U of a key another table's foreign key updates with (declared without parent columns: the primary key) says CANNOT BE UNDONE before y")
+    func onUpdateActionByPrimaryKey() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE director(code TEXT PRIMARY KEY, name TEXT);
+            CREATE TABLE movie(id INTEGER PRIMARY KEY, director_code TEXT REFERENCES director ON UPDATE SET NULL);
+            INSERT INTO director VALUES ('a', 'Varda'); INSERT INTO movie VALUES (10, 'a');
+            """)
+        let (b, term) = try makeBrowser(path, width: 160, options: BrowserOptions(table: "director"))
+        b.send([.char("U")] + keys("code = code || \"x\"") + [.enter])
+        #expect(term.text.suffix(3).joined(separator: " ").contains("CANNOT BE UNDONE: this update of director changes movie through foreign-key actions"), "\(term.text.suffix(3))")
+        b.send(.char("n"))
+        b.send([.char("U")] + keys("name = \"x\"") + [.enter])
+        #expect(!term.text.suffix(3).joined(separator: " ").contains("CANNOT BE UNDONE"), "\(term.text.suffix(3))")
+    }
 }

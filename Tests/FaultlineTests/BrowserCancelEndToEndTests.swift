@@ -90,8 +90,8 @@ struct BrowserCancelEndToEndTests {
         // U cancelled while it runs: no row changed.
         try t.type("Uv = v + 1")
         try t.send("Enter")
-        try t.waitForWrapped("Update all 2,000,000 rows of this result (nothing is marked) in n: v = v + 1 — e.g. ", timeout: 60)
-        try t.waitForWrapped("— CANNOT BE UNDONE: this change touches 2,000,000 rows, more than the undo limit of 1,000,000? y/N")
+        try t.waitForWrapped("Update all 2,000,000 rows of this result (nothing is marked) in n: v = v + 1 — CANNOT BE UNDONE: this change touches 2,000,000 rows, more than the undo limit of 1,000,000 — e.g. ", timeout: 60)
+        try t.waitFor("? y/N")
         try t.type("y")
         try t.waitFor("updating 2,000,000 rows of n: ")
         try t.send("Escape")

@@ -98,9 +98,11 @@ public struct UpdateExpression: Sendable, Equatable {
     }
 
     /// True when SQLite would store `text` as a number in a column of numbers: a decimal integer
-    /// or real literal, spaces around allowed (not `inf`, `nan` or hex, which stay text).
+    /// or real literal in ASCII digits, SQLite's white space around allowed (not `inf`, `nan`,
+    /// hex or other scripts' digits, which stay text).
     static func isNumberText(_ text: String) -> Bool {
-        text.trimmingCharacters(in: .whitespaces).wholeMatch(of: /[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/) != nil
+        let space = CharacterSet(charactersIn: " \t\n\u{0B}\u{0C}\r")
+        return text.trimmingCharacters(in: space).wholeMatch(of: /[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?/) != nil
     }
 
     /// Parses `name = expression, name = expression, …` into ordered assignments.
@@ -493,7 +495,28 @@ extension ManagedObjectContext {
                 }
                 preview.sample.append(UpdatePreview.SampleRow(keyNames: keyNames, key: key, changes: changes))
             }
+            try applyAffinity(&preview, entity: entity, columns: update.columns, db)
             return preview
+        }
+    }
+
+    /// The sample's new values as the columns will store them: through a temp table whose
+    /// columns have the same declared types, so SQLite's affinity turns `"5"` into 5 in an
+    /// INTEGER column and 7 into '7' in a TEXT one, as the UPDATE will.
+    private func applyAffinity(_ preview: inout UpdatePreview, entity: Entity, columns: [String], _ db: Database) throws {
+        guard !preview.sample.isEmpty else { return }
+        let name = connection.makeTempTableName("bs_preview")
+        let definitions = columns.enumerated().map { i, column in
+            // Declared as the affinity itself (BLOB: none), never the file's own type text.
+            "c\(i) \(entity.attribute(named: column)?.affinity ?? "BLOB")"
+        }
+        try connection.createTempTable(db, named: name, "(\(definitions.joined(separator: ", ")))")
+        defer { try? connection.dropTempTable(db, named: name) }
+        let insert = try db.makeStatement(sql: "INSERT INTO temp.\(quoteIdentifier(name)) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+        for row in preview.sample { try insert.execute(arguments: row.changes.map(\.new).statementArguments) }
+        let stored = try Row.fetchAll(db, sql: "SELECT * FROM temp.\(quoteIdentifier(name)) ORDER BY rowid")
+        for (i, row) in stored.enumerated() where i < preview.sample.count {
+            for j in preview.sample[i].changes.indices { preview.sample[i].changes[j].new = SQLValue(row: row, at: j) }
         }
     }
 

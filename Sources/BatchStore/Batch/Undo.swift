@@ -62,7 +62,9 @@ extension ManagedObjectContext {
             }) { referencing.insert(other.name) }
         }
         if deleting || !assigning.isEmpty {
-            try referencing.formUnion(withDatabase { db in try Self.referencingWithActions(db, entity.name, deleting: deleting, assigning: assigning) })
+            try referencing.formUnion(withDatabase { db in
+                try Self.referencingWithActions(db, entity.name, deleting: deleting, assigning: assigning, primaryKey: entity.primaryKey)
+            })
         }
         if !referencing.isEmpty {
             throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) changes \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
@@ -70,8 +72,9 @@ extension ManagedObjectContext {
     }
 
     /// The tables of the main file whose foreign keys into `table` act on a delete (or, for an
-    /// update, on a change of one of `assigning`): CASCADE, SET NULL, SET DEFAULT.
-    static func referencingWithActions(_ db: Database, _ table: String, deleting: Bool, assigning: [String]) throws -> [String] {
+    /// update, on a change of one of `assigning`; a key declared without parent columns names
+    /// `primaryKey`): CASCADE, SET NULL, SET DEFAULT.
+    static func referencingWithActions(_ db: Database, _ table: String, deleting: Bool, assigning: [String], primaryKey: [String] = []) throws -> [String] {
         let actions = "('CASCADE', 'SET NULL', 'SET DEFAULT')"
         if deleting {
             return try String.fetchAll(db, sql: """
@@ -79,12 +82,19 @@ extension ManagedObjectContext {
                 WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND upper(f.on_delete) IN \(actions)
                 """, arguments: [table])
         }
-        let columns = assigning.map { _ in "?" }.joined(separator: ", ")
-        return try String.fetchAll(db, sql: """
-            SELECT DISTINCT m.name FROM main.sqlite_schema AS m, pragma_foreign_key_list(m.name) AS f
+        let assigned = Set(assigning.map { $0.lowercased() })
+        let keyAssigned = primaryKey.contains { assigned.contains($0.lowercased()) }
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT m.name, f."to" FROM main.sqlite_schema AS m, pragma_foreign_key_list(m.name) AS f
             WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND upper(f.on_update) IN \(actions)
-              AND f."to" COLLATE NOCASE IN (\(columns))
-            """, arguments: StatementArguments([table] + assigning))
+            """, arguments: [table])
+        var names: [String] = []
+        for row in rows {
+            let name: String = row[0]
+            let to: String? = row[1]
+            if to.map({ assigned.contains($0.lowercased()) }) ?? keyAssigned, !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 
     /// Creates the journal table and fills it with `select` (run inside the batch's transaction).

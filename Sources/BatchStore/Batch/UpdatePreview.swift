@@ -9,10 +9,14 @@ public struct UpdatePreview: Sendable, Equatable {
         public var column: String
         public var old: SQLValue
         public var new: SQLValue
-        public init(column: String, old: SQLValue, new: SQLValue) {
+        /// True when the values are numbers read as text (PostgreSQL's numeric, exact): shown
+        /// without quotes.
+        public var isNumericText: Bool
+        public init(column: String, old: SQLValue, new: SQLValue, isNumericText: Bool = false) {
             self.column = column
             self.old = old
             self.new = new
+            self.isNumericText = isNumericText
         }
     }
     /// One sample row: its key columns' names and values, and its changes.
@@ -72,22 +76,24 @@ public struct UpdatePreview: Sendable, Equatable {
     /// a file are shown, never sent raw to a terminal), cut to `width` characters with ….
     public func sampleText(width: Int = 24) -> String {
         sample.map { row in
-            let key = zip(row.keyNames, row.key).map { "\($0) \(Self.shown($1, width: width))" }.joined(separator: " ")
+            let key = zip(row.keyNames, row.key).map { "\($0) \(Self.literal($1, width: width))" }.joined(separator: " ")
                 + (row.store.map { " (\($0))" } ?? "")
             let changes = row.changes.map { change in
-                let pair = "\(Self.shown(change.old, width: width)) → \(Self.shown(change.new, width: width))"
+                let pair = "\(Self.literal(change.old, numeric: change.isNumericText, width: width)) → \(Self.literal(change.new, numeric: change.isNumericText, width: width))"
                 return row.changes.count == 1 ? pair : "\(FetchPredicate.formatKey(change.column)) \(pair)"
             }.joined(separator: ", ")
             return "\(key): \(changes)"
         }.joined(separator: "; ")
     }
 
-    /// A value as a literal, cut to `width` characters.
-    static func shown(_ value: SQLValue, width: Int) -> String {
+    /// A value as the predicate language writes it (`"text"`, `12`, `nil`; with `numeric`, text
+    /// holding a number unquoted), cut to `width` characters.
+    public static func literal(_ value: SQLValue, numeric: Bool = false, width: Int = 24) -> String {
         let text: String
         switch value {
         case .blob(let data): text = "<blob \(data.count) bytes>"
         case .real(let d) where !d.isFinite: text = String(d)
+        case .text(let t) where numeric && t.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) || "NaInfity".contains($0) }): text = t
         default: text = FetchPredicate.literal(value) ?? "?"
         }
         // (A literal escapes control characters itself.)

@@ -224,7 +224,11 @@ public final class CoordinatedContext {
             total.rowsMatched += report.rowsMatched
             total.rowsFailing += report.rowsFailing
             total.example = total.example ?? report.example
-            if let preview = report.preview { previews.append(preview) }
+            if var preview = report.preview {
+                // Keys repeat across files: each sample row names its file.
+                for i in preview.sample.indices { preview.sample[i].store = entity.storeName }
+                previews.append(preview)
+            }
         }
         total.preview = previews.isEmpty ? nil : UpdatePreview.combining(previews, sample: 3)
         return total

@@ -66,16 +66,16 @@ public struct Attribute: Sendable, Hashable {
     }
 
     /// True when the column is meant to hold numbers: INTEGER or REAL affinity, or NUMERIC
-    /// affinity (`DECIMAL(10,2)`, `NUMERIC`, `BOOLEAN`) but not a date or time, which SQLite
-    /// files keep as text (`DATETIME`, `DATE`, `TIMESTAMP`).
+    /// affinity declared as a number (`DECIMAL(10,2)`, `NUMERIC`, `BOOLEAN`); not the other names
+    /// SQLite gives NUMERIC affinity (`DATETIME`, `DATE`, `STRING`, `JSON`), which files keep as text.
     public var holdsNumbers: Bool {
         switch affinity {
         case "INTEGER", "REAL": return true
         case "NUMERIC":
             // NUMERIC is also SQLite's affinity for any name it does not know (STRING, JSON,
-            // BOOLEAN, DATETIME): only NUMERIC and DECIMAL (and their spellings) promise numbers.
+            // DATETIME): only NUMERIC, DECIMAL and BOOLEAN (and their spellings) promise numbers.
             let t = declaredType.uppercased()
-            return t.contains("NUM") || t.contains("DEC")
+            return t.contains("NUM") || t.contains("DEC") || t.contains("BOOL")
         default: return false
         }
     }
