@@ -30,7 +30,7 @@ extension Browser {
         while !state.quit {
             let timeout = hasIdleWork ? 0 : (state.memoryPanel ? 250 : 1000)
             if let key = backend.nextKey(timeoutMilliseconds: timeout) {
-                send(key)
+                sendBurst(key)
             } else {
                 tick()
                 present()
@@ -60,12 +60,38 @@ extension Browser {
     @discardableResult
     public func send(_ key: Key) -> Double {
         let started = environment.now()
-        apply(action(for: key))
-        settle()
-        if state.memoryPanel { submit(.sampleMemory); settle() }
+        handle(key)
         present()
         lastKeySeconds = environment.now() - started
         return lastKeySeconds
+    }
+
+    /// Handles one key completely but the frame: reduce, effects, and the keys that waited.
+    private func handle(_ key: Key) {
+        // Behind keys still waiting for work to end: in the order typed (settle applies them).
+        if !state.queuedKeys.isEmpty, key != .resize, state.running == nil {
+            state.queuedKeys.append(key)
+        } else {
+            apply(action(for: key))
+        }
+        settle()
+        if state.memoryPanel { submit(.sampleMemory); settle() }
+    }
+
+    /// `key` and the keys already typed after it (a paste, a fast hand), acted on one after
+    /// another with the frame drawn once, after them: a paste of thousands of characters does
+    /// not draw a frame per character. A question that opens is drawn at once (it takes only
+    /// keys pressed once it is on screen), and so is a frame every 50 ms of a long burst.
+    package func sendBurst(_ key: Key) {
+        let started = environment.now()
+        var next: Key? = key
+        while let key = next {
+            handle(key)
+            guard !state.quit, !questionToShow, environment.now() - started < 0.05 else { break }
+            next = backend.nextKey(timeoutMilliseconds: 0)
+        }
+        present()
+        lastKeySeconds = environment.now() - started
     }
 
     /// Sends several keys (tests, the benchmark).
@@ -112,7 +138,11 @@ extension Browser {
         if case .clipboard(let payload) = action { backend.setClipboard(base64: payload); return }
         let wasConfirming = state.isConfirming
         for effect in state.reduce(action) { submit(effect) }
-        if state.isConfirming, !wasConfirming { questionToShow = true }
+        if state.isConfirming, !wasConfirming {
+            questionToShow = true
+            // Keys typed before the question was on screen never answer it (nor act after it).
+            state.dropQueuedKeys()
+        }
     }
 
     /// Hands `effect` to the worker; the two the session keeps are a cancel (a flag the running
@@ -135,6 +165,18 @@ extension Browser {
     /// Waits for every effect under way, reducing what comes back in order. While an open or a
     /// search runs, its progress is drawn and keys are read: Esc cancels it, a resize redraws.
     func settle() {
+        repeat {
+            drainInbox()
+            // Keys typed while the work ran act now, one by one, each with what it starts.
+            guard let key = state.takeQueuedKey() else { return }
+            apply(action(for: key))
+            present()
+        } while true
+    }
+
+    /// Reduces what the worker sends back until it has nothing under way; keys read meanwhile
+    /// cancel (Esc, Ctrl-C, q) or wait in ``BrowserState/queuedKeys``.
+    private func drainInbox() {
         while !worker.inbox.isEmpty {
             let (actions, lines) = worker.inbox.take(waitingUpTo: 0.05)
             for line in lines { log?(line) }

@@ -184,11 +184,15 @@ extension BrowserState {
     package mutating func reduce(_ action: Action) -> [Effect] {
         var effects: [Effect] = []
         if let running, case .key(let key) = action {
-            // While an open or a search runs, keys only cancel it, as the loading line says. An
-            // Alt key is Esc read together with the key after it: the Esc still cancels.
+            // While work runs, Esc, Ctrl-C and q cancel it at once (an Alt key is Esc read
+            // together with the key after it: the Esc still cancels); every other key is kept,
+            // in order, and acts once the work has ended: nothing typed is lost.
             let alt: Bool
             if case .alt = key { alt = true } else { alt = false }
-            guard key == .escape || key == .ctrl("c") || key == .char("q") || alt else { return [] }
+            guard key == .escape || key == .ctrl("c") || key == .char("q") || alt else {
+                if queuedKeys.count < Self.keyQueueLimit { queuedKeys.append(key) }
+                return []
+            }
             if running == .opening, key != .escape { quitWhenCancelled = true }
             if running == .editing { editCancelRequested = true }
             return [.cancel]
@@ -558,6 +562,20 @@ extension BrowserState {
         endEdit()
         if cancelled { say("\(noun) cancelled: nothing was changed") }
         return cancelled
+    }
+
+    /// The next key typed while work ran, to act now (nil while work runs, or none waits).
+    package mutating func takeQueuedKey() -> Key? {
+        guard running == nil, !queuedKeys.isEmpty else { return nil }
+        return queuedKeys.removeFirst()
+    }
+
+    /// Throws away the keys typed while work ran (a question opened: it takes only a key pressed
+    /// once it is on screen); returns how many.
+    @discardableResult
+    package mutating func dropQueuedKeys() -> Int {
+        defer { queuedKeys.removeAll() }
+        return queuedKeys.count
     }
 
     mutating func say(_ text: String, error: Bool = false) {

@@ -503,6 +503,12 @@ public struct BrowserState: Sendable {
     public internal(set) var fileGone = false
     /// The open or search running now, which Esc cancels (nil: keys act as usual).
     public internal(set) var running: Work?
+    /// Keys typed while work ran, in order: each acts, as if typed then, once the work has ended
+    /// (Esc, Ctrl-C and q act at once). A question that opens throws them away: it takes only a
+    /// key pressed once it is on screen.
+    public internal(set) var queuedKeys: [Key] = []
+    /// More keys than any hand types during one piece of work; past it, the oldest are kept.
+    static let keyQueueLimit = 4_096
     /// Ctrl-C or q cancelled an open: quit once it has stopped.
     var quitWhenCancelled = false
     /// The step of an edit key under way (with ``running`` `.editing`), for its working line.

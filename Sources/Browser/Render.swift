@@ -255,6 +255,7 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(rows(n))") }
         if state.readOnlyReason != nil { parts.append("read-only") }
+        if !state.queuedKeys.isEmpty { parts.append("\(group(state.queuedKeys.count)) \(state.queuedKeys.count == 1 ? "key waits" : "keys wait")") }
         if state.fileGone {
             parts.append("file deleted or replaced: edits refused")
         } else if state.fileChanged { parts.append(state.engineName == "SQLite" ? "file changed: r reloads" : "data changed: r reloads") }

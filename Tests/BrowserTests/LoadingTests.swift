@@ -33,4 +33,59 @@ struct LoadingTests {
         // Not "(no rows)": the table has a million; it was not read.
         #expect(term.text[1].contains("(not loaded: Esc stopped it; r loads it)"), "\(term.text)")
     }
+
+    @Test("keys typed while work runs are kept in order and act once it ends, the status line counting them; Esc still cancels at once, and a question opening throws the waiting keys away")
+    func keysWaitDuringWork() {
+        var s = BrowserState(width: 80, height: 10)
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 1))
+        _ = s.reduce(.started(.opening))
+        for key in [Key.char("G"), .char("k"), .char("l"), .char("-")] { #expect(s.reduce(.key(key)) == []) }
+        #expect(s.queuedKeys == [.char("G"), .char("k"), .char("l"), .char("-")])
+        #expect(render(s).lines[8].contains("4 keys wait"), "\(render(s).lines[8])")
+        #expect(s.takeQueuedKey() == nil, "nothing acts while the work runs")
+        #expect(s.reduce(.key(.escape)) == [.cancel], "Esc cancels at once, ahead of the waiting keys")
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 2))
+        #expect(s.takeQueuedKey() == .char("G"))
+        #expect(s.dropQueuedKeys() == 3 && s.queuedKeys.isEmpty)
+    }
+
+    @Test("on a million rows sorted by a column without an index, keys typed as the first rows show are all kept: G, k, k, l, - leave the cursor on the third row from the end with the column hidden")
+    func keysTypedDuringTheIDFetch() throws {
+        let dir = TempDir()
+        let path = try makeMillionRows(dir)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n", sort: "name desc"), backend: term)
+        term.keys = [.char("G"), .char("k"), .char("k"), .char("l"), .char("-")]
+        b.start()
+        // The keys the load did not read (a fast machine) come after it, as a user's would.
+        while !term.keys.isEmpty { b.send(term.keys.removeFirst()) }
+        #expect(b.state.count == 1_000_000 && b.state.queuedKeys.isEmpty)
+        #expect(b.state.cursorRow == 999_997, "\(b.state.cursorRow)")
+        #expect(b.state.columnView.hidden == [1], "\(b.state.columnView.hidden)")
+    }
+
+    @Test("keys already typed act one after another and the frame is drawn once after them: a 2,000-character paste into the filter prompt is a handful of frames, not one per character; the filter is the whole paste")
+    func burstsDrawOnce() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 50)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n"), backend: term)
+        b.start()
+        let before = term.framesPresented
+        let filter = "id > 0" + String(repeating: " AND v > 0", count: 200)
+        term.keys = filter.map { Key.char($0) }
+        b.sendBurst(.char("f"))
+        // A burst is cut into frames every 50 ms: a slow machine draws a few, never one a key.
+        while !term.keys.isEmpty { b.sendBurst(term.keys.removeFirst()) }
+        #expect(b.state.mode == .prompt(.filter, text: filter), "\(b.state.mode)")
+        #expect(term.framesPresented - before < 40, "\(term.framesPresented - before) frames for \(filter.count + 1) keys")
+        b.send(.enter)
+        #expect(b.state.filter == filter && b.state.count == 50, "\(b.state.message ?? "")")
+        // D then y in one burst: the question is drawn at once, and the y typed before it never answers it.
+        term.keys = [.char("y"), .char("y")]
+        b.sendBurst(.char("D"))
+        // (Read while the count ran and kept, or still typed ahead: thrown away either way.)
+        #expect(b.state.isConfirming && term.keys.isEmpty && b.state.queuedKeys.isEmpty)
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 50)
+    }
 }

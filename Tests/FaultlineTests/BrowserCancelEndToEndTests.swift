@@ -48,6 +48,31 @@ struct BrowserCancelEndToEndTests {
         #expect(exit.status == 0 && exit.alternate == "0")
     }
 
+    @Test("keys typed while the IDs load, as soon as the first rows show, are all kept and act when the load ends: G lands on the last row; j j j j j, l, - and :1500000 Enter each do what they say; the status line counts the keys that wait")
+    func keysDuringTheLoad() throws {
+        let scratch = TempDir()
+        let db = try bigTable(scratch)
+        let command = "\(shellQuote(CLI.binary)) browse \(shellQuote(db)) --table n --sort 'name desc'"
+        let t = try Tmux(command: command)
+        try t.waitFor("loading IDs")
+        try t.type("G")
+        try t.waitFor("1 key waits")
+        try t.waitFor("row 2,000,000 of 2,000,000", timeout: 60)
+        try t.type("q")
+        _ = try t.waitForExit()
+
+        let t2 = try Tmux(command: command)
+        try t2.waitFor("loading IDs")
+        try t2.type("jjjjjl-:1500000")
+        try t2.send("Enter")
+        try t2.waitFor("keys wait")
+        let screen = try t2.waitFor("row 1,500,000 of 2,000,000", timeout: 60)
+        // The second column (v) hidden: the header shows id and name only.
+        #expect(screen.first.map { $0.contains("id") && $0.contains("name") && !$0.contains(" v ") } == true, "\(screen)")
+        try t2.type("q")
+        _ = try t2.waitForExit()
+    }
+
     @Test("D on 2,000,000 rows: the working line ticks, Esc cancels the delete and nothing is changed; the browser goes on")
     func cancelDelete() throws {
         let scratch = TempDir()
