@@ -86,9 +86,27 @@ extension Browser {
         let started = environment.now()
         var next: Key? = key
         while let key = next {
-            handle(key)
-            guard !state.quit, !questionToShow, environment.now() - started < 0.05 else { break }
-            next = backend.nextKey(timeoutMilliseconds: 0)
+            next = nil
+            if case .char(let c) = key, state.isInTextPrompt, state.running == nil, state.queuedKeys.isEmpty {
+                // Characters into a text prompt (a paste) go in together: one edit of the line,
+                // not one per character, so a long paste costs what its length costs.
+                var text = String(c)
+                while let more = backend.nextKey(timeoutMilliseconds: 0) {
+                    guard case .char(let d) = more else { next = more; break }
+                    text.append(d)
+                }
+                apply(.typed(text))
+                settle()
+            } else {
+                handle(key)
+            }
+            guard !state.quit, !questionToShow else { break }   // a key read after the text goes with the type-ahead
+            if environment.now() - started >= 0.05 {
+                // A frame now; a key already read after the text still acts.
+                if let key = next { handle(key) }
+                break
+            }
+            if next == nil { next = backend.nextKey(timeoutMilliseconds: 0) }
         }
         present()
         lastKeySeconds = environment.now() - started

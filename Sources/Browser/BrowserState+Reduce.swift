@@ -4,6 +4,9 @@ import TerminalCore
 /// Something that happened: a key, or data an effect brought back.
 public enum Action: Sendable {
     case key(Key)
+    /// Characters typed in one burst into a prompt that edits text (a paste): inserted at once,
+    /// as the same keys one by one would insert them.
+    case typed(String)
     case resized(width: Int, height: Int)
     case tablesListed([TableEntry])
     case tableCounted(index: Int, count: Int)
@@ -200,6 +203,15 @@ extension BrowserState {
         switch action {
         case .key(let key):
             effects = handle(key)
+        case .typed(let text):
+            guard running == nil, case .prompt(let kind, var line) = mode, kind != .copyRows, kind != .copyCell else {
+                // Not a text prompt (any more): the characters as the keys they are.
+                for c in text { effects += reduce(.key(.char(c))) }
+                break
+            }
+            historyWalk = nil
+            line.insert(text)
+            mode = .prompt(kind, line: line)
         case .started(let work):
             running = work
         case .resized(let w, let h):

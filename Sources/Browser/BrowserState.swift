@@ -567,6 +567,12 @@ public struct BrowserState: Sendable {
     }
 
     /// True while a y/n question is on screen.
+    /// True in a prompt where a character typed is inserted (every prompt but `y`'s format choice).
+    var isInTextPrompt: Bool {
+        guard case .prompt(let kind, _) = mode else { return false }
+        return kind != .copyRows && kind != .copyCell
+    }
+
     public var isConfirming: Bool {
         if case .confirm = mode { return true }
         return false

@@ -88,4 +88,28 @@ struct LoadingTests {
         #expect(b.state.isConfirming && term.keys.isEmpty && b.state.queuedKeys.isEmpty)
         #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 50)
     }
+
+    @Test("a 4,000-character paste into a prompt goes in as one edit of the line, exactly as the keys one by one would; a key after it in the same burst still acts; outside a prompt the characters are keys")
+    func pasteIsOneEdit() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 50)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n"), backend: term)
+        b.start()
+        b.send(.char("f"))
+        // Typed as separate keys: a combining accent after its letter, as a terminal sends it.
+        let keys = (String(repeating: "v > 0 OR ", count: 444) + "v > 1e\u{301}").unicodeScalars.map { Key.char(Character($0)) } + [.left, .char("x"), .enter]
+        var oneByOne = LineEditor()
+        for key in keys.dropLast() { _ = oneByOne.apply(key) }
+        term.keys = Array(keys.dropFirst().dropLast())
+        b.sendBurst(keys[0])
+        while !term.keys.isEmpty { b.sendBurst(term.keys.removeFirst()) }
+        #expect(b.state.mode == .prompt(.filter, line: oneByOne), "the line differs from typing the keys one by one")
+        #expect(oneByOne.text.count == 4_003 && oneByOne.text.hasSuffix("1xé"))
+        b.send(.escape)
+        // Outside a prompt, characters are keys.
+        term.keys = [.char("j"), .char("j")]
+        b.sendBurst(.char("j"))
+        #expect(b.state.cursorRow == 3)
+    }
 }
