@@ -22,9 +22,10 @@ struct FrequencyEditTests {
             """)
     }
 
-    /// The shell's `quote(value)|count` lines of `column`, most frequent first.
+    /// The shell's `quote(value)|count` lines of `column`, most frequent first, grouped byte for
+    /// byte as `==` compares (the NOCASE column's 'abc' and 'ABC' are two values).
     func shell(_ path: String, _ column: String, where condition: String = "") throws -> [String] {
-        try sqlite3(path, "SELECT quote(\(column)), count(*) FROM t \(condition.isEmpty ? "" : "WHERE " + condition) GROUP BY \(column) ORDER BY count(*) DESC, \(column)")
+        try sqlite3(path, "SELECT quote(\(column)), count(*) FROM t \(condition.isEmpty ? "" : "WHERE " + condition) GROUP BY \(column) COLLATE BINARY ORDER BY count(*) DESC, \(column) COLLATE BINARY")
             .split(separator: "\n").map(String.init)
     }
 

@@ -258,11 +258,12 @@ struct SummaryTests {
                 for rows in [ResultRows.fetched, .matchingNow] {
                     let s = try result.summary(of: column, rows: rows)
                     let label: Comment = "\(column) where \(condition), \(rows)"
-                    let figures = try sqlite3(path, "SELECT count(*), count(DISTINCT \(column)), (SELECT CASE WHEN a IS NULL THEN 'none' ELSE ieee754(a) END FROM (SELECT avg(CASE WHEN typeof(\(column)) IN ('integer', 'real') THEN \(column) END) AS a FROM w WHERE \(condition))) FROM w WHERE \(condition)")
+                    let figures = try sqlite3(path, "SELECT count(*), count(DISTINCT \(column) COLLATE BINARY), (SELECT CASE WHEN a IS NULL THEN 'none' ELSE ieee754(a) END FROM (SELECT avg(CASE WHEN typeof(\(column)) IN ('integer', 'real') THEN \(column) END) AS a FROM w WHERE \(condition))) FROM w WHERE \(condition)")
                         .split(separator: "|").map(String.init)
                     #expect(figures.count == 3 && "\(s.rows)" == figures[0] && "\(s.distinct)" == figures[1], "\(label): \(s) vs \(figures)")
                     #expect(s.mean.map(ieee754) ?? "none" == figures.last, "\(label): the mean bit for bit")
-                    let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM w WHERE \(condition) GROUP BY \(column) ORDER BY count(*) DESC, \(column) LIMIT 1")
+                    // Byte for byte, as `==` compares (the NOCASE column's 'a' and 'A' are two values).
+                    let top = try sqlite3(path, "SELECT quote(\(column)) || '|' || count(*) FROM w WHERE \(condition) GROUP BY \(column) COLLATE BINARY ORDER BY count(*) DESC, \(column) COLLATE BINARY LIMIT 1")
                     #expect(s.mostFrequent.map { "\(frequencies.quoted($0.value))|\($0.count)" } ?? "" == top, label)
                 }
             }

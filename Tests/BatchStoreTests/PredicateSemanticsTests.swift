@@ -233,3 +233,38 @@ import TestSupport
         #expect(plan.joined().contains("COVERING INDEX movie_genre_year") && plain.joined().contains("COVERING INDEX movie_genre_year"), "\(plan) vs \(plain)")
     }
 }
+
+/// NSPredicate compares strings by code point: a column's declared collation never widens a
+/// comparison (a NOCASE column's `name == "alice"` matched 'ALICE', and a delete through it took
+/// both), and a frequency sheet groups as `==` compares.
+@Suite("Predicates ignore a column's collation")
+struct CollationTests {
+    @Test("on a NOCASE column, ==, !=, <, IN and BETWEEN compare byte for byte, as on a BINARY one; F counts 'alice' and 'ALICE' apart, and an edit of one value changes its rows alone")
+    func nocase() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE c(id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, plain TEXT);
+            CREATE INDEX c_name ON c(name);
+            INSERT INTO c(name, plain) VALUES ('alice', 'alice'), ('ALICE', 'ALICE'), ('alice', 'alice'), ('Bob', 'Bob'), (NULL, NULL);
+            """)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        func count(_ p: String) throws -> Int { try context.count(for: FetchRequest(entityName: "c", predicate: try FetchPredicate(format: p))) }
+        for column in ["name", "plain"] {
+            #expect(try count("\(column) == \"alice\"") == 2, "\(column)")
+            #expect(try count("\(column) != \"alice\"") == 3, "\(column)")
+            #expect(try count("\(column) < \"B\"") == 1, "\(column): only 'ALICE' sorts before 'B' by code point")
+            #expect(try count("\(column) IN {\"ALICE\", \"bob\"}") == 1, "\(column)")
+            #expect(try count("\(column) BETWEEN {\"A\", \"Z\"}") == 2, "\(column)")
+            #expect(try count("\(column) == plain") == 5, "\(column): nil == nil, as NSPredicate has it")
+        }
+        let result = try context.fetchBatched(FetchRequest(entityName: "c"), residentBatches: 1, firstBatch: nil)
+        let f = try result.frequencies(of: "name")
+        let counted = try f.values(in: 0..<f.count).map(\.count)
+        #expect(counted == [2, 1, 1, 1], "\(counted)")
+        #expect(f.count == 4)
+        let delete = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "c"))
+        #expect(try result.count(forDelete: delete, values: try f.selection(at: [0])) == 2)
+        _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "c", predicate: try FetchPredicate(format: "name == \"alice\""))))
+        #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM c WHERE name IS NOT NULL ORDER BY id") } == ["ALICE", "Bob"])
+    }
+}

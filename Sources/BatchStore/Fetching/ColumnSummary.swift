@@ -98,9 +98,9 @@ extension ColumnSummary {
         // One GROUP BY (SQLite materializes a CTE read more than once): the top count, the
         // distinct values, how many share the top count, and the first three of them by value.
         let grouped = """
-            WITH g AS (SELECT value, count(*) AS c FROM (\(values.select)) GROUP BY value),
+            WITH g AS (SELECT value, count(*) AS c FROM (\(values.select)) GROUP BY value COLLATE BINARY),
               top AS (SELECT max(c) AS m, count(value) AS d FROM g)
-            SELECT top.m, top.d, (SELECT count(*) FROM g WHERE g.c = top.m), g.value FROM top LEFT JOIN g ON g.c = top.m ORDER BY g.value LIMIT 3
+            SELECT top.m, top.d, (SELECT count(*) FROM g WHERE g.c = top.m), g.value FROM top LEFT JOIN g ON g.c = top.m ORDER BY g.value COLLATE BINARY LIMIT 3
             """
         // Each statement holds the inner SELECT once, so each binds its arguments once.
         self = try values.connection.withDatabase { db in

@@ -155,12 +155,13 @@ final class SQLiteFrequencyTable: FrequencyTable {
         self.name = name
         let started = DispatchTime.now().uptimeNanoseconds
         let table = "temp.\(quoteIdentifier(name))"
-        var select = values.select, order = "count(*) DESC, value"
+        // Values group byte for byte, as `==` compares them (a NOCASE column's 'alice' and 'ALICE' are two).
+        var select = values.select, order = "count(*) DESC, value COLLATE BINARY"
         if let w = binWidth {
             select = "SELECT \(ValueSelection.binned("value", width: w)) AS value FROM (\(values.select))"
             order = "value"
         }
-        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value ORDER BY \(order)"
+        let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value COLLATE BINARY ORDER BY \(order)"
         groupSQL = sql
         groupArguments = values.arguments
         let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int, classes: Int) in

@@ -53,7 +53,8 @@ public struct ValueSelection: Sendable, Equatable {
         let expression = binWidth.map { ValueSelection.binned(column, width: $0) } ?? "+" + column
         var parts: [String] = []
         let present = zip(values, literals).filter { !$0.0.isNull }.map(\.1)
-        if !present.isEmpty { parts.append("\(expression) IN (\(present.joined(separator: ", ")))") }
+        // Byte for byte, as the frequency sheet grouped them (a NOCASE column's 'a' and 'A' are two values).
+        if !present.isEmpty { parts.append("(\(expression)) COLLATE BINARY IN (\(present.joined(separator: ", ")))") }
         if values.contains(.null) { parts.append("\(column) IS NULL") }
         return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
     }

@@ -349,16 +349,22 @@ package final class QueryBuilder {
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         if let (column, constant) = columnAndConstant(lo, ro) {
             if converts(column, constant) {
-                return "(\(lo.sql) = \(ro.sql) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
+                return "(\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
             }
-            return "(\(lo.sql) = \(ro.sql))"
+            return "(\(lo.sql) = \(binary(ro.sql)))"
         }
         if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
-            return "(\(lo.sql) = \(ro.sql))"
+            return "(\(lo.sql) = \(binary(ro.sql)))"
         }
         // Two keys (or a key and an expression): nil == nil is true, and no affinity applies.
-        return "(\(unaffine(lo)) IS \(unaffine(ro)))"
+        return "(\(unaffine(lo)) IS \(binary(unaffine(ro))))"
     }
+
+    /// `sql` compared byte for byte: NSPredicate compares strings by code point, whatever
+    /// collation a column declares (`COLLATE NOCASE` would make `name == "alice"` match 'ALICE',
+    /// and a delete through it take rows nobody asked for). An explicit COLLATE decides a
+    /// comparison's collation; on a column without one it changes nothing (its index still serves).
+    private func binary(_ sql: String) -> String { "(\(sql)) COLLATE BINARY" }
 
     /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
     private func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
@@ -370,14 +376,14 @@ package final class QueryBuilder {
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         if let (column, constant) = columnAndConstant(lo, ro) {
             if converts(column, constant) {
-                return "NOT coalesce(\(lo.sql) = \(ro.sql) AND typeof(\(column.sql)) IN (\(constant.typeNames)), 0)"
+                return "NOT coalesce(\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames)), 0)"
             }
-            return "(\(lo.sql) IS NOT \(ro.sql))"
+            return "(\(lo.sql) IS NOT \(binary(ro.sql)))"
         }
         if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
-            return "(\(lo.sql) IS NOT \(ro.sql))"
+            return "(\(lo.sql) IS NOT \(binary(ro.sql)))"
         }
-        return "(\(unaffine(lo)) IS NOT \(unaffine(ro)))"
+        return "(\(unaffine(lo)) IS NOT \(binary(unaffine(ro))))"
     }
 
     /// `l < r` and the like: false when either side is nil or the two are of different kinds;
@@ -389,7 +395,7 @@ package final class QueryBuilder {
         if known.contains(lo.kind), known.contains(ro.kind), lo.kind != ro.kind {
             throw BatchStoreError(.invalidQuery, "cannot order \(lo.name) (\(lo.kind.rawValue)) against \(ro.name) (\(ro.kind.rawValue)) with \(op.rawValue): NSPredicate compares numbers with numbers and text with text")
         }
-        let comparison = "\(lo.sql) \(op.rawValue) \(ro.sql)"
+        let comparison = "\(lo.sql) \(op.rawValue) \(binary(ro.sql))"
         if lo.certain && ro.certain && lo.kind == ro.kind { return "(\(comparison))" }
         if let (column, constant) = columnAndConstant(lo, ro) {
             if !converts(column, constant), Operand.kind(of: constant.constant ?? .null) == .number {
@@ -408,11 +414,11 @@ package final class QueryBuilder {
             }
             // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
             // column), compare without affinity, as text with text.
-            let plain = converts(column, constant) ? "\(unaffine(lo)) \(op.rawValue) \(unaffine(ro))" : comparison
+            let plain = converts(column, constant) ? "\(unaffine(lo)) \(op.rawValue) \(binary(unaffine(ro)))" : comparison
             return "(\(plain) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
         }
         // A column against an expression of one known kind: no affinity, and a typeof() guard.
-        let plain = "\(unaffine(lo)) \(op.rawValue) \(unaffine(ro))"
+        let plain = "\(unaffine(lo)) \(op.rawValue) \(binary(unaffine(ro)))"
         if lo.affinity != nil, ro.affinity == nil, ro.certain, known.contains(ro.kind) {
             return "(\(plain) AND typeof(\(lo.sql)) IN (\(ro.typeNames)))"
         }
@@ -443,7 +449,7 @@ package final class QueryBuilder {
         if !grouped.isEmpty {
             let lhs = try operand(e, fold: flags)
             let values = try grouped.map { try operand($0, fold: flags).sql }
-            parts.append("\(lhs.sql) IN (\(values.joined(separator: ", ")))")
+            parts.append("\(binary(lhs.sql)) IN (\(values.joined(separator: ", ")))")
         }
         for item in single { parts.append(try equality(e, flags, item)) }
         return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: " OR ") + ")"
