@@ -68,9 +68,7 @@ struct LoadingTests {
     func burstsDrawOnce() throws {
         let dir = TempDir()
         let path = try makeNumbers(dir, count: 50)
-        let term = MemoryTerminal(width: 80, height: 12)
-        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n"), backend: term)
-        b.start()
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "n"))
         let before = term.framesPresented
         let filter = "id > 0" + String(repeating: " AND v > 0", count: 200)
         term.keys = filter.map { Key.char($0) }
@@ -93,9 +91,7 @@ struct LoadingTests {
     func pasteIsOneEdit() throws {
         let dir = TempDir()
         let path = try makeNumbers(dir, count: 50)
-        let term = MemoryTerminal(width: 80, height: 12)
-        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n"), backend: term)
-        b.start()
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "n"))
         b.send(.char("f"))
         // Typed as separate keys: a combining accent after its letter, as a terminal sends it.
         let keys = (String(repeating: "v > 0 OR ", count: 444) + "v > 1e\u{301}").unicodeScalars.map { Key.char(Character($0)) } + [.left, .char("x"), .enter]
