@@ -52,6 +52,7 @@ struct UndoPlan {
         if try PostgresContext.hasInheritanceChildren(target, session) {
             throw BatchStoreError(.undoRefused, "\(target.name) has inheritance children, whose rows can share its primary key, so undo could not tell them apart; run it without undo")
         }
+        try checkTriggers(in: session)
         let referencing: [[SQLValue]]
         switch kind {
         case .insert:
@@ -82,6 +83,41 @@ struct UndoPlan {
         case .update, .insert: verb = "this update of"
         }
         throw BatchStoreError(.undoRefused, "\(verb) \(target.name) changes \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+    }
+
+    /// Throws `.undoRefused` when the edit fires an enabled user trigger on its table (a delete's
+    /// ON DELETE, an update's ON UPDATE of any column or of one it assigns, an insert's or an
+    /// upsert's ON INSERT and ON UPDATE): what a trigger writes is not in the journal.
+    func checkTriggers(in session: PostgresSession) throws {
+        // pg_trigger.tgtype bits: 4 INSERT, 8 DELETE, 16 UPDATE.
+        let mask: Int, columns: [String]
+        switch kind {
+        case .delete: (mask, columns) = (8, [])
+        case .update(let assigned, _): (mask, columns) = (16, assigned)
+        case .insert: (mask, columns) = (4, [])
+        case .upsert(let assigned): (mask, columns) = (assigned.isEmpty ? 4 : 20, assigned)
+        }
+        let names = columns.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
+        let ofColumns = columns.isEmpty ? "" : """
+             AND ((g.tgtype & 16) = 0 OR cardinality(CAST(g.tgattr AS int2[])) = 0 OR EXISTS (
+                  SELECT 1 FROM unnest(CAST(g.tgattr AS int2[])) AS k(n) JOIN pg_catalog.pg_attribute AS a ON a.attrelid = g.tgrelid AND a.attnum = k.n
+                  WHERE a.attname IN (\(names))))
+            """
+        let rows = try session.query("""
+            SELECT g.tgname FROM pg_catalog.pg_trigger AS g
+            WHERE g.tgrelid = CAST($1 AS oid) AND NOT g.tgisinternal AND g.tgenabled <> 'D' AND (g.tgtype & \(mask)) <> 0\(ofColumns)
+            ORDER BY 1
+            """, [SQLValue.integer(target.oid)] + columns.map { .text($0) })
+        let triggers = rows.compactMap { $0.first?.textValue }
+        guard !triggers.isEmpty else { return }
+        let verb: String
+        switch kind {
+        case .delete: verb = "deleting from"
+        case .upsert: verb = "this upsert into"
+        case .insert: verb = "this insert into"
+        case .update: verb = "this update of"
+        }
+        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), whose writes undo could not take back; run it without undo")
     }
 
     /// A plan made only to run ``check(in:)`` before an edit's question: the edit of `table`

@@ -273,7 +273,9 @@ public enum Confirmation: Sendable, Equatable {
             let left = u.changedSince == 0 ? ""
                 : u.changedSince == u.rows ? " — every one of them changed since the edit and is left as it is, so nothing would change"
                 : " — \(rows(u.changedSince)) changed since the edit \(u.changedSince == 1 ? "is" : "are") left as \(u.changedSince == 1 ? "it is" : "they are")"
-            return "Undo \(what)\(left)?"
+            let moved = u.renumbered == 0 ? ""
+                : " — \(rows(u.renumbered)) \(u.renumbered == 1 ? "comes" : "come") back under a new rowid (SQLite gave \(u.renumbered == 1 ? "its" : "theirs") to a new row since)"
+            return "Undo \(what)\(left)\(moved)?"
         }
     }
 

@@ -171,7 +171,9 @@ extension EffectRunner {
         }
         let left = changes.changedSince > 0
             ? "; \(rows(changes.changedSince)) changed since the edit \(changes.changedSince == 1 ? "was" : "were") left as \(changes.changedSince == 1 ? "it is" : "they are")" : ""
-        return try afterEdit("undo: \(what)\(left)", started: started, state: state, cancel: cancel, report: report)
+        let moved = changes.renumbered > 0
+            ? "; \(rows(changes.renumbered)) came back under a new rowid (SQLite gave \(changes.renumbered == 1 ? "its" : "theirs") to a new row since)" : ""
+        return try afterEdit("undo: \(what)\(left)\(moved)", started: started, state: state, cancel: cancel, report: report)
     }
 
     /// Re-runs the result's fetch (`r`), keeping the cursor's row and the marks still in it. A

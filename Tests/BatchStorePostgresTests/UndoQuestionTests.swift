@@ -92,4 +92,35 @@ struct PostgresUndoQuestionTests {
         #expect(dry.stderr.hasPrefix("e.g. id 1: \"2013-01-01 05:00:00+00\" → nil; id 2: nil → nil; id 3: \"2013-01-02 00:00:00+00\" → nil; …\nnote: 2 non-NULL values of at would become NULL\n"), "\(dry.stderr)")
         #expect(try server.psql("SELECT count(*) FROM f WHERE at IS NULL", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
+
+    @Test("D on a table whose ON DELETE trigger writes another table, and U of a column an UPDATE OF trigger watches, say CANNOT BE UNDONE before y, naming the trigger; U of another column and a disabled trigger promise undo")
+    func triggersBeforeY() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("undotrig", sql: """
+            CREATE TABLE item(id int PRIMARY KEY, v int, note text);
+            INSERT INTO item VALUES (1, 10, 'a'), (2, 20, 'b');
+            CREATE TABLE log(what text, id int);
+            CREATE FUNCTION log_it() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO log VALUES (TG_OP, OLD.id); RETURN NULL; END $$;
+            CREATE TRIGGER logged_delete AFTER DELETE ON item FOR EACH ROW EXECUTE FUNCTION log_it();
+            CREATE TRIGGER logged_v AFTER UPDATE OF v ON item FOR EACH ROW EXECUTE FUNCTION log_it();
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let terminal = MemoryTerminal(width: 200, height: 12)
+        let browser = try Browser(context: PostgresContext(store: store), name: "undotrig", options: BrowserOptions(table: "item", batchSize: 20), backend: terminal)
+        browser.start()
+        browser.send([.char("v"), .char("D")])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE: deleting from item fires trigger logged_delete, whose writes undo could not take back? y/N") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        browser.send([.char("U")] + "v = v + 1".map { Key.char($0) } + [.enter])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE: this update of item fires trigger logged_v") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        browser.send([.char("U")] + "note = \"z\"".map { Key.char($0) } + [.enter])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE") == false && Self.last(terminal)?.hasSuffix("? y/n") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        try server.psql("ALTER TABLE item DISABLE TRIGGER logged_delete", database: database)
+        browser.send([.char("D")])
+        #expect(Self.last(terminal)?.contains("CANNOT BE UNDONE") == false && Self.last(terminal)?.hasSuffix("? y/n") == true, "\(Self.screen(terminal))")
+        browser.send(.char("n"))
+        #expect(try server.psql("SELECT count(*) FROM log", database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
 }

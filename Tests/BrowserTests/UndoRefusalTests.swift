@@ -67,4 +67,38 @@ struct UndoRefusalTests {
         b.send([.char("U")] + keys("name = \"x\"") + [.enter])
         #expect(!term.text.suffix(3).joined(separator: " ").contains("CANNOT BE UNDONE"), "\(term.text.suffix(3))")
     }
+
+    @Test("D on a table whose delete trigger writes another table says CANNOT BE UNDONE before y and names the trigger; y then deletes without undo")
+    func triggerRefusesUndo() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE item(id INTEGER PRIMARY KEY, v INTEGER);
+            CREATE TABLE log(id INTEGER);
+            CREATE TRIGGER logged AFTER DELETE ON item BEGIN INSERT INTO log VALUES (old.id); END;
+            INSERT INTO item VALUES (1, 10), (2, 20);
+            """)
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "item"))
+        b.send(keys("vD"))
+        #expect(term.text.suffix(2).joined(separator: " ").hasSuffix("CANNOT BE UNDONE: deleting from item fires trigger logged, whose writes undo could not take back? y/N"),
+                "\(term.text.suffix(3))")
+        b.send(.char("y"))
+        #expect(b.state.message?.hasPrefix("deleted 1 row from item; cannot be undone, as its question said") == true, "\(b.state.message ?? "no message")")
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM log") } == [1])
+    }
+
+    @Test("u on a key-less table whose deleted row's rowid went to a new row since: the question and the result say it comes back under a new rowid, and it does")
+    func keylessUndoSaysRenumbered() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE loose(a, b); INSERT INTO loose VALUES ('x', 1), ('y', 2);")
+        let (b, term) = try makeBrowser(path, options: BrowserOptions(table: "loose"))
+        b.send(keys("jvD"))
+        b.send(.char("y"))
+        #expect(b.state.count == 1)
+        try direct(path) { try $0.execute(sql: "INSERT INTO loose VALUES ('new', 9)") }
+        b.send(.char("u"))
+        #expect(term.text.suffix(2).joined(separator: " ").contains("1 row comes back under a new rowid (SQLite gave its to a new row since)?"), "\(term.text.suffix(3))")
+        b.send(.char("y"))
+        #expect(b.state.message?.contains("1 row came back under a new rowid") == true, "\(b.state.message ?? "no message")")
+        #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT a FROM loose ORDER BY a") } == ["new", "x", "y"])
+    }
 }

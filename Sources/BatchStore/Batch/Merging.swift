@@ -20,6 +20,9 @@ public struct ChangeSet: Sendable {
     /// Rows an undo left alone because they changed after the edit it takes back (another
     /// program's write to them since is kept, not overwritten).
     public var changedSince = 0
+    /// Rows an undo put back under a new rowid because SQLite had given theirs to another row
+    /// since (tables whose rowid no column declares: the rows' values are all back, their rowid is not).
+    public var renumbered = 0
 
     public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [], stored: [StoredChanges] = []) {
         self.inserted = inserted
@@ -41,6 +44,7 @@ public struct ChangeSet: Sendable {
         var sum = ChangeSet(inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted, stored: a.stored + b.stored)
         sum.danglingReferences = a.danglingReferences + b.danglingReferences
         sum.changedSince = a.changedSince + b.changedSince
+        sum.renumbered = a.renumbered + b.renumbered
         return sum
     }
 }

@@ -69,6 +69,38 @@ extension ManagedObjectContext {
         if !referencing.isEmpty {
             throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) changes \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
         }
+        // A trigger's writes (an audit row, a counter in another table) are not in the journal.
+        if deleting || !assigning.isEmpty {
+            let triggers = try withDatabase { db in try Self.triggersFired(db, entity.name, deleting: deleting, assigning: assigning) }
+            if !triggers.isEmpty {
+                throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), whose writes undo could not take back; run it without undo")
+            }
+        }
+    }
+
+    /// The triggers on `table` (the file's and this connection's temporary ones) that a delete
+    /// fires, or an update of `assigning` (`UPDATE OF` names columns; without it any update
+    /// fires), and whose body writes (one that only checks, `SELECT RAISE(…)`, is not counted).
+    /// A trigger whose text cannot be read is counted.
+    static func triggersFired(_ db: Database, _ table: String, deleting: Bool, assigning: [String]) throws -> [String] {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT name, sql FROM main.sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE
+            UNION ALL SELECT name, sql FROM temp.sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE
+            """, arguments: [table, table])
+        let assigned = Set(assigning.map { $0.lowercased() })
+        return rows.compactMap { row -> String? in
+            let name: String = row[0]
+            let sql: String = row[1] ?? ""
+            guard let event = TriggerEvent(sql: sql) else { return name }
+            guard TriggerEvent.bodyWrites(sql: sql) else { return nil }
+            switch event {
+            case .delete: return deleting ? name : nil
+            case .insert: return nil
+            case .update(let columns):
+                guard !deleting else { return nil }
+                return columns.isEmpty || columns.contains(where: { assigned.contains($0.lowercased()) }) ? name : nil
+            }
+        }.sorted()
     }
 
     /// The tables of the main file whose foreign keys into `table` act on a delete (or, for an
@@ -137,8 +169,15 @@ extension ManagedObjectContext {
             // 'abc' → 'ABC' for no change, and IS takes 1.0 for 1.
             let same = columns.enumerated().map { "(t.\(quoteIdentifier($1)) IS u.a\($0) COLLATE BINARY AND typeof(t.\(quoteIdentifier($1))) = typeof(u.a\($0)))" }
             return "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE \(([journalMatch(entity)] + same).joined(separator: " AND ")))"
-        case .delete:
-            return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(journalMatch(entity)))"
+        case .delete(let columns):
+            guard entity.hasHiddenRowid else { return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(journalMatch(entity)))" }
+            // A rowid no column declares is not the row's identity: SQLite gives it to the next
+            // new row once the row is gone. A row is taken again only when its declared key is
+            // (a key-less table's rows always come back, under a new rowid if theirs went).
+            let key = entity.primaryKey.map { name in columns.firstIndex { $0.caseInsensitiveCompare(name) == .orderedSame } }
+            guard !key.isEmpty, key.allSatisfy({ $0 != nil }) else { return nil }
+            let match = zip(entity.primaryKey, key).map { "t.\(quoteIdentifier($0)) = u.c\($1!)" }.joined(separator: " AND ")
+            return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(match))"
         case .insert, .upsert:
             return nil
         }
@@ -166,8 +205,20 @@ extension ManagedObjectContext {
                 let inserted = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) WHERE op = 0") ?? 0
                 kind = .upsert(inserted: inserted, updated: rows - inserted)
             }
-            return UndoSummary(kind: kind, table: entry.entity.name, rows: rows, changedSince: changed)
+            let renumbered = try Self.renumberedCondition(entry.kind, entity: entry.entity).map {
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) AS u WHERE \($0)") ?? 0
+            } ?? 0
+            return UndoSummary(kind: kind, table: entry.entity.name, rows: rows, changedSince: changed, renumbered: renumbered)
         }
+    }
+
+    /// The journal rows (`u`) of a delete that undo puts back under a new rowid: those of a table
+    /// whose rowid no column declares, whose rowid SQLite gave to another row since, and that are
+    /// not left alone as changed since (``changedSinceCondition(_:entity:)``). Nil for other kinds.
+    static func renumberedCondition(_ kind: UndoEntry.Kind, entity: Entity) -> String? {
+        guard case .delete = kind, entity.hasHiddenRowid else { return nil }
+        let taken = "EXISTS (SELECT 1 FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(journalMatch(entity)))"
+        return changedSinceCondition(kind, entity: entity).map { "\(taken) AND NOT (\($0))" } ?? taken
     }
 
     /// Why an edit of `rows` rows of `entity` could not be undone (see ``checkUndoable(_:rows:deleting:assigning:)``), or nil.
@@ -191,7 +242,9 @@ extension ManagedObjectContext {
     /// counted in ``ChangeSet/changedSince``: an updated row whose assigned columns no longer hold
     /// what the update wrote (or that is gone), a deleted row whose key names a row again. (An
     /// insert's and an upsert's rows keep no after-image: changes to them since are overwritten.)
-    /// Triggers run again as SQLite defines them.
+    /// Triggers run again as SQLite defines them (an edit that fires one that writes is refused
+    /// undo before it runs: ``triggersFired(_:_:deleting:assigning:)``). A key-less table's deleted
+    /// row whose rowid SQLite gave to a new row since comes back under a new rowid (``ChangeSet/renumbered``).
     /// - Throws: `.nothingToUndo` when there is nothing to undo; SQLite errors roll back and keep
     ///   the entry, so undo can be tried again.
     @discardableResult
@@ -236,6 +289,20 @@ extension ManagedObjectContext {
                 }
                 // Rows changed since the edit are left as they are now (and counted): undo puts
                 // back only what the edit itself did. The rest are restored, their keys stored.
+                // Rows whose hidden rowid went to another row since get new rowids, above every
+                // rowid in use (the journal's keys are renumbered in this transaction only).
+                var renumbered = 0
+                if let taken = Self.renumberedCondition(entry.kind, entity: entity) {
+                    // Read once: the UPDATE below raises the journal's own max(k0) as it goes.
+                    let base = try Int64.fetchOne(db, sql: "SELECT max(coalesce((SELECT max(rowid) FROM \(table)), 0), coalesce((SELECT max(k0) FROM \(journal)), 0))") ?? 0
+                    // The rows to move, listed first: the UPDATE takes them out of `taken` as it goes.
+                    let moved = makeTempTableName("bs_moved")
+                    try connection.createTempTable(db, named: moved, "(r INTEGER PRIMARY KEY, n INTEGER)")
+                    try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(moved)) SELECT u.rowid, row_number() OVER (ORDER BY u.rowid) FROM \(journal) AS u WHERE \(taken)")
+                    renumbered = db.changesCount
+                    try db.execute(sql: "UPDATE \(journal) AS u SET k0 = ? + m.n FROM temp.\(quoteIdentifier(moved)) AS m WHERE m.r = u.rowid", arguments: [base])
+                    try connection.dropTempTable(db, named: moved)
+                }
                 let changedSince = Self.changedSinceCondition(entry.kind, entity: entity)
                 let untouched = changedSince.map { " WHERE NOT (\($0))" } ?? ""
                 let journaled = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal)") ?? 0
@@ -268,6 +335,7 @@ extension ManagedObjectContext {
                 changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])
                 changes.danglingReferences = dangling
                 changes.changedSince = leftAlone
+                changes.renumbered = renumbered
                 return .commit
             }
         }

@@ -23,19 +23,23 @@ public struct UndoSummary: Sendable, Equatable {
     /// Of those, the rows changed since the edit (another program wrote to them, deleted them,
     /// or put a row back under a deleted row's key): undo leaves them as they are now.
     public var changedSince: Int
+    /// Of the rows a delete's undo puts back, those that will come back under a new rowid: SQLite
+    /// gave theirs to another row since (tables whose rowid no column declares).
+    public var renumbered: Int
 
-    public init(kind: Kind, table: String, rows: Int, changedSince: Int = 0) {
+    public init(kind: Kind, table: String, rows: Int, changedSince: Int = 0, renumbered: Int = 0) {
         self.kind = kind
         self.table = table
         self.rows = rows
         self.changedSince = changedSince
+        self.renumbered = renumbered
     }
 
     /// Two summaries of one edit's parts (one per store) as one.
     package static func + (a: UndoSummary, b: UndoSummary) -> UndoSummary {
         var kind = a.kind
         if case .upsert(let i, let u) = a.kind, case .upsert(let j, let v) = b.kind { kind = .upsert(inserted: i + j, updated: u + v) }
-        return UndoSummary(kind: kind, table: a.table, rows: a.rows + b.rows, changedSince: a.changedSince + b.changedSince)
+        return UndoSummary(kind: kind, table: a.table, rows: a.rows + b.rows, changedSince: a.changedSince + b.changedSince, renumbered: a.renumbered + b.renumbered)
     }
 }
 

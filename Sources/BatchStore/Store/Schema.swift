@@ -259,6 +259,15 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// True when objects are keyed by rowid.
     var isKeyedByRowid: Bool { kind == .table && rowidName != nil }
 
+    /// True when objects are keyed by a rowid that no column declares: a table without an
+    /// `INTEGER PRIMARY KEY` (key-less, or keyed by other columns). Such a rowid is SQLite's own
+    /// bookkeeping, which it may give a new row once the old one is deleted.
+    var hasHiddenRowid: Bool {
+        guard isKeyedByRowid else { return false }
+        guard primaryKey.count == 1, let key = attribute(named: primaryKey[0]) else { return true }
+        return key.declaredType.uppercased() != "INTEGER"
+    }
+
     public var description: String { "\(storeName).\(name)" }
 
     public static func == (lhs: Entity, rhs: Entity) -> Bool { lhs === rhs }
