@@ -37,6 +37,9 @@ extension Browser {
             }
             if idle() { present() }
         }
+        // Last: a file deleted or replaced since the last look must not keep this session's WAL frames at its path.
+        worker.submit(.watchFile, state: state)
+        settle()
     }
 
     private var hasIdleWork: Bool { state.eagerActive || !pendingCounts.isEmpty }

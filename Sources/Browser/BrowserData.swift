@@ -104,6 +104,7 @@ final class BrowserData {
     }
     /// Why the file is no longer the one at its path (deleted, replaced), or nil.
     var fileProblem: String? { context.fileProblem }
+    func settleMovedFile() { context.settleMovedFile() }
     /// Why an edit of `rows` rows of `result`'s table could not be undone (nil: it could), said
     /// in its confirmation; an edit of no rows needs no undo.
     func undoRefusal(of result: BrowserResult, rows: Int, deleting: Bool, assigning: [String] = []) throws -> String? {

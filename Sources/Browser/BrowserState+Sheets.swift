@@ -66,14 +66,22 @@ public struct SummarySheet: Sendable, Equatable {
             return sampled.mark + group(Int((Double(n) * sampled.scale).rounded()))
         }
         func text(_ shown: String) -> DisplayValue { .text(shown.isEmpty || sampled == nil ? shown : "≈ " + shown) }
+        // Where numbers and text meet in the column, text is shown as a literal, in quotes, so
+        // the number 1 and the text '1' are told apart (as on a frequency sheet).
+        let quotesText = s.storageClasses.count > 1
+        func display(_ v: SQLValue) -> DisplayValue {
+            if quotesText, case .text = v, let literal = FetchPredicate.literal(v) { return .text(literal) }
+            return DisplayValue(v)
+        }
         func value(_ v: SQLValue?) -> DisplayValue {
-            guard sampled != nil else { return DisplayValue(v ?? .null) }
-            return v.map { text(DisplayValue($0).shown) } ?? DisplayValue.null
+            guard let v, v != .null else { return DisplayValue.null }
+            guard sampled != nil else { return display(v) }
+            return text(display(v).shown)
         }
         let mean = text(s.mean.map { String(format: "%.15g", $0) } ?? "")
         let lengths = text(s.shortest.map { short in short == s.longest ? "\(short)" : "\(short)–\(s.longest ?? short)" } ?? "")
         let frequent: DisplayValue = s.mostFrequent.map { top in
-            func shown(_ v: SQLValue) -> String { v == .null ? "∅" : DisplayValue(v).shown }
+            func shown(_ v: SQLValue) -> String { v == .null ? "∅" : display(v).shown }
             // Ties say so: `JFK, LGA: 8,706 each`, `a, b, c and 4 more: 2 each`.
             guard s.mostFrequentTies > 1 else {
                 return sampled == nil ? .text("\(shown(top.value)) (\(group(top.count)))") : .text("≈ \(shown(top.value)) (\(count(top.count)))")

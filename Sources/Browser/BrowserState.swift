@@ -190,13 +190,17 @@ public struct EditTarget: Sendable, Equatable {
     public var values: ValueTarget?
     /// From `e`: the one cell it sets (`marked` holds its row).
     public var cell: CellTarget?
+    /// True when `V` marked every row (`marked` is nil: the edit is of the whole result, and the
+    /// question says they are all marked, not that nothing is).
+    public var allMarked: Bool
 
-    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil, cell: CellTarget? = nil) {
+    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil, cell: CellTarget? = nil, allMarked: Bool = false) {
         self.result = result
         self.table = table
         self.marked = marked
         self.values = values
         self.cell = cell
+        self.allMarked = allMarked
     }
 
     /// The rows an edit of `n` rows of this target acts on, in words, as its confirmation says
@@ -206,6 +210,7 @@ public struct EditTarget: Sendable, Equatable {
         if let cell { return "row \(group(cell.row + 1))" }
         if let values { return "\(rows(n)) (\(values.described))" }
         if marked != nil { return n == 1 ? "the 1 marked row" : "the \(group(n)) marked rows" }
+        if allMarked { return n == 1 ? "the 1 row of this result (all marked)" : "all \(group(n)) rows of this result (all marked)" }
         return n == 1 ? "the 1 row of this result (nothing is marked)" : "all \(group(n)) rows of this result (nothing is marked)"
     }
 }
@@ -251,7 +256,10 @@ public enum Confirmation: Sendable, Equatable {
             let change = preview?.sample.first?.changes.first
             let old = change.map { UpdatePreview.literal($0.old) } ?? cell.old
             let new = change.map { UpdatePreview.literal($0.new, numeric: $0.isNumericText) } ?? typed
-            return "Set \(cell.column) of row \(group(cell.row + 1)) in \(target.table): \(old) → \(new)\(Self.undoNote(noUndo))?"
+            // The row by position, and by key as U's sample names rows (`row 3, id 7`).
+            let key = preview?.sample.first.map { row in zip(row.keyNames, row.key).map { "\($0) \(UpdatePreview.literal($1))" }.joined(separator: " ") }
+            let which = key.map { $0.isEmpty ? "" : ", \($0)" } ?? ""
+            return "Set \(cell.column) of row \(group(cell.row + 1))\(which) in \(target.table): \(old) → \(new)\(Self.undoNote(noUndo))?"
         case .update(let n, let a, let target, let noUndo, let preview):
             // What cannot be undone and what becomes NULL first: a short screen cuts the end.
             var notes = Self.undoNote(noUndo)
@@ -586,6 +594,6 @@ public struct BrowserState: Sendable {
         if let f = frequencySheet { return valuesTarget(f) }
         guard let resultID, let table, sheet == .table else { return nil }
         let ids = marked
-        return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description })
+        return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description }, allMarked: allMarked)
     }
 }

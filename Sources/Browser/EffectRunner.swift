@@ -79,7 +79,11 @@ final class EffectRunner {
             case .eagerStep:
                 return eagerStep(state)
             case .watchFile:
-                if let problem = data.fileProblem, !state.fileGone { return [.fileGone(problem)] }
+                if let problem = data.fileProblem {
+                    // The WAL this connection left at the path must not become the new file's.
+                    data.settleMovedFile()
+                    if !state.fileGone { return [.fileGone(problem)] }
+                }
                 guard let now = data.dataVersion(), let before = dataVersion, now != before else { return [] }
                 return [.fileChanged]
             }

@@ -163,7 +163,10 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
     // Header.
     screen.put("#".padded(to: layout.gutter - 2, left: true), x: x0, y: y0, style: p.header)
     for col in layout.columns {
-        let name = TerminalText.truncate(state.columns[col.index], toWidth: col.width)
+        // The last column may run past the screen's edge: cut to what shows, with …, so a cut
+        // figure (0.2 of 0.29, 100 of 100,000) never reads as a whole one.
+        let shown = max(0, min(col.width, width - col.x))
+        let name = TerminalText.truncate(state.columns[col.index], toWidth: shown)
         let style = col.position == state.cursorColumn ? p.headerCurrent : p.header
         screen.put(name.padded(to: col.width), x: x0 + col.x, y: y0, style: style, maxWidth: width - col.x)
     }
@@ -198,7 +201,7 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
             if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
             let text: String
-            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: col.width) }
+            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: max(0, min(col.width, width - col.x))) }
             screen.put(text.padded(to: col.width), x: x0 + col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
         }
     }

@@ -92,7 +92,7 @@ struct EditOptions: ParsableArguments {
 
     /// Opens the file (or files) and the entity, then either counts (dry run) or executes, and
     /// reports. With several files the request runs in every store (all or nothing).
-    func perform(verb: String, dryRunCount: (any FetchingContext, Entity) throws -> Int,
+    func perform(verb: String, assigned: [String] = [], dryRunCount: (any FetchingContext, Entity) throws -> Int,
                  execute: (any FetchingContext, Entity) throws -> BatchResult,
                  executeStreamingIDs: (PostgresContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
         let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
@@ -106,6 +106,12 @@ struct EditOptions: ParsableArguments {
                 for position in 0..<rows.count { if let id = try rows.objectID(at: position) { print(id.uriRepresentation) } }
             case .status: print("ok")
             case .count: print(n)
+            }
+            // What the real run would change beyond these rows (foreign-key actions, triggers),
+            // as the browser's question says it.
+            if n > 0, let beyond = context.undoRefusal(entity, rows: 0, deleting: verb == "delete", assigning: assigned),
+               let cut = [", which undo could not restore", ", whose writes undo could not take back"].lazy.compactMap({ beyond.range(of: $0) }).first {
+                printError("note: beyond these rows, \(beyond[..<cut.lowerBound])")
             }
             printError("would \(verb) \(counted(n, "row"))\(source.databases.count > 1 ? " in \(counted(stores, "store"))" : "") (dry run: nothing was written)")
             return
@@ -156,7 +162,7 @@ struct Update: ParsableCommand {
         func request(_ entity: Entity) -> BatchUpdateRequest {
             BatchUpdateRequest(entityName: entity.name, predicate: predicate, propertiesToUpdate: assignments, resultType: options.resultType)
         }
-        try options.perform(verb: "update",
+        try options.perform(verb: "update", assigned: assignments.map(\.0),
                             dryRunCount: { context, entity in
                                 let report = try context.validate(request(entity))
                                 // What it would write: a few rows old → new, and values it would lose to NULL.

@@ -94,4 +94,23 @@ struct UndoTriggerTests {
         #expect(changes.insertedCount == 1 && changes.changedSince == 1 && changes.renumbered == 1)
         #expect(try sqlite3(path, "SELECT code || ' ' || v FROM k ORDER BY code") == "a 1\nb 2\nc 30\nd 4")
     }
+
+    @Test("a context whose file was replaced after it wrote empties its WAL when it goes, so the file now at the path reads as itself")
+    func movedFileWALEmptiedOnClose() throws {
+        let dir = TempDir()
+        let path = try file(dir)
+        do {
+            let context = try ManagedObjectContext(store: try PersistentStore(path: path, options: .init(walAtFirstWrite: true)))
+            _ = try context.execute(BatchUpdateRequest(entityName: "item", propertiesToUpdate: [("note", .constant(.text("z")))]))
+            var info = stat()
+            #expect(stat(path + "-wal", &info) == 0 && info.st_size > 0)
+            _ = try sqlite3(dir.path("new.sqlite"), "CREATE TABLE fresh(x); INSERT INTO fresh VALUES (1);")
+            #expect(rename(dir.path("new.sqlite"), path) == 0)
+            #expect(context.fileProblem != nil)
+        }
+        var info = stat()
+        #expect(stat(path + "-wal", &info) != 0 || info.st_size == 0, "no frame of the old file at the path")
+        #expect(try sqlite3(path, "SELECT group_concat(name) FROM sqlite_schema") == "fresh")
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == "ok")
+    }
 }

@@ -71,6 +71,10 @@ struct ConfirmationTests {
         b.send(.char("n"))
         b.send([.char("f")] + keys("id == 4") + [.enter, .char("D")])
         #expect(term.text.last == "Delete the 1 row of this result (nothing is marked) from n? y/n")
+        b.send(.char("n"))
+        // V marks every row: the question says so, not that nothing is marked.
+        b.send([.char("f"), .ctrl("u"), .enter, .char("V"), .char("D")])
+        #expect(term.text.last == "Delete all 10 rows of this result (all marked) from n? y/n", "\(term.text.suffix(2))")
     }
 
     @Test("an edit over the undo limit says before y that it cannot be undone, and answers y/N; under it, u asks what it restores")
@@ -131,7 +135,7 @@ struct ConfirmationTests {
         #expect(b.state.mode == .prompt(.cellEdit, text: "20"))
         #expect(term.text.last == "v = 20")
         b.send([.ctrl("u")] + keys("v * 2 + 1") + [.enter])
-        #expect(term.text.last == "Set v of row 2 in n: 20 → 41? y/n", "the expression shown as the value it comes to")
+        #expect(term.text.last == "Set v of row 2, id 2 in n: 20 → 41? y/n", "the expression shown as the value it comes to")
         #expect(try row(2) == "20,'row 2'", "nothing before y")
         b.send(.char("y"))
         #expect(try row(2) == "41,'row 2'" && (try row(3)) == "30,'row 3'")
@@ -142,7 +146,7 @@ struct ConfirmationTests {
         b.send([.ctrl("u")] + keys("\"say \\\"hi\\\"\"") + [.enter, .char("y")])
         #expect(try row(2) == "41,'say \"hi\"'")
         b.send([.char("h"), .char("e"), .ctrl("u")] + keys("nil") + [.enter])
-        #expect(term.text.last == "Set v of row 2 in n: 41 → nil? y/n")
+        #expect(term.text.last == "Set v of row 2, id 2 in n: 41 → nil? y/n")
         b.send(.char("y"))
         #expect(try row(2) == "NULL,'say \"hi\"'")
         b.send(.char("e"))
@@ -208,7 +212,7 @@ struct ConfirmationTests {
         b.send(keys("ggll"))
         b.send(.char("e"))
         b.send([.ctrl("u")] + keys("w * 3") + [.enter])
-        #expect(term.text.suffix(2).joined(separator: " ").contains("Set w of row 1 in n: 2 → 6?"), "\(term.text.suffix(3))")
+        #expect(term.text.suffix(2).joined(separator: " ").contains("Set w of row 1, id 1 in n: 2 → 6?"), "\(term.text.suffix(3))")
         b.send(.char("n"))
         b.send(keys("gghh"))
         // Marked rows: the sample is theirs, and no NULL note where none would be lost.

@@ -111,3 +111,29 @@ struct ScreenTests {
         }
     }
 }
+
+@Suite("Cells cut at the screen's edge")
+struct EdgeCutTests {
+    @Test("a value in the last column, cut by the screen's right edge, ends in … (0.2 is never shown for 0.29, nor 100 for 100000); the header too")
+    func lastColumnCutWithEllipsis() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, amount REAL, big INTEGER);
+            INSERT INTO t VALUES (1, 'abcdefghij', 0.29, 100000);
+            """)
+        // Widths where amount's or big's cell is cut by the edge (wherever the layout puts them).
+        for width in 20...44 {
+            let (b, term) = try makeBrowser(path, width: width)
+            let line = term.text[1]
+            for whole in ["0.29", "100000", "abcdefghij"] {
+                // Each value shows whole, or cut with …, or not at all: never a bare prefix at the edge.
+                for n in 1..<whole.count {
+                    let prefix = String(whole.prefix(n))
+                    #expect(!line.hasSuffix(" " + prefix) || line.hasSuffix(" " + whole), "width \(width): \(line)")
+                }
+            }
+            #expect(!term.text[0].hasSuffix(" amou") && !term.text[0].hasSuffix(" am"), "width \(width): \(term.text[0])")
+            _ = b
+        }
+    }
+}

@@ -296,6 +296,29 @@ struct SessionTests {
         }
     }
 
+    @Test("a file replaced after an edit: the browser empties the WAL it wrote into the old file, so the new file at the path reads as itself (SQLite leaves a moved file's WAL at the path, and its frames would be read as the new file's pages)")
+    func walOfAReplacedFileIsEmptied() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 20)
+        // As faultline opens a file: WAL from its first write.
+        let b = try Browser(store: try PersistentStore(path: path, options: .init(walAtFirstWrite: true)), options: BrowserOptions(batchSize: 5),
+                            backend: MemoryTerminal(width: 120, height: 12))
+        b.start()
+        b.send(keys("vD"))
+        b.send(.char("y"))
+        #expect(b.state.count == 19)
+        var info = stat()
+        #expect(stat(path + "-wal", &info) == 0 && info.st_size > 0, "the delete's frames are in the WAL")
+        let other = try makeDatabase(dir, "other.sqlite", sql: "CREATE TABLE other(x TEXT); INSERT INTO other VALUES ('new')")
+        #expect(rename(other, path) == 0)
+        b.tick()
+        #expect(b.state.fileGone)
+        #expect(stat(path + "-wal", &info) != 0 || info.st_size == 0, "the WAL at the path holds no frame of the old file")
+        #expect(try sqlite3(path, "SELECT name FROM sqlite_schema") == "other")
+        #expect(try sqlite3(path, "PRAGMA integrity_check") == "ok")
+        b.send(.char("q"))
+    }
+
     @Test("Enter shows every column of the current row, in full")
     func record() throws {
         let dir = TempDir()

@@ -34,6 +34,30 @@ import Testing
         #expect(status.stderr.hasPrefix("updated in ") && !status.stderr.contains("0 rows"), "no made-up count: \(status.stderr)")
     }
 
+    @Test("delete and update --dry-run say what the real run would change beyond the matched rows: foreign-key actions and triggers that write")
+    func dryRunSaysWhatElseChanges() throws {
+        let scratch = TempDir()
+        let path = scratch.path("c.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE director(id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT);
+                CREATE TABLE movie(id INTEGER PRIMARY KEY, director_id INTEGER REFERENCES director(id) ON DELETE CASCADE);
+                CREATE TABLE log(x);
+                CREATE TRIGGER renamed AFTER UPDATE OF name ON director BEGIN INSERT INTO log VALUES (new.name); END;
+                INSERT INTO director VALUES (1, 'a', 'Varda'), (2, 'b', 'Ozu');
+                INSERT INTO movie VALUES (10, 1), (11, 2);
+                """)
+        }
+        let delete = try CLI.run(["delete", path, "--table", "director", "--where", "id == 1", "--dry-run"])
+        #expect(delete.status == 0 && delete.stdout == "1\n", "\(delete.stderr)")
+        #expect(delete.stderr == "note: beyond these rows, deleting from director changes movie through foreign-key actions\nwould delete 1 row (dry run: nothing was written)\n", "\(delete.stderr)")
+        let update = try CLI.run(["update", path, "--table", "director", "--all", "--set", "name = uppercase(name)", "--dry-run"])
+        #expect(update.status == 0 && update.stderr.contains("note: beyond these rows, this update of director fires trigger renamed\n"), "\(update.stderr)")
+        let plain = try CLI.run(["update", path, "--table", "director", "--all", "--set", "code = code", "--dry-run"])
+        #expect(plain.status == 0 && !plain.stderr.contains("note:"), "\(plain.stderr)")
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie") } == 2)
+    }
+
     @Test("an upsert says how many rows it inserted and how many it updated")
     func upsertSaysWhatItDid() throws {
         let scratch = TempDir()

@@ -78,11 +78,17 @@ public protocol FetchingContext: AnyObject {
     /// Why a file this context writes is no longer the one at its path (deleted, replaced), or
     /// nil (and always nil for a server).
     var fileProblem: String? { get }
+    /// When a file this context wrote was deleted or replaced since it was opened: copies what
+    /// its WAL holds into the file it opened and empties the WAL, so that the `-wal` left at the
+    /// path (SQLite does not checkpoint a moved file when it closes) cannot be read as part of
+    /// whatever file is put there. Does nothing otherwise (and always, for a server).
+    func settleMovedFile()
 }
 
 extension FetchingContext {
     public var engineName: String { "SQLite" }
     public var fileProblem: String? { nil }
+    public func settleMovedFile() {}
     public var editResultType: BatchResultType { .changes }
 }
 
@@ -118,6 +124,7 @@ public protocol ValueStreamingContext: FetchingContext {
 extension ManagedObjectContext: FetchingContext {
     public var storeNames: [String] { [store.name] }
     public var fileProblem: String? { store.fileProblem }
+    public func settleMovedFile() { emptyWALOfMovedFile() }
     public var entities: [Entity] { store.schema.entities }
     public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }

@@ -71,6 +71,7 @@ public final class ManagedObjectContext {
     deinit {
         // Objects that outlive the context see it as gone. Temp tables die with the connection.
         link.context = nil
+        emptyWALOfMovedFile()
     }
 
     // MARK: - Database access
@@ -136,6 +137,10 @@ public final class ManagedObjectContext {
     /// another process is reading. Any failure leaves the WAL for SQLite's next checkpoint.
     /// - Complexity: what the checkpoint writes, which SQLite's next one would write anyway.
     func truncateLargeWAL(_ db: Database) {
+        if store.fileProblem != nil, !db.isInsideTransaction {
+            _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
+            return
+        }
         // A stat of the -wal file first: nothing is asked of SQLite after an ordinary write.
         var info = stat()
         guard !db.isInsideTransaction, stat(store.path + "-wal", &info) == 0, Int(info.st_size) > Self.walTruncationBytes,
@@ -145,6 +150,21 @@ public final class ManagedObjectContext {
               let pageSize = try? Int.fetchOne(db, sql: "PRAGMA main.page_size"),
               frames * pageSize > Self.walTruncationBytes else { return }
         _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
+    }
+
+    /// When the store's file was deleted or replaced since it was opened and a `-wal` with frames
+    /// is at its path: checkpoints them into the file this connection opened and truncates the
+    /// WAL. SQLite skips the checkpoint when it closes a moved file, and the frames it leaves
+    /// would be read as part of whatever file is put at the path (a replacement would show the old
+    /// file's pages). Any failure leaves the WAL as it is.
+    func emptyWALOfMovedFile() {
+        guard !store.isReadOnly, store.fileProblem != nil else { return }
+        var info = stat()
+        guard stat(store.path + "-wal", &info) == 0, info.st_size > 0 else { return }
+        _ = try? withDatabase { db in
+            guard !db.isInsideTransaction else { return }
+            _ = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
+        }
     }
 
     /// A WAL past this size is truncated after the write that grew it (the journal size limit).
