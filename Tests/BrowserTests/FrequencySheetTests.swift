@@ -182,10 +182,10 @@ struct FrequencySheetTests {
         let (b, term) = try browser(try movies(dir), width: 100)
         b.send(keys("jI"))
         #expect(term.text == [
-            "  #  column type    classes           nulls distinct min       max  mean             text length mos",
-            "  1  id     INTEGER integer           0     12       1         12   6.5                          1,",
-            "  2  genre  TEXT    text              2     4 + ∅    <b>\\e[31m 日本                  2–8         Dra",
-            "  3  n              integer,real,text 1     4 + ∅    1         1    1.77777777777778 1           1 (",
+            "  #  column type    classes           nulls distinct min       max  mean             text length mo…",
+            "  1  id     INTEGER integer           0     12       1         12   6.5                          1,…",
+            "  2  genre  TEXT    text              2     4 + ∅    <b>\\e[31m 日本                  2–8         Dr…",
+            "  3  n              integer,real,text 1     4 + ∅    1         \"1\"  1.77777777777778 1           1 …",
             "", "", "", "", "", "",
             " test.sqlite › m › summary │ column 1 of 3                                                   ? help",
             "3 columns summarised by SQLite in 55 ms; Enter goes to a column, F counts its values, Esc goes back",

@@ -144,8 +144,8 @@ struct SheetReducerTests {
                                     min: .integer(1), max: .text("zz"), mean: 2.5, shortest: 1, longest: 9,
                                     mostFrequent: ValueCount(value: .null, count: 3))
         _ = s.reduce(.summaryRow(index: 1, figures: figures, result: 1))
-        #expect(s.snapshot(1)?.values == [.text("b"), .text("TEXT"), .text("integer,text"), .text("3"), .text("1,234 + ∅"), .text("1"), .text("zz"),
-                                          .text("2.5"), .text("1–9"), .text("∅ (3)")])
+        #expect(s.snapshot(1)?.values == [.text("b"), .text("TEXT"), .text("integer,text"), .text("3"), .text("1,234 + ∅"), .text("1"), .text("\"zz\""),
+                                          .text("2.5"), .text("1–9"), .text("∅ (3)")], "text quoted where numbers and text meet")
         // Means keep up to 15 significant digits (they were cut to 6: 168388 for 168388.5, 5e+06 at 10M).
         for (mean, shown) in [(168_388.5, "168388.5"), (5_000_000.5, "5000000.5"), (1.0 / 3, "0.333333333333333"), (2.5e20, "2.5e+20")] {
             var precise = figures
@@ -160,8 +160,13 @@ struct SheetReducerTests {
         sampled.rows = 10
         sampled.sampledFrom = 1_000
         _ = s.reduce(.summaryRow(index: 0, figures: sampled, result: 1))
-        #expect(s.snapshot(0)?.values == [.text("a"), .text("TEXT"), .text("≈ integer,text"), .text("≈ 300"), .text("≥ 1,234 + ∅"), .text("≈ 1"), .text("≈ zz"),
+        #expect(s.snapshot(0)?.values == [.text("a"), .text("TEXT"), .text("≈ integer,text"), .text("≈ 300"), .text("≥ 1,234 + ∅"), .text("≈ 1"), .text("≈ \"zz\""),
                                           .text("≈ 2.5"), .text("≈ 1–9"), .text("≈ ∅ (≈ 300)")])
+        var sampledNull = sampled
+        sampledNull.min = .null
+        _ = s.reduce(.summaryRow(index: 0, figures: sampledNull, result: 1))
+        #expect(s.snapshot(0)?.values[5] == .null, "a NULL figure is ∅, not ≈ NULL")
+        _ = s.reduce(.summaryRow(index: 0, figures: sampled, result: 1))
         _ = s.reduce(.summaryProgress(index: 0, of: 2, column: "a", seconds: 1.25))
         #expect(s.message == "summarising a, column 1 of 2: 1.3 s; ≈ figures are of an even sample of 10 rows until then (Esc cancels)")
         _ = s.reduce(.summaryRow(index: 1, figures: sampled, result: 1))

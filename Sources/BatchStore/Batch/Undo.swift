@@ -174,9 +174,9 @@ extension ManagedObjectContext {
             // A rowid no column declares is not the row's identity: SQLite gives it to the next
             // new row once the row is gone. A row is taken again only when its declared key is
             // (a key-less table's rows always come back, under a new rowid if theirs went).
-            let key = entity.primaryKey.map { name in columns.firstIndex { $0.caseInsensitiveCompare(name) == .orderedSame } }
-            guard !key.isEmpty, key.allSatisfy({ $0 != nil }) else { return nil }
-            let match = zip(entity.primaryKey, key).map { "t.\(quoteIdentifier($0)) = u.c\($1!)" }.joined(separator: " AND ")
+            let key = entity.primaryKey.compactMap { name in columns.firstIndex { $0.caseInsensitiveCompare(name) == .orderedSame } }
+            guard !key.isEmpty, key.count == entity.primaryKey.count else { return nil }
+            let match = zip(entity.primaryKey, key).map { "t.\(quoteIdentifier($0)) = u.c\($1)" }.joined(separator: " AND ")
             return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(match))"
         case .insert, .upsert:
             return nil
