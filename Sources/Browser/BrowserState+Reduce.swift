@@ -193,6 +193,9 @@ extension BrowserState {
             let alt: Bool
             if case .alt = key { alt = true } else { alt = false }
             guard key == .escape || key == .ctrl("c") || key == .char("q") || alt else {
+                // A key that only moves over rows on screen or arranges columns acts at once,
+                // when no key typed before it still waits (keys act in the order typed).
+                if queuedKeys.isEmpty, actAtOnce(key, during: running) { return [] }
                 if queuedKeys.count < Self.keyQueueLimit { queuedKeys.append(key) }
                 return []
             }
@@ -263,7 +266,10 @@ extension BrowserState {
             count = n
             loading = nil
             if mode == .picker { mode = .grid }
-            cursorRow = min(max(0, cursor), max(0, n - 1))
+            // Where a key put the cursor over the first rows while the rest loaded, it stays.
+            cursorRow = min(max(0, cursorMovedWhileLoading ? cursorRow : cursor), max(0, n - 1))
+            firstRowsShown = false
+            cursorMovedWhileLoading = false
             windowValid = false
             if let msg { say(msg + (note.map { "; " + $0 } ?? "")) } else if let note { say(note) }
             scrollToCursor()
@@ -286,6 +292,8 @@ extension BrowserState {
             loading = 0
             loadingRows = 0
             loadingSeconds = 0
+            firstRowsShown = true
+            cursorMovedWhileLoading = false
         case .loadProgress(let fraction, let rows, let seconds):
             loading = fraction ?? -1
             loadingRows = rows
@@ -293,6 +301,8 @@ extension BrowserState {
         case .openCancelled(let t, let cols, let f, let s):
             running = nil
             submitted = nil
+            firstRowsShown = false
+            cursorMovedWhileLoading = false
             // A reload that fell back to opening the result again (a lost session) ends here too.
             if editing != nil { endEdit() }
             (shownBefore ?? ShownResult(self)).restore(into: &self)
@@ -508,6 +518,8 @@ extension BrowserState {
     /// What failed is said; an open that fails while its IDs load leaves the previous result on
     /// screen, and a prompt whose Enter started the work comes back (at `column`, if known).
     private mutating func fail(_ msg: String, column: Int?) {
+        firstRowsShown = false
+        cursorMovedWhileLoading = false
         endEdit()
         // A sheet that has nothing of its own goes with the failure: a sample's frequency sheet
         // with the exact count that failed, a summary sheet that got no row at all (summarising
@@ -574,6 +586,38 @@ extension BrowserState {
         endEdit()
         if cancelled { say("\(noun) cancelled: nothing was changed") }
         return cancelled
+    }
+
+    /// Acts on `key` now, while `work` runs, when what it does needs nothing from the engine
+    /// and cannot be undone by the work's end: it moves the cursor over rows already on screen
+    /// (a loading result's first rows, a summary sheet filling in) or arranges columns; it opens
+    /// no prompt or question, starts no work, reads no row that is not in the window, touches no
+    /// mark, changes no sheet. During a load, a move that lands on the last row known is kept
+    /// for later (`G`, a page down: the count is not known yet). Returns false (the key waits)
+    /// otherwise, with nothing changed.
+    private mutating func actAtOnce(_ key: Key, during work: Work) -> Bool {
+        let loadingRows = work == .opening && firstRowsShown
+        guard loadingRows || work == .summarizing || work == .writing else { return false }
+        if case .alt = key { return false }
+        var trial = self
+        trial.running = nil
+        let effects = trial.handle(key)
+        trial.running = work
+        // What the running work's prompt was (a filter's Enter) stays, to come back if it fails.
+        trial.submitted = submitted
+        guard effects.isEmpty, trial.mode == mode, trial.quit == quit, trial.marks == marks, trial.resultID == resultID,
+              trial.sheets.count == sheets.count, trial.sheet == sheet, trial.table == table, trial.filter == filter, trial.sort == sort,
+              trial.count == count, trial.textSheet == nil, textSheet == nil else { return false }
+        let needed = trial.visibleRows
+        guard needed.isEmpty || (trial.windowValid && trial.windowStart <= needed.lowerBound && trial.windowStart + trial.window.count >= needed.upperBound) else { return false }
+        let moved = trial.cursorRow != cursorRow || trial.topRow != topRow
+        // A key that did nothing here (v with no result yet, k on the first row) waits: it may
+        // mean something once the work has ended.
+        guard moved || trial.cursorColumn != cursorColumn || trial.columnView != columnView || trial.memoryPanel != memoryPanel else { return false }
+        if loadingRows, moved, trial.cursorRow >= count - 1 { return false }
+        if loadingRows, moved { trial.cursorMovedWhileLoading = true }
+        self = trial
+        return true
     }
 
     /// The next key typed while work ran, to act now (nil while work runs, or none waits).

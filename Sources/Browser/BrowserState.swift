@@ -521,6 +521,12 @@ public struct BrowserState: Sendable {
     static let keyQueueLimit = 4_096
     /// Ctrl-C or q cancelled an open: quit once it has stopped.
     var quitWhenCancelled = false
+    /// True from a loading result's first rows on screen (``Action/openingFirstRows(table:columns:rows:)``)
+    /// until its open ends: keys that only move over those rows or arrange columns act at once.
+    var firstRowsShown = false
+    /// A key moved the cursor over a loading result's first rows: the open, when it ends, keeps
+    /// the cursor where the user put it (no jump back).
+    var cursorMovedWhileLoading = false
     /// The step of an edit key under way (with ``running`` `.editing`), for its working line.
     public internal(set) var editing: EditStep?
     /// A cancel key came while ``editing``: if the edit committed all the same, its message says

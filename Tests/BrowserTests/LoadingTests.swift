@@ -49,6 +49,41 @@ struct LoadingTests {
         #expect(s.dropQueuedKeys() == 3 && s.queuedKeys.isEmpty)
     }
 
+    @Test("while a result's IDs load, keys that move over its first rows or arrange columns act at once; a key that would land on the last row known (G) waits, and the keys after it wait behind it; a key that does nothing yet (v) waits; the load's end keeps the cursor where the keys put it")
+    func keysActOverTheFirstRows() {
+        var s = BrowserState(width: 80, height: 10)
+        let first = (0..<50).map { RowSnapshot(id: nil, values: [.text("\($0)"), .text("x")], exists: true) }
+        _ = s.reduce(.started(.opening))
+        _ = s.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        for _ in 0..<5 { #expect(s.reduce(.key(.char("j"))) == []) }
+        #expect(s.cursorRow == 5 && s.queuedKeys.isEmpty, "moved at once over the rows on screen")
+        _ = s.reduce(.key(.char("l")))
+        _ = s.reduce(.key(.char("-")))
+        #expect(s.columnView.hidden == [1] && s.queuedKeys.isEmpty, "column keys act at once")
+        _ = s.reduce(.key(.char("v")))
+        #expect(s.queuedKeys == [.char("v")], "no result to mark yet: it waits")
+        _ = s.reduce(.key(.char("k")))
+        #expect(s.cursorRow == 5 && s.queuedKeys == [.char("v"), .char("k")], "behind a waiting key, keys wait: they act in the order typed")
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 1_000, cursor: 0, readOnly: nil, message: nil, result: 1))
+        #expect(s.cursorRow == 5, "the end of the load keeps the cursor where the keys put it")
+        #expect(s.takeQueuedKey() == .char("v"))
+
+        // G during the load: the count is not known, so it waits, and so does what follows.
+        var g = BrowserState(width: 80, height: 10)
+        _ = g.reduce(.started(.opening))
+        _ = g.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        _ = g.reduce(.key(.char("G")))
+        _ = g.reduce(.key(.char("k")))
+        #expect(g.cursorRow == 0 && g.queuedKeys == [.char("G"), .char("k")])
+        _ = g.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 1_000, cursor: 0, readOnly: nil, message: nil, result: 1))
+        #expect(g.cursorRow == 0, "nothing moved during the load: the open's own cursor")
+        // Before the first rows show (a sort of the result on screen starting), keys wait: they are
+        // meant for the new order.
+        _ = g.reduce(.started(.opening))
+        _ = g.reduce(.key(.char("j")))
+        #expect(g.cursorRow == 0 && g.queuedKeys.last == .char("j"))
+    }
+
     @Test("on a million rows sorted by a column without an index, keys typed as the first rows show are all kept: G, k, k, l, - leave the cursor on the third row from the end with the column hidden")
     func keysTypedDuringTheIDFetch() throws {
         let dir = TempDir()
@@ -62,6 +97,12 @@ struct LoadingTests {
         #expect(b.state.count == 1_000_000 && b.state.queuedKeys.isEmpty)
         #expect(b.state.cursorRow == 999_997, "\(b.state.cursorRow)")
         #expect(b.state.columnView.hidden == [1], "\(b.state.columnView.hidden)")
+        // j j j j j typed as the first rows of another sort show: the cursor ends on row 6.
+        term.keys = [.char("j"), .char("j"), .char("j"), .char("j"), .char("j")]
+        b.send([.char("h"), .char("s")])
+        while !term.keys.isEmpty { b.send(term.keys.removeFirst()) }
+        #expect(b.state.sort?.column == "id" && b.state.queuedKeys.isEmpty, "\(String(describing: b.state.sort))")
+        #expect(b.state.cursorRow == 5, "\(b.state.cursorRow)")
     }
 
     @Test("keys already typed act one after another and the frame is drawn once after them: a 2,000-character paste into the filter prompt is a handful of frames, not one per character; the filter is the whole paste")
