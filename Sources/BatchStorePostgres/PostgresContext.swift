@@ -78,6 +78,10 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     }
 
     public var engineName: String { "PostgreSQL" }
+    /// Another context over the same server, with its own session (opened at its first read).
+    public var readerMaker: (@Sendable () throws -> any FetchingContext)? {
+        { [store] in PostgresContext(store: store) }
+    }
     public var storeNames: [String] { [store.name] }
     public var entities: [Entity] { store.schema.tables.compactMap { try? store.entity(named: $0.name) } }
     /// Nil: what may be edited is the server's to say (views and tables without a primary key are

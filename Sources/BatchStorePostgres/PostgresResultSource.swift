@@ -488,8 +488,8 @@ final class PostgresResultSource: ResultSource {
         }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
-        var order = try request.sortDescriptors.map { try builder.order($0) }
-        if isAddressable { order += idTable.columns.map { "\($0.orderSQL) ASC" } }
+        var order = try request.effectiveSortDescriptors.map { try builder.order($0) }
+        if isAddressable { order += idTable.columns.map { "\($0.orderSQL) \(request.keyDirection)" } }
         let select = selectList ?? (idTable.columns.map { "\($0.source) AS \($0.name)" } + (locatesRows ? Self.locatorColumns : []))
             .joined(separator: ", ")
         var limit = ""

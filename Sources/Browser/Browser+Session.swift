@@ -174,6 +174,8 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
+        case .peekLast:
+            worker.peek(effect)
         case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency,
              .countDelete, .runDelete, .countUpdate, .runUpdate, .countUndo, .undo, .reload, .recount:
             worker.cancel.clear()

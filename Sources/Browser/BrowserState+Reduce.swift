@@ -38,6 +38,12 @@ public enum Action: Sendable {
     case started(Work)
     /// The first rows of a result whose IDs are still being fetched.
     case openingFirstRows(table: String, columns: [String], rows: [RowSnapshot])
+    /// What the open under way fetches (its table, filter and sort keys): `G` during the fetch
+    /// reads the last rows of that order on another connection.
+    case loadingRequest(table: String, filter: String, sorts: [BatchStore.SortDescriptor])
+    /// The last rows of the loading result's order, first to last, read outside its ID table
+    /// (``Effect/peekLast(table:filter:sorts:count:)``): shown until the fetch ends, never marked or edited.
+    case tailRows([RowSnapshot])
     case loadProgress(fraction: Double?, rows: Int, seconds: Double = 0)
     /// An open was cancelled: the previous result comes back, or (with none) what was asked for,
     /// empty, so `r` asks again.
@@ -133,6 +139,9 @@ public enum Effect: Sendable, Equatable {
     /// fetch only.
     case open(table: String, filter: String, sort: BatchStore.SortDescriptor?, cursor: Int = 0, thenBy: [BatchStore.SortDescriptor] = [])
     case loadWindow(Range<Int>)
+    /// The last `count` rows of `table` filtered and sorted so, by the engine's own top-N on a
+    /// second connection (or session), while the main one fetches the IDs: `G` during a load.
+    case peekLast(table: String, filter: String, sorts: [BatchStore.SortDescriptor], count: Int)
     /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
     /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`; on a
@@ -193,6 +202,15 @@ extension BrowserState {
             let alt: Bool
             if case .alt = key { alt = true } else { alt = false }
             guard key == .escape || key == .ctrl("c") || key == .char("q") || alt else {
+                // G (End) while the IDs load: the last rows of the order at once, read by a
+                // reversed LIMIT query on another connection; the key itself waits, and puts the
+                // cursor on the last row, exactly, once the count is known.
+                if running == .opening, firstRowsShown, queuedKeys.isEmpty, key == .char("G") || key == .end,
+                   let request = loadingRequest, tailRows == nil, !tailRequested {
+                    queuedKeys.append(key)
+                    tailRequested = true
+                    return [.peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight))]
+                }
                 // A key that only moves over rows on screen or arranges columns acts at once,
                 // when no key typed before it still waits (keys act in the order typed).
                 if queuedKeys.isEmpty, actAtOnce(key, during: running) { return [] }
@@ -270,6 +288,7 @@ extension BrowserState {
             cursorRow = min(max(0, cursorMovedWhileLoading ? cursorRow : cursor), max(0, n - 1))
             firstRowsShown = false
             cursorMovedWhileLoading = false
+            endTail()
             windowValid = false
             if let msg { say(msg + (note.map { "; " + $0 } ?? "")) } else if let note { say(note) }
             scrollToCursor()
@@ -294,6 +313,11 @@ extension BrowserState {
             loadingSeconds = 0
             firstRowsShown = true
             cursorMovedWhileLoading = false
+        case .loadingRequest(let t, let f, let sorts):
+            loadingRequest = LoadingRequest(table: t, filter: f, sorts: sorts)
+        case .tailRows(let rows):
+            // Late (the fetch ended first): the ID table's own rows are on screen by now.
+            if running == .opening, tailRequested { tailRows = rows }
         case .loadProgress(let fraction, let rows, let seconds):
             loading = fraction ?? -1
             loadingRows = rows
@@ -303,6 +327,7 @@ extension BrowserState {
             submitted = nil
             firstRowsShown = false
             cursorMovedWhileLoading = false
+            endTail()
             // A reload that fell back to opening the result again (a lost session) ends here too.
             if editing != nil { endEdit() }
             (shownBefore ?? ShownResult(self)).restore(into: &self)
@@ -618,6 +643,13 @@ extension BrowserState {
         if loadingRows, moved { trial.cursorMovedWhileLoading = true }
         self = trial
         return true
+    }
+
+    /// Forgets what an open under way fetched and the last rows read for `G` (the open ended).
+    private mutating func endTail() {
+        loadingRequest = nil
+        tailRows = nil
+        tailRequested = false
     }
 
     /// The next key typed while work ran, to act now (nil while work runs, or none waits).

@@ -301,6 +301,13 @@ public enum Confirmation: Sendable, Equatable {
     }
 }
 
+/// What an open under way fetches: its table, filter and sort keys.
+struct LoadingRequest: Sendable, Equatable {
+    var table: String
+    var filter: String
+    var sorts: [BatchStore.SortDescriptor]
+}
+
 /// What a table looked like when the user left it: the table list opens it that way again.
 public struct TableView: Sendable, Equatable {
     public var filter: String
@@ -527,6 +534,14 @@ public struct BrowserState: Sendable {
     /// A key moved the cursor over a loading result's first rows: the open, when it ends, keeps
     /// the cursor where the user put it (no jump back).
     var cursorMovedWhileLoading = false
+    /// What the open under way fetches (``Action/loadingRequest(table:filter:sorts:)``).
+    var loadingRequest: LoadingRequest?
+    /// `G` asked for the last rows while the IDs load; ``tailRows`` holds them once read.
+    var tailRequested = false
+    /// The last rows of the loading result's order, first to last, read outside its ID table:
+    /// the grid shows them (the cursor on the last) until the fetch ends. They have no position
+    /// yet and no ID: never marked, never edited.
+    public internal(set) var tailRows: [RowSnapshot]?
     /// The step of an edit key under way (with ``running`` `.editing`), for its working line.
     public internal(set) var editing: EditStep?
     /// A cancel key came while ``editing``: if the edit committed all the same, its message says

@@ -18,6 +18,7 @@ extension EffectRunner {
         var lastDraw = started
         let version = data.dataVersion()
         report(.started(.opening))
+        if !push { report(.loadingRequest(table: entity.name, filter: filter, sorts: sorts)) }
         let opened: BrowserResult
         do {
             opened = try withoutActuallyEscaping(report) { report in

@@ -1,3 +1,4 @@
+import BatchStore
 import Foundation
 
 /// Runs effects on one serial thread that owns the data (the SQLite connections, which are not
@@ -14,8 +15,24 @@ final class EffectWorker: @unchecked Sendable {
     /// progress tick of SQLite's progress handler.
     let cancel = CancelFlag()
 
+    /// A second serial thread for reads that must not wait behind the work on ``queue``: the
+    /// last rows of a result whose IDs are being fetched (`G` during a load), on a context of its own.
+    private let peekQueue = DispatchQueue(label: "faultline.browser.peek")
+    private let peeker: Peeker
+
     init(runner: EffectRunner) {
         self.runner = runner
+        self.peeker = Peeker(makeReader: runner.data.context.readerMaker, showsStores: runner.data.showsStores, batchSize: runner.options.batchSize)
+    }
+
+    /// Runs a read on the second thread, beside the work on the first (its answer comes back
+    /// through ``inbox`` like any other).
+    func peek(_ effect: Effect) {
+        inbox.begin()
+        peekQueue.async { [self] in
+            let actions = peeker.run(effect)
+            inbox.finish(actions, log: peeker.takeLog())
+        }
     }
 
     /// Runs `job` after the jobs before it; `state` is the state it was asked from.
@@ -85,4 +102,55 @@ final class CancelFlag: @unchecked Sendable {
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
     func clear() { lock.withLock { value = false } }
+}
+
+/// Reads on the second thread, with a context of its own (made at its first read, from the
+/// browser's context's ``FetchingContext/readerMaker``): nothing here touches the first
+/// thread's data.
+///
+/// Invariant: touched only on ``EffectWorker``'s peek queue after `init`.
+final class Peeker: @unchecked Sendable {
+    private let makeReader: (@Sendable () throws -> any FetchingContext)?
+    private var reader: (any FetchingContext)?
+    private let showsStores: Bool
+    private let batchSize: Int
+    private var log: [String] = []
+
+    init(makeReader: (@Sendable () throws -> any FetchingContext)?, showsStores: Bool, batchSize: Int) {
+        self.makeReader = makeReader
+        self.showsStores = showsStores
+        self.batchSize = batchSize
+    }
+
+    func takeLog() -> [String] {
+        defer { log = [] }
+        return log
+    }
+
+    /// The actions `effect` leads to; a failure is logged and leads to none (the key that asked
+    /// waits for the fetch, which puts it right).
+    func run(_ effect: Effect) -> [Action] {
+        guard case .peekLast(let table, let filter, let sorts, let count) = effect, let makeReader else { return [] }
+        do {
+            let reader = try self.reader ?? makeReader()
+            self.reader = reader
+            var request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
+                                       sortDescriptors: sorts, fetchLimit: count, fetchBatchSize: max(count, 1))
+            request.reversesOrder = true
+            let last = try reader.fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
+            var rows: [RowSnapshot] = []
+            for position in (0..<last.count).reversed() {
+                guard let object = try last.object(at: position) else { continue }
+                var values: [DisplayValue] = showsStores ? [.text(object.objectID.entity.storeName)] : []
+                for i in 0..<object.entity.attributes.count { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
+                // No ID: a row read outside the result's ID table is shown, never marked or edited.
+                rows.append(RowSnapshot(id: nil, values: values, exists: true))
+            }
+            log.append("peeked the last \(rows.count) rows of \(table)")
+            return [.tailRows(rows)]
+        } catch {
+            log.append("peek failed: \(error)")
+            return []
+        }
+    }
 }

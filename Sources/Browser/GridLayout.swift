@@ -104,12 +104,18 @@ struct GridLayout {
     static func width(of index: Int, in state: BrowserState, cap: Int) -> Int {
         if let set = state.columnView.widths[index] { return max(1, set) }
         var w = index < state.columns.count ? TerminalText.width(of: state.columns[index]) : 1
-        for row in state.visibleRows {
-            guard let snap = state.snapshot(row), index < snap.values.count else { continue }
+        for snap in shownSnapshots(state) where index < snap.values.count {
             w = max(w, min(cap, TerminalText.width(of: snap.values[index].shown)))
             if w >= cap { break }
         }
         return min(max(w, 1), cap)
+    }
+
+    /// The rows the grid shows: the window's visible rows, or (`G` while the IDs load) the last
+    /// rows read outside the ID table.
+    static func shownSnapshots(_ state: BrowserState) -> [RowSnapshot] {
+        if let tail = state.tailRows, state.loading != nil { return Array(tail.suffix(max(0, state.gridHeight))) }
+        return state.visibleRows.compactMap { state.snapshot($0) }
     }
 
     /// The widest a column may be set: the grid's width right of the gutter.
@@ -119,8 +125,7 @@ struct GridLayout {
     /// ``widest(_:)``, with no cap of 40.
     static func fit(_ index: Int, in state: BrowserState) -> Int {
         var w = index < state.columns.count ? TerminalText.width(of: state.columns[index]) : 1
-        for row in state.visibleRows {
-            guard let snap = state.snapshot(row), index < snap.values.count else { continue }
+        for snap in shownSnapshots(state) where index < snap.values.count {
             w = max(w, TerminalText.width(of: snap.values[index].shown))
         }
         return max(1, min(w, widest(state)))

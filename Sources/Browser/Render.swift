@@ -176,6 +176,10 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             : state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)"
         screen.put(empty, x: x0 + layout.gutter, y: y0 + 1, style: p.dim, maxWidth: width - layout.gutter)
     }
+    if let tail = state.tailRows, state.loading != nil {
+        drawTail(tail, state, layout: layout, in: rect, into: &screen, p)
+        return
+    }
     for (i, row) in state.visibleRows.enumerated() {
         let y = y0 + 1 + i
         let isCursor = row == state.cursorRow
@@ -207,6 +211,30 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
     }
 }
 
+/// `G` while the IDs load: the last rows of the order (read outside the ID table) at the bottom
+/// of the grid, as `G` will show them once the count is known, the cursor on the last; their
+/// positions are not known yet, so the gutter shows `…`, and nothing marks them.
+private func drawTail(_ tail: [RowSnapshot], _ state: BrowserState, layout: GridLayout, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    let shown = tail.suffix(max(0, state.gridHeight))
+    let first = rect.y + 1 + max(0, state.gridHeight - shown.count)
+    for (i, snap) in shown.enumerated() {
+        let y = first + i
+        let isCursor = i == shown.count - 1
+        let rowStyle = isCursor ? p.cursorRow : Style.plain
+        if isCursor { screen.fill(Rect(x: rect.x, y: y, width: rect.width, height: 1), style: rowStyle) }
+        screen.put("…".padded(to: layout.gutter - 2, left: true), x: rect.x, y: y, style: isCursor ? rowStyle : p.gutter)
+        for col in layout.columns where col.index < snap.values.count {
+            let value = snap.values[col.index]
+            var style = rowStyle
+            if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
+            if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
+            let text: String
+            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: max(0, min(col.width, rect.width - col.x))) }
+            screen.put(text.padded(to: col.width), x: rect.x + col.x, y: y, style: style, maxWidth: min(col.width, rect.width - col.x))
+        }
+    }
+}
+
 private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
     guard rect.height > 0 else { return }
     let y = rect.y
@@ -229,6 +257,7 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
             // SQLite counts the rows it has looked at; PostgreSQL says nothing until the end.
             let sofar = state.loadingRows > 0 || state.loadingSeconds == 0 ? "\(rows(state.loadingRows)) so far" : "\(String(format1: state.loadingSeconds)) s"
+            if state.tailRows != nil { parts.append("last rows (row numbers once the IDs are in)") }
             parts.append("loading IDs\(percent), \(sofar) (Esc cancels)")
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")

@@ -34,6 +34,25 @@ struct FetchTests {
         try result.map { try $0?.value(forKey: key).integerValue }
     }
 
+    @Test("reversesOrder with a limit gives the forward order's last rows, last first: NULLs, ties broken by key, a composite key, a filter, no sort (what G reads while the IDs load)")
+    func reversedTail() throws {
+        let server = try PostgresServer.require()
+        let (store, _) = try Self.store(server)
+        let context = PostgresContext(store: store)
+        for (table, sort, filter) in [("movie", "year", ""), ("movie", "score desc, year", "year != nil"), ("movie", "", ""), ("pairs", "a", ""), ("pairs", "", "v > 10")] {
+            let request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
+                                       sortDescriptors: sort.isEmpty ? [] : try SortDescriptor.parse(sort), fetchBatchSize: 500)
+            let all = try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil)
+            let forward = try (0..<all.count).compactMap { try all.objectID(at: $0) }
+            var reversed = request
+            reversed.reversesOrder = true
+            reversed.fetchLimit = 19
+            let tail = try context.fetchBatched(reversed, residentBatches: 2, firstBatch: nil, progress: nil)
+            let last = try (0..<tail.count).compactMap { try tail.objectID(at: $0) }.reversed()
+            #expect(Array(last) == Array(forward.suffix(19)), "\(table) sort \(sort) filter \(filter)")
+        }
+    }
+
     @Test("sorted by an unindexed column: the server's order, faulted a batch at a time, memory bounded")
     func sortedFetch() throws {
         let server = try PostgresServer.require()

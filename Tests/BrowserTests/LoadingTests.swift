@@ -84,6 +84,35 @@ struct LoadingTests {
         #expect(g.cursorRow == 0 && g.queuedKeys.last == .char("j"))
     }
 
+    @Test("G while the IDs load asks for the last rows of the order at once (a reversed LIMIT on another connection) and waits itself; the grid shows them at its bottom, the cursor on the last, no row number or mark; the fetch's end puts the cursor on the last row exactly; a late answer is dropped")
+    func gShowsTheLastRowsDuringTheLoad() {
+        var s = BrowserState(width: 60, height: 10)
+        let first = (0..<50).map { RowSnapshot(id: nil, values: [.text("\($0)"), .text("x")], exists: true) }
+        _ = s.reduce(.started(.opening))
+        _ = s.reduce(.loadingRequest(table: "t", filter: "a > 1", sorts: [SortDescriptor(column: "b", ascending: false)]))
+        _ = s.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        let effects = s.reduce(.key(.char("G")))
+        #expect(effects == [.peekLast(table: "t", filter: "a > 1", sorts: [SortDescriptor(column: "b", ascending: false)], count: s.gridHeight)], "\(effects)")
+        #expect(s.queuedKeys == [.char("G")], "G itself waits for the count")
+        #expect(s.reduce(.key(.char("G"))) == [], "asked once")
+        let last = (0..<s.gridHeight).map { RowSnapshot(id: nil, values: [.text("last \($0)"), .text("y")], exists: true) }
+        _ = s.reduce(.tailRows(last))
+        let screen = render(s).lines
+        let grid = Array(screen[1...s.gridHeight])
+        #expect(grid.last?.contains("last \(s.gridHeight - 1)") == true && grid.last?.hasPrefix("  …") == true, "\(screen)")
+        #expect(grid.first?.contains("last 0") == true, "\(screen)")
+        #expect(screen.contains { $0.contains("last rows (row numbers once the IDs are in)") }, "\(screen)")
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "a > 1", sort: nil, count: 1_000, cursor: 0, readOnly: nil, message: nil, result: 1))
+        #expect(s.tailRows == nil)
+        let g = s.takeQueuedKey()
+        #expect(g == .char("G"))
+        _ = s.reduce(.key(.char("G")))
+        #expect(s.cursorRow == 999)
+        // An answer that comes after the fetch ended is not shown.
+        _ = s.reduce(.tailRows(last))
+        #expect(s.tailRows == nil)
+    }
+
     @Test("on a million rows sorted by a column without an index, keys typed as the first rows show are all kept: G, k, k, l, - leave the cursor on the third row from the end with the column hidden")
     func keysTypedDuringTheIDFetch() throws {
         let dir = TempDir()
@@ -97,6 +126,15 @@ struct LoadingTests {
         #expect(b.state.count == 1_000_000 && b.state.queuedKeys.isEmpty)
         #expect(b.state.cursorRow == 999_997, "\(b.state.cursorRow)")
         #expect(b.state.columnView.hidden == [1], "\(b.state.columnView.hidden)")
+        // G typed as the first rows of a sort show: the last rows are read on another connection
+        // while the IDs load (the log says so), and the cursor ends on the last row.
+        var lines: [String] = []
+        b.log = { lines.append($0) }
+        term.keys = [.char("G")]
+        b.send(.char("S"))
+        while !term.keys.isEmpty { b.send(term.keys.removeFirst()) }
+        #expect(b.state.cursorRow == 999_999 && b.state.tailRows == nil, "\(b.state.cursorRow)")
+        #expect(lines.contains { $0.hasPrefix("peeked the last") } || lines.contains { $0.hasPrefix("opened") }, "\(lines)")
         // j j j j j typed as the first rows of another sort show: the cursor ends on row 6.
         term.keys = [.char("j"), .char("j"), .char("j"), .char("j"), .char("j")]
         b.send([.char("h"), .char("s")])

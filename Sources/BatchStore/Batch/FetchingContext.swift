@@ -83,12 +83,17 @@ public protocol FetchingContext: AnyObject {
     /// path (SQLite does not checkpoint a moved file when it closes) cannot be read as part of
     /// whatever file is put there. Does nothing otherwise (and always, for a server).
     func settleMovedFile()
+    /// Makes another context over the same store or stores, with its own connection (or
+    /// session), for reads on another thread while this one works (a browser reads the last rows
+    /// of a sort there while this context fetches the result's IDs); nil where there is none.
+    var readerMaker: (@Sendable () throws -> any FetchingContext)? { get }
 }
 
 extension FetchingContext {
     public var engineName: String { "SQLite" }
     public var fileProblem: String? { nil }
     public func settleMovedFile() {}
+    public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }
     public var editResultType: BatchResultType { .changes }
 }
 
@@ -125,6 +130,9 @@ extension ManagedObjectContext: FetchingContext {
     public var storeNames: [String] { [store.name] }
     public var fileProblem: String? { store.fileProblem }
     public func settleMovedFile() { emptyWALOfMovedFile() }
+    public var readerMaker: (@Sendable () throws -> any FetchingContext)? {
+        { [store] in try ManagedObjectContext(store: store) }
+    }
     public var entities: [Entity] { store.schema.entities }
     public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }

@@ -4,6 +4,9 @@ extension CoordinatedContext: FetchingContext {
     public var storeNames: [String] { coordinator.stores.map(\.name) }
     public var fileProblem: String? { coordinator.stores.lazy.compactMap(\.fileProblem).first }
     public func settleMovedFile() { for context in contexts { context.settleMovedFile() } }
+    public var readerMaker: (@Sendable () throws -> any FetchingContext)? {
+        { [coordinator] in try CoordinatedContext(coordinator: coordinator) }
+    }
     public var entities: [Entity] { coordinator.stores[0].schema.entities }
     public var readOnlyReason: String? { coordinator.stores.first(where: \.isReadOnly).map { "store \($0.name) is read-only" } }
     public func entity(named name: String) throws -> Entity { try coordinator.entities(named: name)[0] }

@@ -88,6 +88,19 @@ public struct FetchRequest: Sendable {
     public var resultType: FetchResultType
     /// For dictionary results: the key paths to fetch (nil for every column).
     public var propertiesToFetch: [String]?
+    /// True for the rows in exactly the reverse of the request's order: every sort key and the
+    /// row-key tiebreaker flipped (NULLs then come last where they came first). With
+    /// ``fetchLimit``, the last rows of the order, last first, read by the engine's own top-N
+    /// (`ORDER BY … DESC LIMIT n`) without numbering every row: a browser shows them while the
+    /// result's IDs are still being fetched.
+    public var reversesOrder = false
+
+    /// The sort keys as the statement applies them (flipped when ``reversesOrder``).
+    package var effectiveSortDescriptors: [SortDescriptor] {
+        reversesOrder ? sortDescriptors.map { SortDescriptor(keyPath: $0.keyPath, ascending: !$0.ascending) } : sortDescriptors
+    }
+    /// The direction of the row-key tiebreaker.
+    package var keyDirection: String { reversesOrder ? "DESC" : "ASC" }
 
     public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [SortDescriptor] = [],
                 fetchLimit: Int = 0, fetchOffset: Int = 0, fetchBatchSize: Int = 0,
@@ -143,8 +156,8 @@ struct CompiledFetch {
             whereSQL = " WHERE " + (try builder.compile(p.node))
         }
         let whereArgs = builder.arguments
-        var order = try request.sortDescriptors.map { "\(try builder.column(for: $0.keyPath)) \($0.ascending ? "ASC" : "DESC")" }
-        order += builder.keyColumnsSQL.map { "\($0) ASC" }
+        var order = try request.effectiveSortDescriptors.map { "\(try builder.column(for: $0.keyPath)) \($0.ascending ? "ASC" : "DESC")" }
+        order += builder.keyColumnsSQL.map { "\($0) \(request.keyDirection)" }
         self.propertyColumns = try properties.map {
             try builder.column(for: $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
         }

@@ -107,12 +107,12 @@ package struct IDQuery {
             try Self.requireOneRowKey(part.entity, entityName: request.entityName)
             let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
             // The SELECT list comes before WHERE in the text, so its arguments are bound first.
-            let sortColumns = try request.sortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }
+            let sortColumns = try request.effectiveSortDescriptors.enumerated().map { "\(try builder.column(for: $1.keyPath)) AS o\($0)" }
             let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
             selects.append("SELECT \(part.storeIndex ?? 0) AS s, \(builder.keyColumnsSQL[0]) AS k\(sortColumns.map { ", " + $0 }.joined()) FROM \(builder.fromClause)\(condition)")
             arguments += builder.arguments
         }
-        let order = request.sortDescriptors.enumerated().map { "o\($0) \($1.ascending ? "ASC" : "DESC")" } + ["s ASC", "k ASC"]
+        let order = request.effectiveSortDescriptors.enumerated().map { "o\($0) \($1.ascending ? "ASC" : "DESC")" } + ["s \(request.keyDirection)", "k \(request.keyDirection)"]
         self.select = "SELECT s, k FROM (\(selects.joined(separator: " UNION ALL "))) ORDER BY \(order.joined(separator: ", "))\(limit)"
         self.arguments = arguments
         self.estimateSQL = nil

@@ -43,7 +43,7 @@ final class StoreResultSource: SQLiteValuesSource {
         self.isAddressable = !entity.keyColumns.isEmpty
         // No sort: the ID fetch orders by the row key alone (see CompiledFetch), and a rowid table's
         // one key is the rowid.
-        self.keysAscend = entity.isKeyedByRowid && entity.keyColumns.count == 1 && request.sortDescriptors.isEmpty
+        self.keysAscend = entity.isKeyedByRowid && entity.keyColumns.count == 1 && request.sortDescriptors.isEmpty && !request.reversesOrder
         self.table = IDTable(connection: context.connection, columns: IDQuery.columns(for: [Self.part(entity, context)]),
                              keyed: !entity.keyColumns.isEmpty)
     }
