@@ -1,6 +1,8 @@
 import BatchStore
+import Browser
 import Foundation
 import GRDBSQLite
+import TerminalCore
 
 /// Measurements behind `faultline bench`: each BatchStore operation beside its raw-SQLite
 /// baseline (sqlite3 C calls, no GRDB, no objects), in the same process and run, so ratios hold
@@ -174,6 +176,35 @@ public enum Benchmark {
         return Comparison(name: sortKey.map { "open sorted by \($0) (unindexed)" } ?? "open unsorted (ID fetch)",
                           oursSeconds: median(ours), rawSeconds: median(base), target: 1.2,
                           baseline: "INSERT INTO temp … SELECT rowid FROM movie\(order)")
+    }
+
+    /// `G` typed as the first rows of a sorted result show, while its IDs are still fetched: the
+    /// browser's read of the last screen of rows (a reversed `ORDER BY … LIMIT` on a second
+    /// connection, opened for it, beside the running ID fetch), against the same query alone.
+    /// A repeat where the fetch ended before `G` was read (nothing to wait for) is not counted.
+    static func lastRowsDuringLoad(path: String, sortKey: String, repeats: Int) throws -> Comparison {
+        let raw = try RawConnection(path: path)
+        var ours: [Double] = [], base: [Double] = []
+        var shown = 48
+        for _ in 0..<repeats {
+            let store = try PersistentStore(path: path, options: .init(readOnly: true))
+            let terminal = MemoryTerminal(width: 200, height: 50)
+            let browser = try Browser(store: store, options: BrowserOptions(table: "movie", sort: sortKey), backend: terminal)
+            var peeked: Double?
+            browser.log = { line in
+                guard line.hasPrefix("peeked the last"), let seconds = line.split(separator: " ").dropLast().last.flatMap({ Double($0) }) else { return }
+                peeked = seconds
+            }
+            terminal.keys = [.char("G")]
+            browser.start()
+            shown = browser.state.gridHeight
+            if let peeked { ours.append(peeked) }
+        }
+        let sql = "SELECT id, title, year, rating, votes, genre, director_id FROM movie ORDER BY \(quoteIdentifier(sortKey)) DESC, rowid DESC LIMIT \(shown)"
+        for _ in 0..<repeats { base.append(try time { try raw.sweep(sql) }) }
+        return Comparison(name: "G while the IDs load: last \(shown) rows of a sort by \(sortKey)\(ours.isEmpty ? " (the fetch always ended first: not measured)" : "")",
+                          oursSeconds: ours.isEmpty ? 0 : median(ours), rawSeconds: median(base),
+                          target: 1.5, baseline: "SELECT … ORDER BY \(sortKey) DESC, rowid DESC LIMIT \(shown), alone")
     }
 
     /// Time to the first batch of a sorted result, ours (``ManagedObjectContext/beginFetch(_:residentBatches:)``)

@@ -313,6 +313,21 @@ extension BrowserState {
             loadingSeconds = 0
             firstRowsShown = true
             cursorMovedWhileLoading = false
+            // Keys typed before the first rows showed, in order: those that move over them act
+            // now, G asks for the last rows; the first that cannot act yet waits, with the rest.
+            if let work = running {
+                while let key = queuedKeys.first {
+                    if key == .char("G") || key == .end {
+                        if let request = loadingRequest, !tailRequested {
+                            tailRequested = true
+                            effects.append(.peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight)))
+                        }
+                        break
+                    }
+                    queuedKeys.removeFirst()
+                    guard actAtOnce(key, during: work) else { queuedKeys.insert(key, at: 0); break }
+                }
+            }
         case .loadingRequest(let t, let f, let sorts):
             loadingRequest = LoadingRequest(table: t, filter: f, sorts: sorts)
         case .tailRows(let rows):

@@ -131,6 +131,7 @@ final class Peeker: @unchecked Sendable {
     /// waits for the fetch, which puts it right).
     func run(_ effect: Effect) -> [Action] {
         guard case .peekLast(let table, let filter, let sorts, let count) = effect, let makeReader else { return [] }
+        let started = DispatchTime.now().uptimeNanoseconds
         do {
             let reader = try self.reader ?? makeReader()
             self.reader = reader
@@ -146,7 +147,8 @@ final class Peeker: @unchecked Sendable {
                 // No ID: a row read outside the result's ID table is shown, never marked or edited.
                 rows.append(RowSnapshot(id: nil, values: values, exists: true))
             }
-            log.append("peeked the last \(rows.count) rows of \(table)")
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            log.append("peeked the last \(rows.count) rows of \(table) in \(seconds) s")
             return [.tailRows(rows)]
         } catch {
             log.append("peek failed: \(error)")

@@ -111,6 +111,17 @@ struct LoadingTests {
         // An answer that comes after the fetch ended is not shown.
         _ = s.reduce(.tailRows(last))
         #expect(s.tailRows == nil)
+
+        // Keys typed before the first rows showed: j j act over them when they come, G asks for
+        // the last rows, and what follows G waits behind it.
+        var early = BrowserState(width: 60, height: 10)
+        _ = early.reduce(.started(.opening))
+        _ = early.reduce(.loadingRequest(table: "t", filter: "", sorts: []))
+        for key in [Key.char("j"), .char("j"), .char("G"), .char("k")] { _ = early.reduce(.key(key)) }
+        #expect(early.queuedKeys.count == 4 && early.cursorRow == 0)
+        let asked = early.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        #expect(asked == [.peekLast(table: "t", filter: "", sorts: [], count: early.gridHeight)], "\(asked)")
+        #expect(early.cursorRow == 2 && early.queuedKeys == [.char("G"), .char("k")])
     }
 
     @Test("on a million rows sorted by a column without an index, keys typed as the first rows show are all kept: G, k, k, l, - leave the cursor on the third row from the end with the column hidden")
