@@ -351,6 +351,28 @@ struct PostgresBrowserTests {
         #expect(browser.state.fileChanged, "a TRUNCATE is a change")
     }
 
+    @Test("G typed as a sorted load starts over PostgreSQL: the last rows of the order are read on a second session while the IDs load, and the cursor ends on the last row; j typed with it moves over the first rows at once")
+    func lastRowsDuringTheLoad() throws {
+        let server = try PostgresServer.require()
+        let database = try server.makeDatabase("tail", sql: """
+            CREATE TABLE big(id int PRIMARY KEY, t text);
+            INSERT INTO big SELECT g, md5(g::text) FROM generate_series(1, 1000000) g;
+            ANALYZE big;
+            """)
+        let context = PostgresContext(store: try PostgresStore(url: server.url(database: database), environment: noPasswordFile))
+        let terminal = MemoryTerminal(width: 100, height: 12)
+        let browser = try Browser(context: context, name: "tail", options: BrowserOptions(table: "big", sort: "t desc"), backend: terminal)
+        var lines: [String] = []
+        browser.log = { lines.append($0) }
+        terminal.keys = [.char("G")]
+        browser.start()
+        while browser.idle() {}
+        #expect(browser.state.count == 1_000_000 && browser.state.cursorRow == 999_999, "\(browser.state.cursorRow)")
+        #expect(lines.contains { $0.hasPrefix("peeked the last") }, "\(lines)")
+        let last = try server.psql("SELECT id FROM big ORDER BY t ASC, id ASC LIMIT 1", database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(browser.state.snapshot(999_999)?.values.first == .text(last), "\(String(describing: browser.state.snapshot(999_999)?.values))")
+    }
+
     @Test("Esc while an update runs over PostgreSQL cancels it on the server: nothing changed, nothing to undo, the statement gone; a column set to nil is counted first; an undo that restores no row says so")
     func cancelAnEdit() throws {
         let server = try PostgresServer.require()
