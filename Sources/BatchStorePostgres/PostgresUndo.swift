@@ -82,7 +82,7 @@ struct UndoPlan {
         case .upsert: verb = "this upsert into"
         case .update, .insert: verb = "this update of"
         }
-        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) changes \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) can change \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
     }
 
     /// Throws `.undoRefused` when the edit fires an enabled user trigger on its table (a delete's
@@ -92,7 +92,8 @@ struct UndoPlan {
         // pg_trigger.tgtype bits: 4 INSERT, 8 DELETE, 16 UPDATE.
         let mask: Int, columns: [String]
         switch kind {
-        case .delete: (mask, columns) = (8, [])
+        // A delete's undo inserts its rows again: insert triggers fire then.
+        case .delete: (mask, columns) = (12, [])
         case .update(let assigned, _): (mask, columns) = (16, assigned)
         case .insert: (mask, columns) = (4, [])
         case .upsert(let assigned): (mask, columns) = (assigned.isEmpty ? 4 : 20, assigned)
@@ -117,7 +118,9 @@ struct UndoPlan {
         case .insert: verb = "this insert into"
         case .update: verb = "this update of"
         }
-        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), whose writes undo could not take back; run it without undo")
+        // PostgreSQL cannot say what a trigger function writes: the question says so, not that it writes.
+        let undoToo = { if case .delete = kind { return " (or its undo)" } else { return "" } }()
+        throw BatchStoreError(.undoRefused, "\(verb) \(target.name)\(undoToo) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), and undo could not take back what a trigger function may have written; run it without undo")
     }
 
     /// A plan made only to run ``check(in:)`` before an edit's question: the edit of `table`

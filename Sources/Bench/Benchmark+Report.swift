@@ -103,13 +103,15 @@ struct BenchRun {
         note("measuring the browser: scroll keys to finished frames…")
         let scroll = try BrowserBenchmark.scroll(path: path)
         if options.browserOnly {
-            note("measuring G while the IDs load…")
-            let last = try Benchmark.lastRowsDuringLoad(path: path, sortKey: "title", repeats: repeats)
+            note("measuring G while the IDs load, a search for a missing value, a paste…")
+            let last = [try Benchmark.lastRowsDuringLoad(path: path, sortKey: "title", repeats: repeats),
+                        try Benchmark.searchMissing(path: path, sortKey: "title", repeats: repeats),
+                        try Benchmark.paste(path: path, repeats: repeats)]
             if options.json {
                 struct Report: Encodable { var scroll: BrowserBenchmark.Figures; var comparisons: [Benchmark.Comparison] }
-                return try sortedJSON(Report(scroll: scroll, comparisons: [last]))
+                return try sortedJSON(Report(scroll: scroll, comparisons: last))
             }
-            return (scrollLines(scroll) + [""] + comparisonLines([last])).joined(separator: "\n")
+            return (scrollLines(scroll) + [""] + comparisonLines(last)).joined(separator: "\n")
         }
         var comparisons: [Benchmark.Comparison] = []
         func step(_ name: String, _ body: () throws -> Benchmark.Comparison) rethrows {
@@ -120,6 +122,8 @@ struct BenchRun {
         try step("opening, sorted by title") { try Benchmark.opening(path: path, sortKey: "title", repeats: repeats) }
         try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
         try step("G while the IDs load") { try Benchmark.lastRowsDuringLoad(path: path, sortKey: "title", repeats: repeats) }
+        try step("a search for a missing value") { try Benchmark.searchMissing(path: path, sortKey: "title", repeats: repeats) }
+        try step("a paste into a prompt") { try Benchmark.paste(path: path, repeats: repeats) }
         try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
         try step("full sweep reading every value") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats, everyValue: true) }
         let (sheetComparisons, sheets) = try sheetMeasurements()

@@ -207,6 +207,45 @@ public enum Benchmark {
                           target: 1.5, baseline: "SELECT … ORDER BY \(sortKey) DESC, rowid DESC LIMIT \(shown), alone")
     }
 
+    /// `/` for a value no row holds, from the first row of a result sorted by `sortKey`: ours
+    /// (``BatchFaultingCollection/firstPosition(matching:after:backwards:progress:)``, in result
+    /// order) against the scan SQLite does for the same test of every row (`count(*) … LIKE`).
+    static func searchMissing(path: String, sortKey: String, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let raw = try RawConnection(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let rows = try context.fetchBatched(FetchRequest(entityName: "movie", sortDescriptors: [SortDescriptor(key: sortKey)], fetchBatchSize: 100))
+        let text = "no title holds this"
+        let predicate = try FetchPredicate(format: "string(title) CONTAINS[c] %@", arguments: [.value(.text(text))])
+        var ours: [Double] = [], base: [Double] = []
+        for _ in 0..<repeats {
+            base.append(try time { try raw.sweep("SELECT count(*) FROM movie WHERE title LIKE '%\(text)%'") })
+            ours.append(try time { _ = try rows.firstPosition(matching: predicate, after: 0) })
+        }
+        return Comparison(name: "/ for a missing value over a result sorted by \(sortKey)", oursSeconds: median(ours), rawSeconds: median(base),
+                          target: 1.5, baseline: "SELECT count(*) FROM movie WHERE title LIKE '%…%'")
+    }
+
+    /// A 20,000-character paste into the filter prompt, as a terminal delivers it (every
+    /// character a key, read in one burst), to the prompt holding it: against a budget of 0.1 s.
+    static func paste(path: String, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let filter = String(String(repeating: "rating > 1 OR ", count: 1_500).prefix(20_000))
+        var ours: [Double] = []
+        for _ in 0..<repeats {
+            let terminal = MemoryTerminal(width: 200, height: 50)
+            let browser = try Browser(store: store, options: BrowserOptions(table: "movie"), backend: terminal)
+            browser.start()
+            browser.send(.char("f"))
+            terminal.keys = filter.map { Key.char($0) }
+            let started = DispatchTime.now().uptimeNanoseconds
+            while !terminal.keys.isEmpty { browser.sendBurst(terminal.keys.removeFirst()) }
+            ours.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        }
+        return Comparison(name: "paste of 20,000 characters into a prompt", oursSeconds: median(ours), rawSeconds: 0.1,
+                          target: 1.0, baseline: "a budget of 0.1 s")
+    }
+
     /// Time to the first batch of a sorted result, ours (``ManagedObjectContext/beginFetch(_:residentBatches:)``)
     /// vs `SELECT … ORDER BY … LIMIT batch`.
     static func firstBatch(path: String, sortKey: String, batchSize: Int, repeats: Int) throws -> Comparison {

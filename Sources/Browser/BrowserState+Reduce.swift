@@ -495,7 +495,8 @@ extension BrowserState {
             stale = false
             count = n
             cursorRow = min(max(0, cursor), max(0, n - 1))
-            // An edit clears the marks (its rows are done with); a reload keeps those still in the result.
+            // An edit of marked rows (or of the result) clears the marks: its rows are done with.
+            // A reload, and a cell edit (one row, whatever is marked), keep those still in the result.
             var note: String?
             if kept == nil { marks = nil } else if let resultID { note = rebaseMarks(to: kept, result: resultID) }
             windowValid = false

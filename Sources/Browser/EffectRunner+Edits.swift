@@ -124,7 +124,8 @@ extension EffectRunner {
         }
         merge(changed)
         let what = "updated \(rows(changed.count ?? 0)) of \(target.table)\(target.values.map { " (\($0.described))" } ?? "")\(undoNote)"
-        return try afterEdit(what, started: started, state: state, cancel: cancel, report: report)
+        // A cell edit is of one row, whatever is marked: the marks stay.
+        return try afterEdit(what, started: started, state: state, keepMarks: target.cell != nil, cancel: cancel, report: report)
     }
 
     /// Deletes the target's rows of the result on screen; the message gives SQLite's count.
@@ -215,8 +216,8 @@ extension EffectRunner {
     /// row (or the nearest survivor); on a frequency sheet, the result it counts (its cursor kept),
     /// then the sheet is counted again (Esc cancels the count, not the edit, which stands: a cancel
     /// that came once the edit had committed is said to be too late).
-    func afterEdit(_ what: String, started: Double, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
-        guard state.frequencySheet != nil else { return [try afterEdit(what, started: started, state: state)] }
+    func afterEdit(_ what: String, started: Double, state: BrowserState, keepMarks: Bool = false, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
+        guard state.frequencySheet != nil else { return [try afterEdit(what, started: started, state: state, keepMarks: keepMarks)] }
         let said = (cancel.isSet ? "too late to cancel: " : "") + what
         return try recount(.frequency, state: state, edited: said, started: started, cancel: cancel, report: report)
     }
@@ -225,10 +226,10 @@ extension EffectRunner {
     /// With `keepingMarks` (a reload), marks whose rows are still in the new ID table stay.
     /// `refreshing` runs the fetch (a reload's makes it cancellable); when it throws, the runner
     /// keeps the result and what it knows of it as they were.
-    func afterEdit(_ what: String, started: Double, state: BrowserState, keepingMarks: Bool = false,
+    func afterEdit(_ what: String, started: Double, state: BrowserState, keepingMarks: Bool = false, keepMarks: Bool = false,
                    refreshing: (() throws -> Int?) throws -> Int? = { try $0() }) throws -> Action {
         guard collection != nil else { return .info(what) }
-        let (count, cursor, kept) = try refreshResult(cursor: state.cursorRow, marks: keepingMarks ? state.currentMarks : nil, refreshing: refreshing)
+        let (count, cursor, kept) = try refreshResult(cursor: state.cursorRow, marks: keepingMarks || keepMarks ? state.currentMarks : nil, refreshing: refreshing)
         return .edited(count: count, cursor: cursor, message: "\(what) (\(milliseconds(environment.now() - started)))", marks: kept, fileEdited: !keepingMarks)
     }
 

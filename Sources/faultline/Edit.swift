@@ -110,7 +110,7 @@ struct EditOptions: ParsableArguments {
             // What the real run would change beyond these rows (foreign-key actions, triggers),
             // as the browser's question says it.
             if n > 0, let beyond = context.undoRefusal(entity, rows: 0, deleting: verb == "delete", assigning: assigned),
-               let cut = [", which undo could not restore", ", whose writes undo could not take back"].lazy.compactMap({ beyond.range(of: $0) }).first {
+               let cut = [", which undo could not restore", ", whose writes undo could not take back", ", and undo could not take back what a trigger function may have written"].lazy.compactMap({ beyond.range(of: $0) }).first {
                 printError("note: beyond these rows, \(beyond[..<cut.lowerBound])")
             }
             printError("would \(verb) \(counted(n, "row"))\(source.databases.count > 1 ? " in \(counted(stores, "store"))" : "") (dry run: nothing was written)")

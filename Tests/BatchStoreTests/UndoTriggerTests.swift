@@ -18,6 +18,9 @@ struct UndoTriggerTests {
             CREATE TRIGGER "logged delete" AFTER DELETE ON item BEGIN INSERT INTO log VALUES ('deleted', old.id); END;
             CREATE TRIGGER logged_v AFTER UPDATE OF v ON item BEGIN INSERT INTO log VALUES ('v', new.id); END;
             CREATE TRIGGER checked_w BEFORE UPDATE OF w ON item WHEN new.w < 0 BEGIN SELECT RAISE(ABORT, 'w < 0'); END;
+            CREATE TABLE stamped(id INTEGER PRIMARY KEY, v);
+            INSERT INTO stamped VALUES (1, 1);
+            CREATE TRIGGER stamp AFTER INSERT ON stamped BEGIN INSERT INTO log VALUES ('inserted', new.id); END;
             CREATE TABLE loose(a, b);
             INSERT INTO loose VALUES ('x', 1), ('y', 2), ('z', 3);
             """)
@@ -33,6 +36,10 @@ struct UndoTriggerTests {
         #expect(context.undoRefusal(item, rows: 1, deleting: true, assigning: []) == "deleting from item fires trigger logged delete, whose writes undo could not take back")
         #expect(context.undoRefusal(item, rows: 1, deleting: false, assigning: ["V"]) == "this update of item fires trigger logged_v, whose writes undo could not take back")
         #expect(context.undoRefusal(item, rows: 1, deleting: false, assigning: ["w"]) == nil, "a trigger that only raises writes nothing")
+        // A delete's undo inserts the rows again: an insert trigger that writes refuses undo too.
+        let stamped = try #require(context.store.schema.entity(named: "stamped"))
+        #expect(context.undoRefusal(stamped, rows: 1, deleting: true, assigning: []) == "putting the rows back into stamped would fire trigger stamp, whose writes undo could not take back")
+        #expect(context.undoRefusal(stamped, rows: 1, deleting: false, assigning: ["v"]) == nil)
         #expect(context.undoRefusal(item, rows: 1, deleting: false, assigning: ["note"]) == nil, "UPDATE OF v does not fire on note")
         #expect(throws: BatchStoreError.self) {
             try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "item")), undoable: true)
@@ -77,6 +84,22 @@ struct UndoTriggerTests {
         #expect(try sqlite3(path, "SELECT a || ' ' || b FROM loose ORDER BY a") == "new 9\nx 1\ny 2\nz 3")
         #expect(try sqlite3(path, "SELECT rowid FROM loose WHERE a = 'z'") == "3", "a free rowid is kept")
         #expect(try sqlite3(path, "SELECT rowid > 3 FROM loose WHERE a = 'y'") == "1")
+    }
+
+    @Test("a key-less table: an updated row deleted since, whose rowid SQLite gave to a new row holding the same value, is left alone by undo and counted; the other rows get their old values")
+    func keylessUpdateRowidReused() throws {
+        let dir = TempDir()
+        let path = try file(dir)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        _ = try context.execute(BatchUpdateRequest(entityName: "loose", propertiesToUpdate: [("b", .constant(.integer(0)))]), undoable: true)
+        // Another program deletes the last row and inserts one that takes its rowid, with b = 0 too.
+        _ = try sqlite3(path, "DELETE FROM loose WHERE rowid = 3; INSERT INTO loose VALUES ('other', 0);")
+        #expect(try sqlite3(path, "SELECT rowid FROM loose WHERE a = 'other'") == "3")
+        let summary = try #require(try context.undoSummary())
+        #expect(summary.rows == 3 && summary.changedSince == 1)
+        let changes = try context.undo()
+        #expect(changes.updatedCount == 2 && changes.changedSince == 1)
+        #expect(try sqlite3(path, "SELECT a || ' ' || b FROM loose ORDER BY rowid") == "x 1\ny 2\nother 0")
     }
 
     @Test("a table keyed by a text primary key (a hidden rowid): a deleted row whose key another row took since is left alone and counted; one whose rowid only was taken comes back")

@@ -72,6 +72,11 @@ struct ConfirmationTests {
         b.send([.char("f")] + keys("id == 4") + [.enter, .char("D")])
         #expect(term.text.last == "Delete the 1 row of this result (nothing is marked) from n? y/n")
         b.send(.char("n"))
+        // e on another row keeps the marks: it edits one cell, whatever is marked.
+        b.send([.char("f"), .ctrl("u"), .enter, .char("g"), .char("v"), .char("v"), .char("j"), .char("j"), .char("l"), .char("e"), .ctrl("u")] + keys("7") + [.enter, .char("y")])
+        #expect(b.state.marked.count == 2 && b.state.message?.hasPrefix("updated 1 row of n; u undoes") == true, "\(b.state.marked) \(b.state.message ?? "")")
+        b.send(.char("V"))
+        b.send(.char("V"))
         // V marks every row: the question says so, not that nothing is marked.
         b.send([.char("f"), .ctrl("u"), .enter, .char("V"), .char("D")])
         #expect(term.text.last == "Delete all 10 rows of this result (all marked) from n? y/n", "\(term.text.suffix(2))")

@@ -539,7 +539,8 @@ enum ModelRun {
             if b.state.message?.hasPrefix("updated 1 row of \(Self.tables[t]); u undoes") != true { return "e said \(b.state.message ?? "nothing")" }
             model.undo.append((table: t, before: [id: model.rows[t][id]], kind: Model.Kind.update, after: [id: k]))
             model.rows[t][id]?.k = k
-            model.refetch(keepingMarks: false)
+            // A cell edit is of one row, whatever is marked: the marks still in the result stay.
+            model.refetch(keepingMarks: true)
         case .write(let json):
             guard inGrid, let t = model.table else { return nil }
             return writeStep(json: json, table: t, browser: b, model: model, folder: (path as NSString).deletingLastPathComponent)

@@ -50,7 +50,7 @@ import Testing
         }
         let delete = try CLI.run(["delete", path, "--table", "director", "--where", "id == 1", "--dry-run"])
         #expect(delete.status == 0 && delete.stdout == "1\n", "\(delete.stderr)")
-        #expect(delete.stderr == "note: beyond these rows, deleting from director changes movie through foreign-key actions\nwould delete 1 row (dry run: nothing was written)\n", "\(delete.stderr)")
+        #expect(delete.stderr == "note: beyond these rows, deleting from director can change movie through foreign-key actions\nwould delete 1 row (dry run: nothing was written)\n", "\(delete.stderr)")
         let update = try CLI.run(["update", path, "--table", "director", "--all", "--set", "name = uppercase(name)", "--dry-run"])
         #expect(update.status == 0 && update.stderr.contains("note: beyond these rows, this update of director fires trigger renamed\n"), "\(update.stderr)")
         let plain = try CLI.run(["update", path, "--table", "director", "--all", "--set", "code = code", "--dry-run"])

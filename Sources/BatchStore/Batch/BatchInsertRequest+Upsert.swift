@@ -139,7 +139,7 @@ struct UpsertWriter {
             // The key can only change when a primary key column is written.
             let returnsKey = columns.contains { primaryKeyColumns.contains($0) }
             let sets = columns.map { "\(quoteIdentifier(entity.attributes[$0].name)) = ?" }.joined(separator: ", ")
-            update = (try db.makeStatement(sql: "UPDATE \(table) SET \(sets) WHERE \(keyMatch)\(returnsKey ? entity.returningKeysSQL : "")"), returnsKey)
+            update = (try db.makeStatement(sql: "UPDATE OR ABORT \(table) SET \(sets) WHERE \(keyMatch)\(returnsKey ? entity.returningKeysSQL : "")"), returnsKey)
             updates[columns] = update
         }
         let arguments = pairs.map(\.value) + key
@@ -168,8 +168,8 @@ struct UpsertWriter {
         } else {
             let names = columns.map { quoteIdentifier(entity.attributes[$0].name) }
             let sql = columns.isEmpty
-                ? "INSERT INTO \(table) DEFAULT VALUES"
-                : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+                ? "INSERT OR ABORT INTO \(table) DEFAULT VALUES"
+                : "INSERT OR ABORT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
             statement = try db.makeStatement(sql: sql + (returnsKey ? entity.returningKeysSQL : ""))
             inserts[columns] = statement
         }

@@ -110,8 +110,8 @@ extension ManagedObjectContext {
             if let s = sqlByColumns[columns] { return s }
             let names = columns.map { quoteIdentifier(entity.attributes[$0].name) }
             var s = columns.isEmpty
-                ? "INSERT INTO \(table) DEFAULT VALUES"
-                : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+                ? "INSERT OR ABORT INTO \(table) DEFAULT VALUES"
+                : "INSERT OR ABORT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
             if case .ignore = request.conflictPolicy, !columns.isEmpty { s += " ON CONFLICT DO NOTHING" }
             s += returning
             sqlByColumns[columns] = s

@@ -205,9 +205,11 @@ extension ManagedObjectContext {
         let match: FetchRequest
         let columns: [String]
 
-        /// `UPDATE [OR IGNORE] main."T" AS t SET … WHERE … [AND extra] [RETURNING keys]`.
+        /// `UPDATE OR ABORT|IGNORE main."T" AS t SET … WHERE … [AND extra] [RETURNING keys]`. OR ABORT
+        /// whatever the table declares: a column's `UNIQUE ON CONFLICT REPLACE` would otherwise
+        /// delete the other row holding the value, a row nobody confirmed.
         func sql(orIgnore: Bool = false, extraCondition: String? = nil, returningKeys: Bool = false) -> String {
-            var s = "UPDATE \(orIgnore ? "OR IGNORE " : "")main.\(quoteIdentifier(entity.name)) AS t SET \(setClause)"
+            var s = "UPDATE \(orIgnore ? "OR IGNORE " : "OR ABORT ")main.\(quoteIdentifier(entity.name)) AS t SET \(setClause)"
             if let extraCondition {
                 s += whereClause.isEmpty ? " WHERE \(extraCondition)" : "\(whereClause) AND \(extraCondition)"
             } else {
@@ -222,7 +224,7 @@ extension ManagedObjectContext {
         /// The update restricted to the keys in `temp.<table>` (a ``StoredChanges`` table), which
         /// already holds exactly the rows the WHERE clause matched: takes ``setArguments`` only.
         func sql(keyedBy table: String) -> String {
-            "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(setClause) WHERE \(ManagedObjectContext.keyedWhere(entity, table))"
+            "UPDATE OR ABORT main.\(quoteIdentifier(entity.name)) AS t SET \(setClause) WHERE \(ManagedObjectContext.keyedWhere(entity, table))"
         }
     }
 
@@ -474,10 +476,10 @@ extension ManagedObjectContext {
         let nulling = zip(old, update.expressions).map { ", total(\($0) IS NOT NULL AND (\($1)) IS NULL)" }.joined()
         let entity = update.entity
         let keys = entity.keyColumns
-        // A rowid table's INTEGER PRIMARY KEY is its rowid: shown by the name the user knows.
-        let aliased = entity.isKeyedByRowid && entity.primaryKey.count == 1
-            && entity.attribute(named: entity.primaryKey[0])?.declaredType.uppercased() == "INTEGER"
-        let keyNames = aliased ? entity.primaryKey : keys
+        // Rows are named by the key the user knows: the declared primary key (an INTEGER PRIMARY
+        // KEY is the rowid; a text key of a rowid table is not, but names the row all the same),
+        // the rowid only for a table that declares none.
+        let keyNames = entity.primaryKey.isEmpty ? keys : entity.primaryKey
         do {
             let counts = try Row.fetchOne(db, sql: "SELECT count(*)\(nulling) FROM \(table)\(update.whereClause)", arguments: arguments)
             let rows: Int = counts?[0] ?? 0
@@ -486,12 +488,13 @@ extension ManagedObjectContext {
             guard sample > 0, rows > 0 else { return preview }
             let pairs = zip(old, update.expressions).map { "\($0), (\($1))" }.joined(separator: ", ")
             let keyList = keys.map { "t.\(quoteIdentifier($0))" }
-            let sql = "SELECT \((keyList + [pairs]).joined(separator: ", ")) FROM \(table)\(update.whereClause) ORDER BY \(keyList.joined(separator: ", ")) LIMIT \(sample)"
+            let shownList = keyNames.map { "t.\(quoteIdentifier($0))" }
+            let sql = "SELECT \((shownList + [pairs]).joined(separator: ", ")) FROM \(table)\(update.whereClause) ORDER BY \(keyList.joined(separator: ", ")) LIMIT \(sample)"
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try cursor.next() {
-                let key = keys.indices.map { SQLValue(row: row, at: $0) }
+                let key = keyNames.indices.map { SQLValue(row: row, at: $0) }
                 let changes = update.columns.enumerated().map { i, column in
-                    UpdatePreview.Change(column: column, old: SQLValue(row: row, at: keys.count + 2 * i), new: SQLValue(row: row, at: keys.count + 2 * i + 1))
+                    UpdatePreview.Change(column: column, old: SQLValue(row: row, at: keyNames.count + 2 * i), new: SQLValue(row: row, at: keyNames.count + 2 * i + 1))
                 }
                 preview.sample.append(UpdatePreview.SampleRow(keyNames: keyNames, key: key, changes: changes))
             }

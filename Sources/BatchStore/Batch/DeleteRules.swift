@@ -31,7 +31,7 @@ extension ManagedObjectContext {
                     }
                 case .nullify:
                     let sets = rel.sourceColumns.map { "\(quoteIdentifier($0)) = NULL" }.joined(separator: ", ")
-                    try db.execute(sql: "UPDATE \(childTable) AS t SET \(sets)\(childWhere)")
+                    try db.execute(sql: "UPDATE OR ABORT \(childTable) AS t SET \(sets)\(childWhere)")
                     changed += db.changesCount
                 case .cascade:
                     changed += try applyDeleteRules(db, entity: child, whereSQL: childWhere, arguments: [], depth: depth + 1)

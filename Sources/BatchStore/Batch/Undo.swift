@@ -67,40 +67,46 @@ extension ManagedObjectContext {
             })
         }
         if !referencing.isEmpty {
-            throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) changes \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+            throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) can change \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
         }
         // A trigger's writes (an audit row, a counter in another table) are not in the journal.
         if deleting || !assigning.isEmpty {
             let triggers = try withDatabase { db in try Self.triggersFired(db, entity.name, deleting: deleting, assigning: assigning) }
-            if !triggers.isEmpty {
-                throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), whose writes undo could not take back; run it without undo")
+            let edit = triggers.filter { !$0.byUndo }.map(\.name), undo = triggers.filter(\.byUndo).map(\.name)
+            var fired: [String] = []
+            if !edit.isEmpty { fired.append("\(deleting ? "deleting from" : "this update of") \(entity.name) fires \(edit.count == 1 ? "trigger" : "triggers") \(edit.joined(separator: ", "))") }
+            // Undo puts deleted rows back with an INSERT: the table's insert triggers fire then.
+            if !undo.isEmpty { fired.append("putting the rows back into \(entity.name) would fire \(undo.count == 1 ? "trigger" : "triggers") \(undo.joined(separator: ", "))") }
+            if !fired.isEmpty {
+                throw BatchStoreError(.undoRefused, "\(fired.joined(separator: ", and ")), whose writes undo could not take back; run it without undo")
             }
         }
     }
 
     /// The triggers on `table` (the file's and this connection's temporary ones) that a delete
-    /// fires, or an update of `assigning` (`UPDATE OF` names columns; without it any update
+    /// fires (and, `byUndo`, the insert triggers its undo fires), or an update of `assigning` (`UPDATE OF` names columns; without it any update
     /// fires), and whose body writes (one that only checks, `SELECT RAISE(…)`, is not counted).
     /// A trigger whose text cannot be read is counted.
-    static func triggersFired(_ db: Database, _ table: String, deleting: Bool, assigning: [String]) throws -> [String] {
+    static func triggersFired(_ db: Database, _ table: String, deleting: Bool, assigning: [String]) throws -> [(name: String, byUndo: Bool)] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT name, sql FROM main.sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE
             UNION ALL SELECT name, sql FROM temp.sqlite_schema WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE
             """, arguments: [table, table])
         let assigned = Set(assigning.map { $0.lowercased() })
-        return rows.compactMap { row -> String? in
+        return rows.compactMap { row -> (name: String, byUndo: Bool)? in
             let name: String = row[0]
             let sql: String = row[1] ?? ""
-            guard let event = TriggerEvent(sql: sql) else { return name }
+            guard let event = TriggerEvent(sql: sql) else { return (name, false) }
             guard TriggerEvent.bodyWrites(sql: sql) else { return nil }
             switch event {
-            case .delete: return deleting ? name : nil
-            case .insert: return nil
+            case .delete: return deleting ? (name, false) : nil
+            // A delete's undo inserts the rows again.
+            case .insert: return deleting ? (name, true) : nil
             case .update(let columns):
                 guard !deleting else { return nil }
-                return columns.isEmpty || columns.contains(where: { assigned.contains($0.lowercased()) }) ? name : nil
+                return columns.isEmpty || columns.contains(where: { assigned.contains($0.lowercased()) }) ? (name, false) : nil
             }
-        }.sorted()
+        }.sorted { $0.name < $1.name }
     }
 
     /// The tables of the main file whose foreign keys into `table` act on a delete (or, for an
@@ -138,7 +144,7 @@ extension ManagedObjectContext {
         let keys = entity.keyColumns
         let keyCols = (0..<keys.count).map { "k\($0)" }
         let valueCols = (0..<columns.count).map { "c\($0)" }
-        let afterCols = afterImage ? (0..<columns.count).map { "a\($0)" } : []
+        let afterCols = afterImage ? (0..<columns.count).map { "a\($0)" } + Self.witnessColumns(entity, assigned: columns).indices.map { "w\($0)" } : []
         try connection.createTempTable(db, named: table, "(\((keyCols + valueCols + afterCols).joined(separator: ", ")))")
         let select = qualified(keys + columns).joined(separator: ", ")
         try db.execute(sql: "INSERT INTO temp.\(quoteIdentifier(table))\(afterImage ? " (\((keyCols + valueCols).joined(separator: ", ")))" : "") SELECT \(select) FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)", arguments: arguments.statementArguments)
@@ -149,8 +155,18 @@ extension ManagedObjectContext {
     /// its transaction, after its statement).
     /// - Complexity: one pass over the journal, each row found by its key.
     func recordAfterImage(_ db: Database, entity: Entity, columns: [String], journal: String) throws {
-        let sets = columns.enumerated().map { "a\($0) = t.\(quoteIdentifier($1))" }.joined(separator: ", ")
+        let sets = (columns.enumerated().map { "a\($0) = t.\(quoteIdentifier($1))" }
+            + Self.witnessColumns(entity, assigned: columns).enumerated().map { "w\($0) = t.\(quoteIdentifier($1))" }).joined(separator: ", ")
         try db.execute(sql: "UPDATE temp.\(quoteIdentifier(journal)) AS u SET \(sets) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(Self.journalMatch(entity))")
+    }
+
+    /// The columns an update's journal keeps the after-image of beside the assigned ones (`w0…`):
+    /// for a table whose rowid no column declares, every other column, so that a row SQLite put
+    /// under a reused rowid since (the updated row deleted, another inserted) is told from the
+    /// row the update wrote, and left alone by undo. None for other tables (their key is theirs).
+    static func witnessColumns(_ entity: Entity, assigned: [String]) -> [String] {
+        guard entity.hasHiddenRowid else { return [] }
+        return entity.attributes.map(\.name).filter { name in !assigned.contains { $0.caseInsensitiveCompare(name) == .orderedSame } }
     }
 
     /// `t.<key> = u.k0 AND …`: a journal row (`u`) and its table row (`t`).
@@ -168,6 +184,7 @@ extension ManagedObjectContext {
             // Byte for byte and class for class: a column's own collation (NOCASE) would take
             // 'abc' → 'ABC' for no change, and IS takes 1.0 for 1.
             let same = columns.enumerated().map { "(t.\(quoteIdentifier($1)) IS u.a\($0) COLLATE BINARY AND typeof(t.\(quoteIdentifier($1))) = typeof(u.a\($0)))" }
+                + witnessColumns(entity, assigned: columns).enumerated().map { "(t.\(quoteIdentifier($1)) IS u.w\($0) COLLATE BINARY AND typeof(t.\(quoteIdentifier($1))) = typeof(u.w\($0)))" }
             return "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE \(([journalMatch(entity)] + same).joined(separator: " AND ")))"
         case .delete(let columns):
             guard entity.hasHiddenRowid else { return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(journalMatch(entity)))" }
@@ -315,12 +332,12 @@ extension ManagedObjectContext {
                 switch entry.kind {
                 case .update(let columns):
                     let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
-                    try db.execute(sql: "UPDATE \(table) AS t SET \(sets) FROM \(restoring) AS u WHERE \(match)")
+                    try db.execute(sql: "UPDATE OR ABORT \(table) AS t SET \(sets) FROM \(restoring) AS u WHERE \(match)")
                     kind = .updated
                 case .delete(let columns):
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
-                    try db.execute(sql: "INSERT INTO \(table) (\(names)) SELECT \(values) FROM \(restoring) AS u")
+                    try db.execute(sql: "INSERT OR ABORT INTO \(table) (\(names)) SELECT \(values) FROM \(restoring) AS u")
                     // Counted once they are back (a row may refer to another the undo restores),
                     // over the rows restored: those left alone are not back to dangle.
                     dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: restoring)
@@ -376,7 +393,7 @@ extension ManagedObjectContext {
         let keyMatch = keys.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
         let read = try db.makeStatement(sql: "SELECT \((keys.indices.map { "k\($0)" } + ["op"] + columns.indices.map { "c\($0)" }).joined(separator: ", ")) FROM \(journal) ORDER BY rowid DESC")
         let delete = try db.makeStatement(sql: "DELETE FROM \(table) WHERE \(keyMatch)")
-        let restore = columns.isEmpty ? nil : try db.makeStatement(sql: "UPDATE \(table) SET \(columns.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE \(keyMatch)")
+        let restore = columns.isEmpty ? nil : try db.makeStatement(sql: "UPDATE OR ABORT \(table) SET \(columns.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: ", ")) WHERE \(keyMatch)")
         let connection = db.sqliteConnection
         func fail(_ code: Int32, _ stmt: OpaquePointer?) throws -> Never {
             let message = String(cString: sqlite3_errmsg(connection))

@@ -47,6 +47,31 @@ package struct IDQuery {
         return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
     }
 
+    /// A search in result order over a one-store ID table that costs at most about one scan of
+    /// the table, however far the match (or with none): first the rows of the next `window`
+    /// positions, joined one by one as ``search(_:in:part:match:after:backwards:)`` does (a near
+    /// match is found at once); past them, the keys of every matching row, read by one scan of the
+    /// table (SQLite materialises the subquery once), looked up from the ID table in position order:
+    /// `SELECT pos FROM (<near> LIMIT 1) UNION ALL SELECT pos FROM (SELECT ids.pos FROM <ids> AS ids
+    /// WHERE ids.pos > ? AND (<id columns>) IN (SELECT <key> FROM <table> AS t WHERE <predicate>)
+    /// ORDER BY ids.pos LIMIT 1) LIMIT 1` (the second arm runs only when the first finds nothing).
+    static func searchByScan(_ predicate: FetchPredicate, in ids: String, part: Part, idColumns: [String], match: String,
+                             after position: Int, backwards: Bool, window: Int) throws -> IDQuery {
+        let near = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+        let nearCondition = try near.compile(predicate.node)
+        let far = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
+        let farCondition = try far.compile(predicate.node)
+        // Positions are 1-based in the ID table; `position` is 0-based.
+        let from = Int64(position + 1)
+        let edge = backwards ? max(0, from - Int64(window)) : from + Int64(window)
+        let (beyond, within, direction) = backwards ? ("<", ">=", "DESC") : (">", "<=", "ASC")
+        let nearSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids CROSS JOIN \(near.fromClause) WHERE \(match) AND ids.pos \(beyond) ? AND ids.pos \(within) ? AND (\(nearCondition)) ORDER BY ids.pos \(direction) LIMIT 1"
+        let keys = sqlTuple(idColumns.map { "ids.\($0)" })
+        let farSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids WHERE ids.pos \(beyond) ? AND \(keys) IN (SELECT \(far.keyColumnsSQL.joined(separator: ", ")) FROM \(far.fromClause) WHERE \(farCondition)) ORDER BY ids.pos \(direction) LIMIT 1"
+        return IDQuery(select: "SELECT pos FROM (\(nearSQL)) UNION ALL SELECT pos FROM (\(farSQL)) LIMIT 1",
+                       arguments: [.integer(from), .integer(edge)] + near.arguments + [.integer(edge)] + far.arguments)
+    }
+
     /// The values of `column` in the rows of `part` that `predicate` matches now:
     /// `SELECT t."<column>" AS value FROM <table> AS t [joins] WHERE <predicate>` (the fetch's own
     /// WHERE, so the table's indexes serve it).

@@ -230,11 +230,15 @@ final class StoreResultSource: SQLiteValuesSource {
 
     func storeName(idRow: [SQLValue]) -> String? { context.store.name }
 
+    /// Positions a search looks at one by one before it reads the whole table's matches instead.
+    static let nearSearchWindow = 20_000
+
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         let keys = entity.keyColumns
         guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
-        return [try IDQuery.search(predicate, in: table.qualifiedName, part: Self.part(entity, context), match: { _ in on },
-                                   after: position, backwards: backwards)]
+        // A far match (or none) costs one scan of the table, not a lookup per position between.
+        return [try IDQuery.searchByScan(predicate, in: table.qualifiedName, part: Self.part(entity, context), idColumns: idColumns, match: on,
+                                         after: position, backwards: backwards, window: Self.nearSearchWindow)]
     }
 }

@@ -25,7 +25,7 @@ final class EntityStatements {
     func updateSQL(columns: [Int]) -> String {
         if let s = updateCache[columns] { return s }
         let sets = columns.map { "\(quoteIdentifier(entity.attributes[$0].name)) = ?" }.joined(separator: ", ")
-        let s = "UPDATE main.\(quoteIdentifier(entity.name)) AS t SET \(sets) WHERE \(keyMatch)"
+        let s = "UPDATE OR ABORT main.\(quoteIdentifier(entity.name)) AS t SET \(sets) WHERE \(keyMatch)"
         updateCache[columns] = s
         return s
     }
@@ -35,10 +35,10 @@ final class EntityStatements {
         let table = "main.\(quoteIdentifier(entity.name))"
         let s: String
         if columns.isEmpty {
-            s = "INSERT INTO \(table) DEFAULT VALUES"
+            s = "INSERT OR ABORT INTO \(table) DEFAULT VALUES"
         } else {
             let names = columns.map { quoteIdentifier(entity.attributes[$0].name) }.joined(separator: ", ")
-            s = "INSERT INTO \(table) (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            s = "INSERT OR ABORT INTO \(table) (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         }
         insertCache[columns] = s
         return s
