@@ -1,4 +1,4 @@
-import BatchStore
+@testable import BatchStore
 import Foundation
 import GRDB
 import Testing
@@ -58,5 +58,24 @@ struct SearchModelTests {
         let target = keyedOrder[55_000].code
         #expect(try keyed.firstPosition(matching: try FetchPredicate(format: "code == %@", arguments: [.value(.text(target))]), after: 10) == 55_000)
         #expect(try keyed.firstPosition(matching: try FetchPredicate(format: "code == %@", arguments: [.value(.text(target))]), after: 59_000, backwards: true) == 55_000)
+    }
+}
+
+@Suite("Case folding of ASCII text, byte by byte")
+struct ASCIIFoldTests {
+    @Test("bs_fold of ASCII text (every character, NULs, mixed case) is what Foundation's folding gives, for [c], [d] and [cd]; text with other characters still goes through Foundation")
+    func asciiFoldMatchesFoundation() throws {
+        let dir = TempDir()
+        let context = try ManagedObjectContext(store: try PersistentStore(path: try makeNumbers(dir, count: 1)))
+        var rng = SplitMix64(seed: 9)
+        var samples = [String((0..<128).map { Character(Unicode.Scalar(UInt8($0))) }), "", "ABC", "abc", "Mixed Case 123", "a\u{0}B"]
+        for _ in 0..<200 { samples.append(String((0..<rng.below(12)).map { _ in Character(Unicode.Scalar(UInt8(rng.below(128)))) })) }
+        samples += ["Émile", "STRASSE ß", "K\u{212A}"]
+        for text in samples {
+            for flags in [1, 2, 3] {
+                let bytes = try context.withDatabase { db in try Data.fetchOne(db, sql: "SELECT CAST(bs_fold(CAST(? AS TEXT), ?) AS BLOB)", arguments: [Data(text.utf8), flags]) }
+                #expect(bytes.map { String(decoding: $0, as: UTF8.self) } == SQLFunctions.fold(text, flags: flags), "\(text.debugDescription) flags \(flags)")
+            }
+        }
     }
 }

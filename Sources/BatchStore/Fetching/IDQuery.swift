@@ -66,7 +66,10 @@ package struct IDQuery {
         let edge = backwards ? max(0, from - Int64(window)) : from + Int64(window)
         let (beyond, within, direction) = backwards ? ("<", ">=", "DESC") : (">", "<=", "ASC")
         let nearSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids CROSS JOIN \(near.fromClause) WHERE \(match) AND ids.pos \(beyond) ? AND ids.pos \(within) ? AND (\(nearCondition)) ORDER BY ids.pos \(direction) LIMIT 1"
-        let keys = sqlTuple(idColumns.map { "ids.\($0)" })
+        // `+`: the ID table is walked in position order and each key looked up in the
+        // materialised matches, never the other way round (SQLite would build an index of the
+        // whole ID table's keys to drive the lookup from the matches).
+        let keys = sqlTuple(idColumns.map { "+ids.\($0)" })
         let farSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids WHERE ids.pos \(beyond) ? AND \(keys) IN (SELECT \(far.keyColumnsSQL.joined(separator: ", ")) FROM \(far.fromClause) WHERE \(farCondition)) ORDER BY ids.pos \(direction) LIMIT 1"
         return IDQuery(select: "SELECT pos FROM (\(nearSQL)) UNION ALL SELECT pos FROM (\(farSQL)) LIMIT 1",
                        arguments: [.integer(from), .integer(edge)] + near.arguments + [.integer(edge)] + far.arguments)

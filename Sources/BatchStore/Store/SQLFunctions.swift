@@ -32,8 +32,13 @@ package enum SQLFunctions {
     static func register(in db: Database) {
         let functions: [(String, Int32, Body)] = [
             ("bs_fold", 2, { ctx, _, argv in
-                guard let argv, let s = SQLFunctions.text(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
-                SQLFunctions.result(ctx, SQLFunctions.fold(s, flags: Int(sqlite3_value_int64(argv[1]))))
+                guard let argv, let bytes = SQLFunctions.bytes(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
+                let flags = Int(sqlite3_value_int64(argv[1]))
+                // ASCII text (most of it, in most files) folds byte by byte: case folding is A-Z to
+                // a-z and there are no diacritics, exactly what Foundation's folding gives it, at
+                // the cost of a scan instead of a String and a fold per row.
+                if SQLFunctions.foldASCII(ctx, bytes, flags: flags, value: argv[0]) { return }
+                SQLFunctions.result(ctx, SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
             }),
             ("bs_case", 2, { ctx, _, argv in
                 guard let argv, let s = SQLFunctions.text(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
@@ -82,6 +87,27 @@ package enum SQLFunctions {
         case SQLITE_INTEGER, SQLITE_FLOAT: return sqlite3_value_double(value)
         default: return nil
         }
+    }
+
+    /// `bs_fold` of ASCII text: the value itself when nothing changes, else a copy with A-Z
+    /// lowered; false (nothing returned) when the text is not all ASCII.
+    fileprivate static func foldASCII(_ ctx: OpaquePointer?, _ bytes: UnsafeBufferPointer<UInt8>, flags: Int, value: OpaquePointer?) -> Bool {
+        var upper = false
+        for b in bytes {
+            if b >= 0x80 { return false }
+            if b >= 0x41 && b <= 0x5A { upper = true }
+        }
+        guard flags & 1 != 0, upper else { sqlite3_result_value(ctx, value); return true }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        let lowered = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            for (i, b) in bytes.enumerated() { buffer[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+            count = bytes.count
+        }
+        lowered.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { sqlite3_result_text(ctx, "", 0, nil); return }
+            base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { sqlite3_result_text(ctx, $0, Int32(buffer.count), transient) }
+        }
+        return true
     }
 
     fileprivate static func result(_ ctx: OpaquePointer?, _ s: String) {
