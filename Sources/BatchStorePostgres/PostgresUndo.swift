@@ -76,13 +76,17 @@ struct UndoPlan {
         }
         let tables = referencing.compactMap { $0.first?.textValue }
         guard !tables.isEmpty else { return }
-        let verb: String
+        throw BatchStoreError(.undoRefused, "\(refusalVerb) \(target.name) can change \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+    }
+
+    /// The edit, as a refusal names it: `deleting from`, `this update of`, ….
+    private var refusalVerb: String {
         switch kind {
-        case .delete: verb = "deleting from"
-        case .upsert: verb = "this upsert into"
-        case .update, .insert: verb = "this update of"
+        case .delete: "deleting from"
+        case .upsert: "this upsert into"
+        case .insert: "this insert into"
+        case .update: "this update of"
         }
-        throw BatchStoreError(.undoRefused, "\(verb) \(target.name) can change \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
     }
 
     /// Throws `.undoRefused` when the edit fires an enabled user trigger on its table (a delete's
@@ -111,16 +115,9 @@ struct UndoPlan {
             """, [SQLValue.integer(target.oid)] + columns.map { .text($0) })
         let triggers = rows.compactMap { $0.first?.textValue }
         guard !triggers.isEmpty else { return }
-        let verb: String
-        switch kind {
-        case .delete: verb = "deleting from"
-        case .upsert: verb = "this upsert into"
-        case .insert: verb = "this insert into"
-        case .update: verb = "this update of"
-        }
         // PostgreSQL cannot say what a trigger function writes: the question says so, not that it writes.
         let undoToo = { if case .delete = kind { return " (or its undo)" } else { return "" } }()
-        throw BatchStoreError(.undoRefused, "\(verb) \(target.name)\(undoToo) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), and undo could not take back what a trigger function may have written; run it without undo")
+        throw BatchStoreError(.undoRefused, "\(refusalVerb) \(target.name)\(undoToo) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), and undo could not take back what a trigger function may have written; run it without undo")
     }
 
     /// A plan made only to run ``check(in:)`` before an edit's question: the edit of `table`

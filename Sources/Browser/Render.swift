@@ -199,15 +199,23 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
             screen.put("(gone: deleted since the fetch; r reloads)", x: x0 + layout.gutter, y: y, style: p.dim, maxWidth: width - layout.gutter)
             continue
         }
-        for col in layout.columns where col.index < snap.values.count {
-            let value = snap.values[col.index]
-            var style = rowStyle
-            if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
-            if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
-            let text: String
-            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: max(0, min(col.width, width - col.x))) }
-            screen.put(text.padded(to: col.width), x: x0 + col.x, y: y, style: style, maxWidth: min(col.width, width - col.x))
-        }
+        drawCells(snap, y: y, isCursor: isCursor, rowStyle: rowStyle, state, layout: layout, in: rect, into: &screen, p)
+    }
+}
+
+/// One row's cells on line `y`: ∅ for NULL, each value cut to what shows with `…` (the last
+/// column may run past the screen's edge), the cursor's cell and row styled.
+private func drawCells(_ snap: RowSnapshot, y: Int, isCursor: Bool, rowStyle: Style, _ state: BrowserState, layout: GridLayout,
+                       in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
+    for col in layout.columns where col.index < snap.values.count {
+        let value = snap.values[col.index]
+        var style = rowStyle
+        if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
+        if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
+        let shown = max(0, min(col.width, rect.width - col.x))
+        let text: String
+        if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: shown) }
+        screen.put(text.padded(to: col.width), x: rect.x + col.x, y: y, style: style, maxWidth: shown)
     }
 }
 
@@ -223,15 +231,7 @@ private func drawTail(_ tail: [RowSnapshot], _ state: BrowserState, layout: Grid
         let rowStyle = isCursor ? p.cursorRow : Style.plain
         if isCursor { screen.fill(Rect(x: rect.x, y: y, width: rect.width, height: 1), style: rowStyle) }
         screen.put("…".padded(to: layout.gutter - 2, left: true), x: rect.x, y: y, style: isCursor ? rowStyle : p.gutter)
-        for col in layout.columns where col.index < snap.values.count {
-            let value = snap.values[col.index]
-            var style = rowStyle
-            if case .null = value { style = p.null; if isCursor { style.background = rowStyle.background; style.underline = rowStyle.underline } }
-            if isCursor && col.position == state.cursorColumn { style = p.cursorCell }
-            let text: String
-            if case .null = value { text = "∅" } else { text = TerminalText.truncate(value.shown, toWidth: max(0, min(col.width, rect.width - col.x))) }
-            screen.put(text.padded(to: col.width), x: rect.x + col.x, y: y, style: style, maxWidth: min(col.width, rect.width - col.x))
-        }
+        drawCells(snap, y: y, isCursor: isCursor, rowStyle: rowStyle, state, layout: layout, in: rect, into: &screen, p)
     }
 }
 
