@@ -205,11 +205,9 @@ extension BrowserState {
                 // G (End) while the IDs load: the last rows of the order at once, read by a
                 // reversed LIMIT query on another connection; the key itself waits, and puts the
                 // cursor on the last row, exactly, once the count is known.
-                if running == .opening, firstRowsShown, queuedKeys.isEmpty, key == .char("G") || key == .end,
-                   let request = loadingRequest, tailRows == nil, !tailRequested {
+                if running == .opening, firstRowsShown, queuedKeys.isEmpty, key == .char("G") || key == .end, let peek = askForTail() {
                     queuedKeys.append(key)
-                    tailRequested = true
-                    return [.peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight))]
+                    return [peek]
                 }
                 // A key that only moves over rows on screen or arranges columns acts at once,
                 // when no key typed before it still waits (keys act in the order typed).
@@ -318,10 +316,7 @@ extension BrowserState {
             if let work = running {
                 while let key = queuedKeys.first {
                     if key == .char("G") || key == .end {
-                        if let request = loadingRequest, !tailRequested {
-                            tailRequested = true
-                            effects.append(.peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight)))
-                        }
+                        if let peek = askForTail() { effects.append(peek) }
                         break
                     }
                     queuedKeys.removeFirst()
@@ -659,6 +654,14 @@ extension BrowserState {
         if loadingRows, moved { trial.cursorMovedWhileLoading = true }
         self = trial
         return true
+    }
+
+    /// The read of the loading result's last screen of rows, once per open (nil: asked already,
+    /// or nothing loads).
+    private mutating func askForTail() -> Effect? {
+        guard let request = loadingRequest, !tailRequested else { return nil }
+        tailRequested = true
+        return .peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight))
     }
 
     /// Forgets what an open under way fetched and the last rows read for `G` (the open ended).

@@ -5,12 +5,7 @@ extension EffectRunner {
     /// The row as the grid shows it: values cut to display length, the store first with several.
     func snapshot(_ object: ManagedObject?) -> RowSnapshot {
         guard let object, !object.isDeleted else { return RowSnapshot(id: nil, values: [], exists: false) }
-        let n = object.entity.attributes.count
-        var values: [DisplayValue] = []
-        values.reserveCapacity(n + 1)
-        if data.showsStores { values.append(.text(object.objectID.entity.storeName)) }
-        for i in 0..<n { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
-        return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: values, exists: true)
+        return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: RowSnapshot.values(of: object, showingStore: data.showsStores), exists: true)
     }
 
     /// The object at `row` of `collection`, or nil (a row gone) for a row past its end: the screen
@@ -86,4 +81,16 @@ extension EffectRunner {
 
     /// `value` as SQL writes it: `NULL`, `42`, `4.5`, `'it''s'`, `X'00FF'` (``SQLValue/sqlLiteral``).
     static func sqlLiteral(_ value: SQLValue) -> String { value.sqlLiteral }
+}
+
+extension RowSnapshot {
+    /// A row's values as the grid shows them: its file first when several are open, then each column.
+    static func values(of object: ManagedObject, showingStore: Bool) -> [DisplayValue] {
+        let n = object.entity.attributes.count
+        var values: [DisplayValue] = []
+        values.reserveCapacity(n + 1)
+        if showingStore { values.append(.text(object.objectID.entity.storeName)) }
+        for i in 0..<n { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
+        return values
+    }
 }

@@ -22,7 +22,7 @@ final class EffectWorker: @unchecked Sendable {
 
     init(runner: EffectRunner) {
         self.runner = runner
-        self.peeker = Peeker(makeReader: runner.data.context.readerMaker, showsStores: runner.data.showsStores, batchSize: runner.options.batchSize)
+        self.peeker = Peeker(makeReader: runner.data.context.readerMaker, showsStores: runner.data.showsStores)
     }
 
     /// Runs a read on the second thread, beside the work on the first (its answer comes back
@@ -113,13 +113,11 @@ final class Peeker: @unchecked Sendable {
     private let makeReader: (@Sendable () throws -> any FetchingContext)?
     private var reader: (any FetchingContext)?
     private let showsStores: Bool
-    private let batchSize: Int
     private var log: [String] = []
 
-    init(makeReader: (@Sendable () throws -> any FetchingContext)?, showsStores: Bool, batchSize: Int) {
+    init(makeReader: (@Sendable () throws -> any FetchingContext)?, showsStores: Bool) {
         self.makeReader = makeReader
         self.showsStores = showsStores
-        self.batchSize = batchSize
     }
 
     func takeLog() -> [String] {
@@ -142,10 +140,8 @@ final class Peeker: @unchecked Sendable {
             var rows: [RowSnapshot] = []
             for position in (0..<last.count).reversed() {
                 guard let object = try last.object(at: position) else { continue }
-                var values: [DisplayValue] = showsStores ? [.text(object.objectID.entity.storeName)] : []
-                for i in 0..<object.entity.attributes.count { values.append(DisplayValue((try? object.value(at: i)) ?? .null)) }
                 // No ID: a row read outside the result's ID table is shown, never marked or edited.
-                rows.append(RowSnapshot(id: nil, values: values, exists: true))
+                rows.append(RowSnapshot(id: nil, values: RowSnapshot.values(of: object, showingStore: showsStores), exists: true))
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             log.append("peeked the last \(rows.count) rows of \(table) in \(seconds) s")
