@@ -118,13 +118,13 @@ import TestSupport
 
     typealias Generator = SeededGenerator
 
-    static let texts = ["", "a", "A", "ab", "Ab", "é", "É", "e", "élan", "Élan", "ELAN", "straße", "日本語", "b*c", "a?b", "10", "x y", "🙂", "Ω", "Dr", "Drama"]
+    static let texts = ["", "a", "A", "ab", "Ab", "é", "É", "e", "élan", "Élan", "ELAN", "straße", "日本語", "b*c", "a?b", "10", "x y", "🙂", "Ω", "Dr", "Drama", "50%", "a_b", "a\\b", "\u{212A}elvin", "x\0y"]
     static let numbers: [SQLValue] = [-3, -1.5, 0, 0.5, 1, 2, 2.5, 7, 10, 12]
 
     static func literal(_ v: SQLValue) -> String {
         switch v {
         case .null: return "nil"
-        case .text(let s): return "'" + s + "'"
+        case .text(let s): return "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         default: return v.description
         }
     }
@@ -160,7 +160,7 @@ import TestSupport
             case "MATCHES": needle = g.pick(["a.*", ".*é.*", "[0-9]+", "A", "D.*", ".*"])
             default: needle = g.pick(texts)
             }
-            return .leaf("\(column) \(op)\(m) '\(needle)'") { stringOp(op, value($0), .text(needle), f) }
+            return .leaf("\(column) \(op)\(m) \(literal(.text(needle)))") { stringOp(op, value($0), .text(needle), f) }
         case 4: // IN a list, with NULLs and other kinds among the items
             let items = (0..<(g.next(4))).map { _ in g.next(6) == 0 ? SQLValue.null : (g.next(2) == 0 ? g.pick(numbers) : .text(g.pick(texts))) }
             let m = textual ? g.pick(modifiers) : "", f = flags(m)
@@ -173,9 +173,9 @@ import TestSupport
             guard textual else { fallthrough }
             let t = g.pick(texts + ["Élan straße 10", "Drama a?b"]), m = g.pick(modifiers), f = flags(m)
             switch g.next(3) {
-            case 0: return .leaf("'\(t)' IN\(m) \(column)") { stringOp("CONTAINS", value($0), .text(t), f) }
-            case 1: return .leaf("\(column) IN\(m) '\(t)'") { stringOp("CONTAINS", .text(t), value($0), f) }
-            default: return .leaf("'\(t)' CONTAINS\(m) \(column)") { stringOp("CONTAINS", .text(t), value($0), f) }
+            case 0: return .leaf("\(literal(.text(t))) IN\(m) \(column)") { stringOp("CONTAINS", value($0), .text(t), f) }
+            case 1: return .leaf("\(column) IN\(m) \(literal(.text(t)))") { stringOp("CONTAINS", .text(t), value($0), f) }
+            default: return .leaf("\(literal(.text(t))) CONTAINS\(m) \(column)") { stringOp("CONTAINS", .text(t), value($0), f) }
             }
         case 6: // BETWEEN
             guard numeric else { fallthrough }

@@ -268,3 +268,90 @@ struct CollationTests {
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM c WHERE name IS NOT NULL ORDER BY id") } == ["ALICE", "Bob"])
     }
 }
+
+/// `[c]` / `[d]` text operators with a needle whose folded form is ASCII run on SQLite's own LIKE
+/// or GLOB for all-ASCII text and on Foundation's folding for the rest: both halves give what
+/// Foundation gives, including LIKE's own wildcards and escape taken literally, a character past
+/// ASCII that folds to ASCII (the Kelvin sign), text with a NUL, and numbers and blobs (no match).
+@Suite struct FoldedASCIISearchTests {
+    @Test("CONTAINS, BEGINSWITH, ENDSWITH with [c], [d], [cd] agree with Foundation's folding on ASCII and other text")
+    func agreesWithFoundation() throws {
+        let dir = TempDir()
+        let texts = ["Kelvin", "\u{212A}elvin", "KELVIN straße", "kel", "a%b", "a_b", "axb", "a\\b", "x\0KEL", "Élan", "elan", "ÉLAN", "50% off", "", "IN"]
+        let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s);")
+        try direct(path) { db in
+            // As bytes: a String argument is bound up to its first NUL.
+            for (i, s) in texts.enumerated() { try db.execute(sql: "INSERT INTO t VALUES (?, CAST(? AS TEXT))", arguments: [i + 1, Data(s.utf8)]) }
+            try db.execute(sql: "INSERT INTO t VALUES (100, 42), (101, x'4b454c'), (102, NULL)")
+        }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        func fold(_ s: String, _ flags: Int) -> [UInt8] {
+            var o: String.CompareOptions = []
+            if flags & 1 != 0 { o.insert(.caseInsensitive) }
+            if flags & 2 != 0 { o.insert(.diacriticInsensitive) }
+            return Array(s.folding(options: o, locale: nil).utf8)
+        }
+        for op in ["CONTAINS", "BEGINSWITH", "ENDSWITH"] {
+            for (modifier, flags) in [("[c]", 1), ("[d]", 2), ("[cd]", 3)] {
+                for needle in ["kel", "KEL", "%", "_", "a_b", "\\", "in", "IN", "elan", "Élan", "x", "50% OFF"] {
+                    let n = fold(needle, flags)
+                    let expected = texts.enumerated().filter { _, s in
+                        let h = fold(s, flags)
+                        guard !n.isEmpty, h.count >= n.count else { return false }
+                        switch op {
+                        case "BEGINSWITH": return Array(h.prefix(n.count)) == n
+                        case "ENDSWITH": return Array(h.suffix(n.count)) == n
+                        default: return (0...(h.count - n.count)).contains { Array(h[$0..<($0 + n.count)]) == n }
+                        }
+                    }.map { Int64($0.offset + 1) }
+                    let predicate = try FetchPredicate(format: "s \(op)\(modifier) %@", arguments: [.value(.text(needle))])
+                    let got = try context.fetchAll(FetchRequest(entityName: "t", predicate: predicate, sortDescriptors: [SortDescriptor(key: "id")])).map(\.intID)
+                    #expect(got == expected, "s \(op)\(modifier) \(needle.debugDescription)")
+                    let negated = try context.fetchAll(FetchRequest(entityName: "t", predicate: try FetchPredicate(format: "NOT (s \(op)\(modifier) %@)", arguments: [.value(.text(needle))]))).count
+                    #expect(negated == texts.count + 3 - expected.count, "NOT (s \(op)\(modifier) \(needle.debugDescription)) is the rest")
+                }
+            }
+        }
+    }
+
+    @Test("string(x) CONTAINS[c] reads numbers, reals and blobs as CAST(x AS TEXT) gives them, as before it was read inside the search")
+    func stringOfAnyValue() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, s); INSERT INTO t VALUES (1, 42), (2, 2.5), (3, x'4b454c'), (4, NULL), (5, 'Kelvin'), (6, 1e100), (7, -0.0), (8, 'Élan 42');")
+        let cast: [(Int64, String)] = try direct(path) { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT id, CAST(s AS TEXT) FROM t WHERE s IS NOT NULL").map { ($0[0], $0[1]) }
+        }
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for needle in ["4", "2", ".5", "kel", "e+", "0", "élan", "ELAN"] {
+            for (modifier, flags) in [("[c]", 1), ("[cd]", 3)] {
+                let n = SQLFunctions.fold(needle, flags: flags)
+                let expected = cast.filter { SQLFunctions.fold($0.1, flags: flags).contains(n) }.map(\.0)
+                let got = try context.fetchAll(FetchRequest(entityName: "t", predicate: try FetchPredicate(format: "string(s) CONTAINS\(modifier) %@", arguments: [.value(.text(needle))]),
+                                                            sortDescriptors: [SortDescriptor(key: "id")])).map(\.intID)
+                #expect(got == expected, "string(s) CONTAINS\(modifier) \(needle)")
+            }
+        }
+    }
+
+    @Test("folding text piece by piece (ASCII by bytes, each run past ASCII with the character before it by Foundation) gives Foundation's folding of the whole text")
+    func piecewiseFoldingIsWholeFolding() {
+        // Combining marks after ASCII and after other letters, precomposed and decomposed letters,
+        // Hangul syllables and jamo, Greek final sigma and the iota subscript, expanding folds
+        // (ß, ligatures, ΐ), the Kelvin and Angstrom signs, dotted I, emoji with joiners.
+        let pool: [String] = ["a", "B", "z", " ", "-", "\u{301}", "\u{308}", "\u{345}", "é", "É", "e\u{301}", "ß", "ẞ", "ﬃ", "ΐ", "Σ", "ς", "σ",
+                              "\u{212A}", "\u{212B}", "İ", "ı", "한", "\u{1100}", "\u{1161}", "\u{11A8}", "Ω", "ǅ", "👩‍💻", "🙂", "東", "Ж", "ﬁ", "Å", "A\u{30A}"]
+        var g = SeededGenerator(state: 7)
+        let folds = PieceFolds()  // one, as a connection has: pieces met before come from its slots
+        for _ in 0..<4_000 {
+            let text: String = (0..<(1 + g.next(8))).map { _ in pool[g.next(pool.count)] }.joined()
+            for flags in 1...3 {
+                let whole = Array(SQLFunctions.fold(text, flags: flags).utf8)
+                let pieces = Array(text.utf8).withUnsafeBufferPointer { SQLFunctions.foldByChunks($0, flags: flags, using: folds) }
+                if pieces != whole {
+                    Issue.record("\(text.debugDescription) flags \(flags): pieces \(String(decoding: pieces, as: UTF8.self).debugDescription), whole \(String(decoding: whole, as: UTF8.self).debugDescription)")
+                    return
+                }
+            }
+        }
+    }
+}

@@ -51,10 +51,12 @@ package struct IDQuery {
     /// the table, however far the match (or with none): first the rows of the next `window`
     /// positions, joined one by one as ``search(_:in:part:match:after:backwards:)`` does (a near
     /// match is found at once); past them, the keys of every matching row, read by one scan of the
-    /// table (SQLite materialises the subquery once), looked up from the ID table in position order:
-    /// `SELECT pos FROM (<near> LIMIT 1) UNION ALL SELECT pos FROM (SELECT ids.pos FROM <ids> AS ids
-    /// WHERE ids.pos > ? AND (<id columns>) IN (SELECT <key> FROM <table> AS t WHERE <predicate>)
-    /// ORDER BY ids.pos LIMIT 1) LIMIT 1` (the second arm runs only when the first finds nothing).
+    /// table, materialised once, looked up from the ID table in position order (and no walk of the
+    /// ID table when nothing matches): `WITH bs_matches AS MATERIALIZED (SELECT <key> FROM <table>
+    /// AS t WHERE <predicate>) SELECT pos FROM (<near> LIMIT 1) UNION ALL SELECT pos FROM (SELECT
+    /// ids.pos FROM <ids> AS ids WHERE (SELECT 1 FROM bs_matches LIMIT 1) AND ids.pos > ? AND
+    /// (<id columns>) IN (SELECT * FROM bs_matches) ORDER BY ids.pos LIMIT 1) LIMIT 1` (the second
+    /// arm runs only when the first finds nothing).
     static func searchByScan(_ predicate: FetchPredicate, in ids: String, part: Part, idColumns: [String], match: String,
                              after position: Int, backwards: Bool, window: Int) throws -> IDQuery {
         let near = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName)
@@ -69,10 +71,13 @@ package struct IDQuery {
         // `+`: the ID table is walked in position order and each key looked up in the
         // materialised matches, never the other way round (SQLite would build an index of the
         // whole ID table's keys to drive the lookup from the matches).
+        // The matches are materialised once (first used by the far arm, so never when the near
+        // one finds); when there are none, the constant test skips the walk of the ID table.
         let keys = sqlTuple(idColumns.map { "+ids.\($0)" })
-        let farSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids WHERE ids.pos \(beyond) ? AND \(keys) IN (SELECT \(far.keyColumnsSQL.joined(separator: ", ")) FROM \(far.fromClause) WHERE \(farCondition)) ORDER BY ids.pos \(direction) LIMIT 1"
-        return IDQuery(select: "SELECT pos FROM (\(nearSQL)) UNION ALL SELECT pos FROM (\(farSQL)) LIMIT 1",
-                       arguments: [.integer(from), .integer(edge)] + near.arguments + [.integer(edge)] + far.arguments)
+        let matches = "WITH bs_matches AS MATERIALIZED (SELECT \(far.keyColumnsSQL.joined(separator: ", ")) FROM \(far.fromClause) WHERE \(farCondition)) "
+        let farSQL = "SELECT ids.pos AS pos FROM \(ids) AS ids WHERE (SELECT 1 FROM bs_matches LIMIT 1) AND ids.pos \(beyond) ? AND \(keys) IN (SELECT * FROM bs_matches) ORDER BY ids.pos \(direction) LIMIT 1"
+        return IDQuery(select: "\(matches)SELECT pos FROM (\(nearSQL)) UNION ALL SELECT pos FROM (\(farSQL)) LIMIT 1",
+                       arguments: far.arguments + [.integer(from), .integer(edge)] + near.arguments + [.integer(edge)])
     }
 
     /// The values of `column` in the rows of `part` that `predicate` matches now:

@@ -230,8 +230,10 @@ final class StoreResultSource: SQLiteValuesSource {
 
     func storeName(idRow: [SQLValue]) -> String? { context.store.name }
 
-    /// Positions a search looks at one by one before it reads the whole table's matches instead.
-    static let nearSearchWindow = 20_000
+    /// Positions a search looks at one by one before it reads the whole table's matches instead:
+    /// a 500th of the result (so the near look costs a few percent of the scan that follows it
+    /// when it finds nothing), at least 1,000 and at most 20,000.
+    static func nearSearchWindow(count: Int) -> Int { min(20_000, max(1_000, count / 500)) }
 
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         let keys = entity.keyColumns
@@ -239,6 +241,6 @@ final class StoreResultSource: SQLiteValuesSource {
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
         // A far match (or none) costs one scan of the table, not a lookup per position between.
         return [try IDQuery.searchByScan(predicate, in: table.qualifiedName, part: Self.part(entity, context), idColumns: idColumns, match: on,
-                                         after: position, backwards: backwards, window: Self.nearSearchWindow)]
+                                         after: position, backwards: backwards, window: Self.nearSearchWindow(count: table.count))]
     }
 }

@@ -477,6 +477,20 @@ package final class QueryBuilder {
             let lo = try operand(l), ro = try operand(r)
             return "(bs_matches(\(lo.sql), \(ro.sql), \(flags)) = 1)"
         }
+        if flags != 0, op != .like {
+            // One call per row that folds and compares ASCII text byte by byte without a copy
+            // (what a search of a column does to every row): see `bs_search`.
+            // string(x): the function reads x as text itself (what CAST(x AS TEXT) gives), one
+            // expression fewer per row.
+            var subjectNode = l, code = op == .contains ? 0 : (op == .beginsWith ? 1 : 2)
+            if case .function(let name, let args, _) = l, name == "string", args.count == 1 {
+                subjectNode = args[0]
+                code |= 8
+            }
+            let subject = try operand(subjectNode)
+            let needle = try operand(r, fold: flags)
+            return "(bs_search(\(code), \(flags), \(subject.sql), \(needle.sql)) = 1)"
+        }
         let lo = try operand(l, fold: flags)
         // A bare column searched for a constant: a GLOB prefix (which an index can serve) or instr,
         // with a typeof() guard (SQLite would otherwise match the text form of a number). GLOB

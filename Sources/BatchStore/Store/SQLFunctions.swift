@@ -9,6 +9,10 @@ import GRDBSQLite
 ///
 /// - `bs_fold(x, flags)`: case (flags & 1) and diacritic (flags & 2) folding of text, for `[c]`,
 ///   `[d]`, `[cd]`; other values unchanged.
+/// - `bs_search(op, flags, text, needle)`: 1 when `text` folded by `flags` contains (op 0), begins
+///   with (1) or ends with (2) `needle` (folded by the caller); one call per row with no copy for
+///   ASCII text; NULL when either is not text. `op | 8` reads any value but NULL as text first
+///   (NSPredicate's `string(x)`, what `CAST(x AS TEXT)` gives).
 /// - `bs_case(x, upper)`: Unicode lower (0) or upper (1) case of text; SQLite's own is ASCII only.
 /// - `bs_matches(text, pattern, flags)`: 1 when the whole text matches the regular expression
 ///   (NSPredicate's MATCHES), NULL when either is not text.
@@ -40,6 +44,19 @@ package enum SQLFunctions {
                 if SQLFunctions.foldASCII(ctx, bytes, flags: flags, value: argv[0]) { return }
                 SQLFunctions.result(ctx, SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
             }),
+            ("bs_search", 4, { ctx, _, argv in
+                guard let argv else { sqlite3_result_null(ctx); return }
+                let code = Int(sqlite3_value_int64(argv[0])), flags = Int(sqlite3_value_int64(argv[1]))
+                let op = code & 7
+                guard let hay = code & 8 != 0 ? SQLFunctions.textOf(argv[2]) : SQLFunctions.bytes(argv[2]),
+                      let needle = SQLFunctions.bytes(argv[3]) else { sqlite3_result_null(ctx); return }
+                if let found = SQLFunctions.searchASCII(op, flags: flags, hay, needle) {
+                    sqlite3_result_int64(ctx, found ? 1 : 0)
+                    return
+                }
+                let folds = Unmanaged<PieceFolds>.fromOpaque(sqlite3_user_data(ctx)).takeUnretainedValue()
+                sqlite3_result_int64(ctx, folds.search(op, flags: flags, hay, needle) ? 1 : 0)
+            }),
             ("bs_case", 2, { ctx, _, argv in
                 guard let argv, let s = SQLFunctions.text(argv[0]) else { sqlite3_result_value(ctx, argv?[0]); return }
                 SQLFunctions.result(ctx, sqlite3_value_int64(argv[1]) == 1 ? s.uppercased() : s.lowercased())
@@ -63,8 +80,11 @@ package enum SQLFunctions {
             }),
         ]
         for (name, arity, body) in functions {
+            // bs_search keeps its folded pieces per connection (a connection runs on one thread
+            // at a time, so no lock), released with the connection.
+            let data: UnsafeMutableRawPointer? = name == "bs_search" ? Unmanaged.passRetained(PieceFolds()).toOpaque() : nil
             sqlite3_create_function_v2(db.sqliteConnection, name, arity, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
-                                       nil, body, nil, nil, nil)
+                                       data, body, nil, nil, data == nil ? nil : { Unmanaged<PieceFolds>.fromOpaque($0!).release() })
         }
     }
 
@@ -76,6 +96,14 @@ package enum SQLFunctions {
         let count = Int(sqlite3_value_bytes(value))
         guard let p = sqlite3_value_text(value) else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: p, count: count)
+    }
+
+    /// Any value but NULL as text, as `CAST(x AS TEXT)` gives it (numbers formatted, blobs' bytes).
+    fileprivate static func textOf(_ value: OpaquePointer?) -> UnsafeBufferPointer<UInt8>? {
+        guard sqlite3_value_type(value) != SQLITE_NULL else { return nil }
+        let p = sqlite3_value_text(value)
+        let count = Int(sqlite3_value_bytes(value))
+        return UnsafeBufferPointer(start: count == 0 ? nil : p, count: count)
     }
 
     fileprivate static func text(_ value: OpaquePointer?) -> String? {
@@ -108,6 +136,63 @@ package enum SQLFunctions {
             base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { sqlite3_result_text(ctx, $0, Int32(buffer.count), transient) }
         }
         return true
+    }
+
+    /// `bs_search`: whether `hay`, folded by `flags`, contains (op 0), begins with (1) or ends with
+    /// (2) `needle` (already folded), when `hay` is all ASCII: Foundation's folding of ASCII is A-Z
+    /// to a-z for `[c]` and nothing else, so the bytes are compared as they are read, with no copy.
+    /// An empty needle is found in nothing. Nil when `hay` has a byte past ASCII (the caller folds
+    /// it with Foundation).
+    static func searchASCII(_ op: Int, flags: Int, _ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool? {
+        let n = needle.count, h = hay.count
+        // All ASCII? Eight bytes at a time.
+        if let base = hay.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            var i = 0
+            while i + 8 <= h {
+                if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return nil }
+                i += 8
+            }
+            while i < h {
+                if hay[i] >= 0x80 { return nil }
+                i += 1
+            }
+        }
+        guard n > 0, n <= h else { return false }
+        let lower = flags & 1 != 0
+        @inline(__always) func equal(at start: Int) -> Bool {
+            var j = 0
+            while j < n {
+                let b = hay[start + j]
+                if (lower && b >= 0x41 && b <= 0x5A ? b | 0x20 : b) != needle[j] { return false }
+                j += 1
+            }
+            return true
+        }
+        switch op {
+        case 1: return equal(at: 0)
+        case 2: return equal(at: h - n)
+        default:
+            // The needle is folded, so a letter in it is lower case: `b | 0x20` is that letter
+            // exactly for it and its upper case.
+            let first = needle[0]
+            let either = lower && first >= 0x61 && first <= 0x7A
+            var i = 0
+            while i + n <= h {
+                let b = hay[i]
+                if (either ? b | 0x20 : b) == first, equal(at: i) { return true }
+                i += 1
+            }
+            return false
+        }
+    }
+
+    /// Foundation's folding of UTF-8 text by `flags`, computed piece by piece (see
+    /// ``PieceFolds``), as an array: what `bs_search` compares, for tests.
+    package static func foldByChunks(_ text: UnsafeBufferPointer<UInt8>, flags: Int, using folds: PieceFolds = PieceFolds()) -> [UInt8] {
+        return [UInt8](unsafeUninitializedCapacity: PieceFolds.capacity(text.count)) { buffer, count in
+            count = folds.fold(text, flags: flags, into: buffer) ?? 0
+        }
     }
 
     fileprivate static func result(_ ctx: OpaquePointer?, _ s: String) {
@@ -240,5 +325,131 @@ final class RegexCache: @unchecked Sendable {
         if cache.count > 64 { cache.removeAll() }
         cache[key] = r
         return r
+    }
+}
+
+
+/// Foundation's folding of UTF-8 text, computed piece by piece, for `bs_search`: ASCII
+/// characters fold byte by byte; each run of characters past ASCII, with the ASCII character
+/// before it (a combining mark may belong to it), is folded by Foundation once and remembered.
+/// The result is Foundation's folding of the whole text: case folding maps each character alone,
+/// and normalisation never joins an ASCII character to what comes before it, so the pieces fold
+/// independently (`FoldedASCIISearchTests` checks it against whole-text folding). A search of a
+/// column whose text has a few distinct pieces past ASCII ("é", "東京物語") then costs a scan of
+/// bytes and a lookup per piece, not a Foundation fold per row.
+///
+/// One per connection (no lock); at most 4,096 pieces per kind are kept, then all are forgotten
+/// at once, so memory stays flat.
+package final class PieceFolds {
+    package init() {}
+    /// A piece of up to 24 bytes with its flags, packed, so a lookup allocates nothing.
+    private struct Short: Hashable { var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, count: UInt8, flags: UInt8 }
+    private var short: [Short: [UInt8]] = [:]
+    /// 512 direct-mapped slots in front of `short`, each a piece of up to 24 bytes and its
+    /// folding of up to 72.
+    private struct Slot {
+        var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0
+        var meta: UInt32 = .max
+        var length: Int32 = 0
+        var bytes: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+    private let slots: UnsafeMutablePointer<Slot> = {
+        let p = UnsafeMutablePointer<Slot>.allocate(capacity: 512)
+        p.initialize(repeating: Slot(), count: 512)
+        return p
+    }()
+    deinit { slots.deallocate() }
+    private var long: [[UInt8]: [UInt8]] = [:]
+    static let limit = 4_096
+
+    /// Room enough for any folding of `count` bytes: case folding triples a character at most
+    /// (ΐ: 2 bytes to 6), diacritic folding only shortens.
+    static func capacity(_ count: Int) -> Int { count * 3 + 16 }
+
+    /// Whether `hay` folded by `flags` contains (op 0), begins with (1) or ends with (2) `needle`.
+    func search(_ op: Int, flags: Int, _ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.capacity(hay.count)) { buffer in
+            guard let count = fold(hay, flags: flags, into: buffer) else {
+                var whole = SQLFunctions.fold(String(decoding: hay, as: UTF8.self), flags: flags)
+                return whole.withUTF8 { SQLFunctions.has(op, $0, needle) }
+            }
+            return SQLFunctions.has(op, UnsafeBufferPointer(rebasing: buffer[0..<count]), needle)
+        }
+    }
+
+    /// Writes the folding of `text` into `buffer`; its length, or nil if it did not fit.
+    func fold(_ text: UnsafeBufferPointer<UInt8>, flags: Int, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        let lower = flags & 1 != 0
+        var i = 0, k = 0
+        let n = text.count
+        while i < n {
+            let b = text[i]
+            if b < 0x80, i + 1 >= n || text[i + 1] < 0x80 {
+                guard k < buffer.count else { return nil }
+                buffer[k] = lower && b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+                k += 1
+                i += 1
+                continue
+            }
+            let start = i
+            if b < 0x80 { i += 1 }
+            while i < n, text[i] >= 0x80 { i += 1 }
+            let p = UnsafeBufferPointer(rebasing: text[start..<i])
+            if p.count <= 24 {
+                // The direct-mapped slots first: no hashing, no reference counting.
+                var key: (UInt64, UInt64, UInt64) = (0, 0, 0)
+                withUnsafeMutableBytes(of: &key) { $0.copyMemory(from: UnsafeRawBufferPointer(p)) }
+                let meta = UInt32(p.count) | UInt32(flags) << 8
+                let mixed = (key.0 &* 0x9E37_79B9_7F4A_7C15) ^ (key.1 &* 0xC2B2_AE3D_27D4_EB4F) ^ (key.2 &* 0x1656_67B1_9E37_79F9) ^ UInt64(meta)
+                let slot = slots + Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 55)
+                if slot.pointee.meta == meta, slot.pointee.a == key.0, slot.pointee.b == key.1, slot.pointee.c == key.2 {
+                    let length = Int(slot.pointee.length)
+                    guard k + length <= buffer.count else { return nil }
+                    withUnsafeBytes(of: &slot.pointee.bytes) { (buffer.baseAddress! + k).initialize(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length) }
+                    k += length
+                    continue
+                }
+                let folded = piece(p, flags: flags)
+                if folded.count <= MemoryLayout.size(ofValue: slot.pointee.bytes) {
+                    slot.pointee.meta = meta
+                    slot.pointee.a = key.0; slot.pointee.b = key.1; slot.pointee.c = key.2
+                    slot.pointee.length = Int32(folded.count)
+                    withUnsafeMutableBytes(of: &slot.pointee.bytes) { raw in folded.withUnsafeBytes { raw.copyMemory(from: $0) } }
+                }
+                guard k + folded.count <= buffer.count else { return nil }
+                for f in folded { buffer[k] = f; k += 1 }
+                continue
+            }
+            let folded = piece(p, flags: flags)
+            guard k + folded.count <= buffer.count else { return nil }
+            for f in folded { buffer[k] = f; k += 1 }
+        }
+        return k
+    }
+
+    private func piece(_ p: UnsafeBufferPointer<UInt8>, flags: Int) -> [UInt8] {
+        if p.count <= 24 {
+            var key = Short(count: UInt8(p.count), flags: UInt8(flags))
+            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &words) { raw in
+                for (i, b) in p.enumerated() { raw[i] = b }
+            }
+            key.a = words.0; key.b = words.1; key.c = words.2
+            if let known = short[key] { return known }
+            let folded = Self.foundation(p, flags: flags)
+            if short.count >= Self.limit { short = [:] }
+            short[key] = folded
+            return folded
+        }
+        let key = Array(p) + [UInt8(flags)]
+        if let known = long[key] { return known }
+        let folded = Self.foundation(p, flags: flags)
+        if long.count >= Self.limit { long = [:] }
+        long[key] = folded
+        return folded
+    }
+
+    private static func foundation(_ p: UnsafeBufferPointer<UInt8>, flags: Int) -> [UInt8] {
+        Array(SQLFunctions.fold(String(decoding: p, as: UTF8.self), flags: flags).utf8)
     }
 }
