@@ -106,6 +106,7 @@ struct BenchRun {
             note("measuring G while the IDs load, a search for a missing value, a paste…")
             let last = [try Benchmark.lastRowsDuringLoad(path: path, sortKey: "title", repeats: repeats),
                         try Benchmark.searchMissing(path: path, sortKey: "title", repeats: repeats),
+                        try Benchmark.searchCount(path: path, repeats: repeats),
                         try Benchmark.paste(path: path, repeats: repeats)]
             if options.json {
                 struct Report: Encodable { var scroll: BrowserBenchmark.Figures; var comparisons: [Benchmark.Comparison] }
@@ -123,6 +124,7 @@ struct BenchRun {
         try step("first batch") { try Benchmark.firstBatch(path: path, sortKey: "title", batchSize: 100, repeats: repeats) }
         try step("G while the IDs load") { try Benchmark.lastRowsDuringLoad(path: path, sortKey: "title", repeats: repeats) }
         try step("a search for a missing value") { try Benchmark.searchMissing(path: path, sortKey: "title", repeats: repeats) }
+        try step("a search's match count") { try Benchmark.searchCount(path: path, repeats: repeats) }
         try step("a paste into a prompt") { try Benchmark.paste(path: path, repeats: repeats) }
         try step("full sweep") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats) }
         try step("full sweep reading every value") { try Benchmark.sweep(path: path, batchSize: 100, repeats: repeats, everyValue: true) }

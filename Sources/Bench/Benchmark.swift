@@ -226,6 +226,24 @@ public enum Benchmark {
                           target: 1.5, baseline: "SELECT count(*) FROM movie WHERE title LIKE '%…%'")
     }
 
+    /// The count a search's status line gives (the rows whose title holds "forest", any case):
+    /// ours (`count(for:)` of `string(title) CONTAINS[c]`, what the browser's second connection
+    /// runs after the first match) against SQLite's `count(*) … LIKE`.
+    static func searchCount(path: String, repeats: Int) throws -> Comparison {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        let raw = try RawConnection(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let predicate = try FetchPredicate(format: "string(title) CONTAINS[c] %@", arguments: [.value(.text("forest"))])
+        var ours: [Double] = [], base: [Double] = []
+        var counted = 0
+        for _ in 0..<repeats {
+            base.append(try time { try raw.sweep("SELECT count(*) FROM movie WHERE title LIKE '%forest%'") })
+            ours.append(try time { counted = try context.count(for: FetchRequest(entityName: "movie", predicate: predicate)) })
+        }
+        return Comparison(name: "a search's match count (\(group(counted)) rows hold forest)", oursSeconds: median(ours), rawSeconds: median(base),
+                          target: 1.5, baseline: "SELECT count(*) FROM movie WHERE title LIKE '%forest%'")
+    }
+
     /// A 20,000-character paste into the filter prompt, as a terminal delivers it (every
     /// character a key, read in one burst), to the prompt holding it: against a budget of 0.1 s.
     static func paste(path: String, repeats: Int) throws -> Comparison {

@@ -54,7 +54,9 @@ public enum Action: Sendable {
     case windowFailed(Range<Int>, String)
     /// A record (Enter) or the SQL (`Q`) to show as a text sheet over the one on screen.
     case textLoaded(TextSheet)
-    case searchFound(row: Int?, text: String, wrapped: Bool)
+    case searchFound(row: Int?, text: String, wrapped: Bool, column: String = "")
+    /// How many rows of `result` hold `text` in `column` (``Effect/countMatches(table:filter:column:text:result:)``).
+    case matchCount(column: String, text: String, result: Int?, count: Int)
     /// Progress of a search that takes a while: rows of the result looked at so far.
     /// `rows` is 0 when SQLite does not count them (a search over a range of the ID table).
     case searchProgress(text: String, rows: Int, seconds: Double = 0)
@@ -142,6 +144,10 @@ public enum Effect: Sendable, Equatable {
     /// The last `count` rows of `table` filtered and sorted so, by the engine's own top-N on a
     /// second connection (or session), while the main one fetches the IDs: `G` during a load.
     case peekLast(table: String, filter: String, sorts: [BatchStore.SortDescriptor], count: Int)
+    /// The number of rows of `table` under `filter` whose `column`, as text, contains `text`
+    /// (case-insensitive, as `/` finds), counted on the second connection after a search found
+    /// its first match: the count the status line gives.
+    case countMatches(table: String, filter: String, column: String, text: String, result: Int?)
     /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
     /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`; on a
@@ -369,16 +375,27 @@ extension BrowserState {
             say("cannot read these rows: \(why); r reads them again, q quits", error: true)
         case .textLoaded(let text):
             pushTextSheet(text)
-        case .searchFound(let row, let text, let wrapped):
+        case .searchFound(let row, let text, let wrapped, let column):
             running = nil
             submitted = nil
             lastSearch = text
             if let row {
                 cursorRow = row
                 scrollToCursor()
-                say(wrapped ? "search wrapped: \(text)" : "/\(text)")
+                let known = matchCount.flatMap { $0.column == column && $0.text == text && $0.result == resultID ? $0.count : nil }
+                say(searchMessage(text, wrapped: wrapped, matches: known))
+                if known == nil, !column.isEmpty, let table, frequencySheet == nil, summarySheet == nil {
+                    effects.append(.countMatches(table: table, filter: filter, column: column, text: text, result: resultID))
+                }
             } else {
                 say("not found: \(text)", error: true)
+            }
+        case .matchCount(let column, let text, let result, let n):
+            guard result == resultID else { break }
+            matchCount = MatchCount(column: column, text: text, result: result, count: n)
+            // The status line still shows that search: it gains the count.
+            for wrapped in [false, true] where message == searchMessage(text, wrapped: wrapped, matches: nil) {
+                say(searchMessage(text, wrapped: wrapped, matches: n))
             }
         case .searchProgress(let text, let n, let seconds):
             // The time so far always; the rows looked at where SQLite counts them.
@@ -688,6 +705,12 @@ extension BrowserState {
     mutating func say(_ text: String, error: Bool = false) {
         message = text
         messageIsError = error
+    }
+
+    /// What the status line says after a search found a row.
+    func searchMessage(_ text: String, wrapped: Bool, matches: Int?) -> String {
+        let count = matches.map { $0 == 1 ? ": 1 row matches" : ": \(group($0)) rows match" } ?? ""
+        return (wrapped ? "search wrapped: \(text)" : "/\(text)") + count
     }
 
     /// Keeps the cursor row on screen and the cursor column within the grid.

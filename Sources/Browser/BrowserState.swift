@@ -491,6 +491,9 @@ public struct BrowserState: Sendable {
     /// Each table's filter, sort and cursor row when it was last left, by table name.
     public internal(set) var remembered: [String: TableView] = [:]
     public internal(set) var lastSearch: String?
+    /// The number of rows a search matches, for the result it was counted in.
+    struct MatchCount: Equatable { var column: String; var text: String; var result: Int?; var count: Int }
+    var matchCount: MatchCount?
     /// The lines entered at each kind of prompt, for Up and Down (read from the history file).
     public internal(set) var history = PromptHistory()
     /// Where Up and Down are in the open prompt's history (nil: at the line being typed).

@@ -88,10 +88,10 @@ extension EffectRunner {
             }
             do {
                 if let row = try collection.firstPosition(matching: predicate, after: from, backwards: backwards, progress: progress) {
-                    return [.searchFound(row: row, text: text, wrapped: false)]
+                    return [.searchFound(row: row, text: text, wrapped: false, column: column)]
                 }
                 let row = try collection.firstPosition(matching: predicate, after: backwards ? collection.count : -1, backwards: backwards, progress: progress)
-                return [.searchFound(row: row, text: text, wrapped: row != nil)]
+                return [.searchFound(row: row, text: text, wrapped: row != nil, column: column)]
             } catch let error as BatchStoreError where error.code == .cancelled {
                 return [.searchCancelled]
             }

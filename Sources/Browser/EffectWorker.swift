@@ -128,6 +128,9 @@ final class Peeker: @unchecked Sendable {
     /// The actions `effect` leads to; a failure is logged and leads to none (the key that asked
     /// waits for the fetch, which puts it right).
     func run(_ effect: Effect) -> [Action] {
+        if case .countMatches(let table, let filter, let column, let text, let result) = effect {
+            return countMatches(table: table, filter: filter, column: column, text: text, result: result)
+        }
         guard case .peekLast(let table, let filter, let sorts, let count) = effect, let makeReader else { return [] }
         let started = DispatchTime.now().uptimeNanoseconds
         do {
@@ -148,6 +151,25 @@ final class Peeker: @unchecked Sendable {
             return [.tailRows(rows)]
         } catch {
             log.append("peek failed: \(error)")
+            return []
+        }
+    }
+
+    /// The rows of `table` under `filter` that a search for `text` in `column` finds, counted by
+    /// one scan on this thread's connection (the file as committed now).
+    private func countMatches(table: String, filter: String, column: String, text: String, result: Int?) -> [Action] {
+        guard let makeReader else { return [] }
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let reader = try self.reader ?? makeReader()
+            self.reader = reader
+            let match = try FetchPredicate(format: "string(%K) CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
+            let predicate = filter.isEmpty ? match : try FetchPredicate(format: filter) && match
+            let n = try reader.count(for: FetchRequest(entityName: table, predicate: predicate))
+            log.append("counted \(n) matches of a search in \(table).\(column) in \(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) s")
+            return [.matchCount(column: column, text: text, result: result, count: n)]
+        } catch {
+            log.append("match count failed: \(error)")
             return []
         }
     }
