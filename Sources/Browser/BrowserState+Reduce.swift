@@ -215,6 +215,13 @@ extension BrowserState {
                     queuedKeys.append(key)
                     return [peek]
                 }
+                // A key whose work replaces the work under way (a sort replaces a load or a
+                // search; n and N a search) cancels it instead of waiting behind it, and acts
+                // as soon as the cancel has landed.
+                if queuedKeys.isEmpty, supersedes(key, running) {
+                    queuedKeys.append(key)
+                    return [.cancel]
+                }
                 // A key that only moves over rows on screen or arranges columns acts at once,
                 // when no key typed before it still waits (keys act in the order typed).
                 if queuedKeys.isEmpty, actAtOnce(key, during: running) { return [] }
@@ -671,6 +678,21 @@ extension BrowserState {
         if loadingRows, moved { trial.cursorMovedWhileLoading = true }
         self = trial
         return true
+    }
+
+    /// Whether `key`, typed while `work` runs, starts work that replaces it: `s` / `S` on a table's
+    /// column replace a load (its new sort is what is wanted now) or a search; `n` / `N` replace
+    /// a search. Edits, writes and sheets are never cancelled by another key.
+    private func supersedes(_ key: Key, _ work: Work) -> Bool {
+        guard mode == .grid, sheet == .table, frequencySheet == nil, summarySheet == nil, textSheet == nil, editing == nil else { return false }
+        switch key {
+        case .char("s"), .char("S"):
+            return (work == .opening || work == .searching) && table != nil && currentColumnName != nil && !onStoreColumn
+        case .char("n"), .char("N"):
+            return work == .searching && lastSearch != nil && currentColumnName != nil && !onStoreColumn
+        default:
+            return false
+        }
     }
 
     /// The read of the loading result's last screen of rows, once per open (nil: asked already,

@@ -154,6 +154,56 @@ struct LoadingTests {
         #expect(b.state.cursorRow == 5, "\(b.state.cursorRow)")
     }
 
+    @Test("a sort typed while a load or a search runs replaces it: the work under way is cancelled and the sort acts as soon as the cancel lands, not after the work; n during a search replaces the search; a move still acts at once and an edit key still waits")
+    func newWorkSupersedesTheWorkUnderWay() {
+        var s = BrowserState(width: 80, height: 10)
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 1))
+        _ = s.reduce(.key(.char("l")))
+        _ = s.reduce(.key(.char("S")))
+        _ = s.reduce(.started(.opening))
+        #expect(s.reduce(.key(.char("s"))) == [.cancel], "the new sort cancels the load under way")
+        #expect(s.queuedKeys == [.char("s")] && !s.quit)
+        _ = s.reduce(.openCancelled(table: "t", columns: ["a", "b"], filter: "", sort: nil))
+        #expect(s.running == nil && !s.quit, "a cancel that a key asked for never quits")
+        let next = s.takeQueuedKey()
+        #expect(next == .char("s"))
+        #expect(s.reduce(.key(.char("s"))).first == .open(table: "t", filter: "", sort: SortDescriptor(column: "b", ascending: true)))
+        // A search under way: n replaces it; D waits behind it.
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 2))
+        _ = s.reduce(.searchFound(row: 3, text: "x", wrapped: false, column: "b"))
+        _ = s.reduce(.started(.searching))
+        #expect(s.reduce(.key(.char("n"))) == [.cancel])
+        _ = s.reduce(.searchCancelled)
+        #expect(s.takeQueuedKey() == .char("n"))
+        _ = s.reduce(.started(.searching))
+        #expect(s.reduce(.key(.char("D"))) == [] && s.queuedKeys == [.char("D")], "an edit key waits: it is never a reason to cancel")
+        #expect(s.reduce(.key(.char("s"))) == [] && s.queuedKeys == [.char("D"), .char("s")], "behind a waiting key, a sort waits too (keys act in the order typed)")
+        // Writing a file is never cancelled by a sort.
+        var w = BrowserState(width: 80, height: 10)
+        _ = w.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 1))
+        _ = w.reduce(.started(.writing))
+        #expect(w.reduce(.key(.char("s"))) == [] && w.queuedKeys == [.char("s")])
+    }
+
+    @Test("on a million rows, s typed while a descending sort's IDs load replaces it: one result opens, sorted ascending")
+    func sortTypedDuringALoadReplacesIt() throws {
+        let dir = TempDir()
+        let path = try makeMillionRows(dir)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n"), backend: term)
+        b.start()
+        b.send([.char("l"), .char("l")])
+        var lines: [String] = []
+        b.log = { lines.append($0) }
+        term.keys = [.char("s")]
+        b.send(.char("S"))
+        while !term.keys.isEmpty { b.send(term.keys.removeFirst()) }
+        #expect(b.state.sort == SortDescriptor(column: "name", ascending: true), "\(String(describing: b.state.sort))")
+        #expect(b.state.count == 1_000_000 && b.state.queuedKeys.isEmpty)
+        let opened = lines.filter { $0.hasPrefix("opened") }
+        #expect(opened.count == 1, "the descending load was cancelled, not finished: \(opened)")
+    }
+
     @Test("keys already typed act one after another and the frame is drawn once after them: a 2,000-character paste into the filter prompt is a handful of frames, not one per character; the filter is the whole paste")
     func burstsDrawOnce() throws {
         let dir = TempDir()
