@@ -192,6 +192,9 @@ extension Benchmark {
                 if let update = try batchUpdateComparison(store: store, session: session, table: table, key: key, column: column.name, rows: rows,
                                                           repeats: options.repeats, url: options.url, note: note) {
                     comparisons.append(update)
+                    note("the same through an open result's ID table (what D and U do): its count against count(*), the update against psql's")
+                    comparisons += try resultEditComparisons(store: store, session: session, table: table, key: key, column: column.name, rows: rows,
+                                                             repeats: options.repeats, url: options.url)
                 } else {
                     notMeasured.append("batch update against psql's UPDATE: psql is not installed here")
                 }
@@ -277,6 +280,41 @@ extension Benchmark {
             """)
         try session.execute("ANALYZE \(quoteIdentifier(postgresBenchTable))")
         return true
+    }
+
+    /// An edit of an open result (the rows of the first quarter of keys, sorted by `column`), as the
+    /// browser's `D` and `U` run it, joined to the result's ID table: the confirmation's count
+    /// against `SELECT count(*) … WHERE key <= …`, and the update (`c = c - 1`) against psql's
+    /// `UPDATE … SET c = c + 1 WHERE key <= …`, alternating, each after a VACUUM.
+    static func resultEditComparisons(store: PostgresStore, session: PostgresSession, table: PostgresTable, key: String, column: String, rows: Int,
+                                      repeats: Int, url: String) throws -> [Comparison] {
+        guard let psql = which("psql") else { return [] }
+        let q = table.qualifiedSQL, k = quoteIdentifier(key), c = quoteIdentifier(column)
+        guard let bound = try session.query("SELECT \(k) FROM \(q) ORDER BY \(k) OFFSET \(rows / 4 - 1) LIMIT 1").first?.first?.integerValue else { return [] }
+        let predicate = try FetchPredicate("%K <= %@", .key(key), .value(.integer(bound)))
+        let result = try store.fetchBatched(FetchRequest(entityName: table.name, predicate: predicate, sortDescriptors: [SortDescriptor(key: column)], fetchBatchSize: 100),
+                                            residentBatches: 8)
+        let delete = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: table.name, predicate: predicate))
+        let update = BatchUpdateRequest(entityName: table.name, predicate: predicate, propertiesToUpdate: [(column, try UpdateExpression("\(column) - 1"))], resultType: .count)
+        var count: (ours: [Double], raw: [Double]) = ([], []), edit: (ours: [Double], raw: [Double]) = ([], [])
+        var counted = (ours: 0, raw: 0)
+        for _ in 0..<repeats {
+            count.raw.append(try time { counted.raw = Int(try session.query("SELECT count(*) FROM \(q) WHERE \(k) <= \(bound)").first?.first?.integerValue ?? -1) })
+            count.ours.append(try time { counted.ours = try result.count(forDelete: delete) })
+            try session.execute("VACUUM \(q)")
+            edit.raw.append(try time { _ = try runPsql(psql, url: url, sql: "UPDATE \(q) SET \(c) = \(c) + 1 WHERE \(k) <= \(bound)") })
+            try session.execute("VACUUM \(q)")
+            edit.ours.append(try time { _ = try result.execute(update) })
+        }
+        guard counted.ours == counted.raw else {
+            throw BatchStoreError(.invalidQuery, "the result's delete count \(counted.ours) differs from count(*) \(counted.raw)")
+        }
+        return [
+            Comparison(name: "D's count through the result, \(formatCount(counted.ours)) rows", oursSeconds: median(count.ours), rawSeconds: median(count.raw), target: 1.2,
+                       baseline: "SELECT count(*) … WHERE \(key) <= \(bound)"),
+            Comparison(name: "U through the result, \(formatCount(counted.ours)) rows", oursSeconds: median(edit.ours), rawSeconds: median(edit.raw), target: 1.5,
+                       baseline: "psql -c 'UPDATE … SET \(column) = \(column) + 1 WHERE \(key) <= \(bound)'"),
+        ]
     }
 
     /// `UPDATE … SET c = c + 1 WHERE key <= <the first quarter's last key>` through psql, against
