@@ -115,7 +115,12 @@ enum PostgresTextFunctions {
     /// first time a fetch needs them (about 130,000 code points through Foundation). For the
     /// diacritic folds, marks are removed first where Foundation removes them (see ``Marks``),
     /// then the table is applied. Not STRICT, so that the planner inlines each call.
-    static let createStatements: [String] = functions.map { function in
+    ///
+    /// Computing them costs about 2.5 s of CPU, so they are computed here once, by the test that
+    /// writes them to `PostgresTextFunctions+Tables.swift` (``tableStatements``) and checks on every run
+    /// that this machine's Foundation still gives exactly those; a session installs the
+    /// written ones (the first `[c]` predicate of a process cost 2.5–3.1 s of client CPU).
+    package static func computeStatements() -> [String] { functions.map { function in
         let m = mapping(function.map)
         var input = "$1"
         if !m.deleted.isEmpty {
@@ -131,7 +136,10 @@ enum PostgresTextFunctions {
             SELECT CASE WHEN octet_length($1) = char_length($1) THEN \(function.ascii) ELSE \(body) END
             $bs$
             """
-    }
+    } }
+
+    /// The statements that create the functions: ``computeStatements()`` as written down.
+    static var createStatements: [String] { tableStatements }
 
     /// A standard SQL string literal ('' for a quote).
     static func literal(_ s: String) -> String {
