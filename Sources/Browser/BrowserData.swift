@@ -118,6 +118,7 @@ final class BrowserData {
     func merge(_ changes: ChangeSet) { context.merge(changes) }
     func refreshAllObjects() { context.refreshAllObjects() }
     func dataVersion() -> Int? { try? context.dataVersion() }
+    func estimatedRowCounts() -> [String: Int] { context.estimatedRowCounts() }
 }
 
 /// The update of `result`'s rows (its entity and predicate).

@@ -252,19 +252,31 @@ extension BrowserState {
             scrollToCursor()
             layOutTextSheet()
         case .tablesListed(let list):
-            // Known counts stay on screen while they are counted again.
-            var known: [String: Int] = [:]
-            for t in tables { if let n = t.count { known[t.name] = n } }
-            tables = list.map { entry in var e = entry; e.count = e.count ?? known[e.name]; return e }
+            // Known counts stay on screen; a table is counted again only when the data changed
+            // since its count (another writer: the data version moved) or this browser edited it.
+            var known: [String: TableEntry] = [:]
+            for t in tables { known[t.name] = t }
+            tables = list.map { entry in
+                var e = entry
+                if let before = known[e.name], let n = before.count {
+                    e.count = n
+                    let fresh = before.version != nil && before.version == e.version && !staleCounts.contains(e.name)
+                    if !fresh { e.recount = true }
+                } else {
+                    e.recount = true
+                }
+                return e
+            }
+            staleCounts.subtract(list.map(\.name))
             pickerCursor = min(pickerCursor, max(0, list.count - 1))
             mode = .picker
-            effects = list.indices.first.map { [.countTable(index: $0)] } ?? []
+            effects = nextCount(after: -1).map { [.countTable(index: $0)] } ?? []
         case .tableCounted(let index, let n):
-            if index < tables.count { tables[index].count = n }
-            if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
+            if index < tables.count { tables[index].count = n; tables[index].recount = false }
+            effects = nextCount(after: index).map { [.countTable(index: $0)] } ?? []
         case .tableCountFailed(let index, let reason):
-            if index < tables.count { tables[index].countFailure = reason }
-            if index + 1 < tables.count { effects = [.countTable(index: index + 1)] }
+            if index < tables.count { tables[index].countFailure = reason; tables[index].recount = false }
+            effects = nextCount(after: index).map { [.countTable(index: $0)] } ?? []
         case .opened(let t, let cols, let f, let s, let n, let cursor, let readOnly, let msg, let result, let kept, let pushed, let tableLinks):
             running = nil
             // A reload that had to open the result again (its session lost) ends here too.
@@ -622,7 +634,14 @@ extension BrowserState {
     }
 
     /// Starts the working line of an edit key's `step` (the effect that runs it goes out with it).
+    /// The next table of the list after `index` whose count is unknown or may be stale.
+    private func nextCount(after index: Int) -> Int? {
+        tables.indices.first { $0 > index && tables[$0].recount }
+    }
+
     mutating func beginEdit(_ step: EditStep) {
+        // Its table's count in the table list is counted again on the next return to it.
+        if let table { staleCounts.insert(table) }
         editing = step
         editCancelRequested = false
         say(step.line(seconds: 0))

@@ -61,6 +61,13 @@ public struct TableEntry: Sendable, Equatable {
     public var count: Int?
     /// Why the table could not be counted (no permission, a broken view), shown instead of a count.
     public var countFailure: String?
+    /// The engine's estimate of its rows (PostgreSQL's statistics), shown marked ≈ until counted.
+    public var estimate: Int?
+    /// To be counted (again) on this listing.
+    var recount = false
+    /// The data version when it was listed (``BrowserData/dataVersion()``): a count taken at the
+    /// same version, with no edit by this browser since, is still true.
+    public var version: Int?
 
     package init(name: String, isView: Bool, count: Int?) {
         self.name = name
@@ -519,6 +526,8 @@ public struct BrowserState: Sendable {
     /// Seconds the ID fetch has run (shown when the engine does not count rows: PostgreSQL).
     public internal(set) var loadingSeconds = 0.0
     public internal(set) var fileChanged = false
+    /// Tables this browser edited since the table list last counted them.
+    var staleCounts: Set<String> = []
     /// True once the file on screen was found deleted or replaced at its path (``Action/fileGone(_:)``).
     public internal(set) var fileGone = false
     /// The open or search running now, which Esc cancels (nil: keys act as usual).

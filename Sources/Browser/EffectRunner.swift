@@ -68,7 +68,9 @@ final class EffectRunner {
                 let entries = data.entities
                 guard index < entries.count else { return [] }
                 do {
-                    return [.tableCounted(index: index, count: try data.count(FetchRequest(entityName: entries[index].name)))]
+                    let n = try data.count(FetchRequest(entityName: entries[index].name))
+                    log("counted \(entries[index].name): \(n) rows")
+                    return [.tableCounted(index: index, count: n)]
                 } catch {
                     // One table that cannot be counted (no permission, a broken view) says so,
                     // and the tables after it are still counted.
@@ -98,7 +100,14 @@ final class EffectRunner {
     private func perform(_ effect: Effect, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         switch effect {
         case .listTables:
-            return [.tablesListed(data.entities.map { TableEntry(name: $0.name, isView: $0.kind == .view, count: nil) })]
+            let estimates = data.estimatedRowCounts()
+            let version = data.dataVersion()
+            return [.tablesListed(data.entities.map { entity in
+                var entry = TableEntry(name: entity.name, isView: entity.kind == .view, count: nil)
+                entry.estimate = estimates[entity.name]
+                entry.version = version
+                return entry
+            })]
         case .countTable, .cancel:
             preconditionFailure("\(effect) is the session's, not the runner's")
         case .open(let table, let filter, let sort, let cursor, let thenBy):

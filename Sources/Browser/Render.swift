@@ -351,8 +351,9 @@ private func drawPicker(_ state: BrowserState, title: Rect, body: Rect, into scr
     for (i, entry) in state.tables.enumerated().dropFirst(top).prefix(rows) {
         let y = body.y + i - top
         let style = i == state.pickerCursor ? p.cursorCell : Style.plain
-        let count = entry.count.map { group($0) + " rows" }
-            ?? entry.countFailure.map { "not counted: " + TerminalText.escapingControlCharacters($0) } ?? "counting…"
+        let count = entry.count.map { $0 == 1 ? "1 row" : group($0) + " rows" }
+            ?? entry.countFailure.map { "not counted: " + TerminalText.escapingControlCharacters($0) }
+            ?? entry.estimate.map { "≈" + group($0) + " rows, counting…" } ?? "counting…"
         let line = TerminalText.truncate(entry.name, toWidth: nameWidth).padded(to: nameWidth) + "  " + (entry.isView ? "view " : "table") + "  " + count
         screen.put(line.padded(to: min(body.width, TerminalText.width(of: line))), x: body.x + 1, y: y, style: style, maxWidth: body.width - 1)
     }

@@ -72,7 +72,7 @@ struct WholeScreenTests {
             " 32  32 320 row 32                                      │ ▄▅▅▅▆▆▆▇▇▇▇█",
             " 33  33 330 row 33                                      │ ████████████",
             " n │ row 33 of 40                                                                  ? help",
-            "/row 33",
+            "/row 33: 1 row matches",
         ])
         b.send(keys("vjvD"))
         #expect(term.text.last == "Delete the 2 marked rows from n? y/n")

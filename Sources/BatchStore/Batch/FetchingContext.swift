@@ -87,6 +87,9 @@ public protocol FetchingContext: AnyObject {
     /// session), for reads on another thread while this one works (a browser reads the last rows
     /// of a sort there while this context fetches the result's IDs); nil where there is none.
     var readerMaker: (@Sendable () throws -> any FetchingContext)? { get }
+    /// The engine's own estimate of each table's rows, by entity name, read at once from its
+    /// statistics (PostgreSQL's `reltuples`); empty where there is none (SQLite).
+    func estimatedRowCounts() -> [String: Int]
 }
 
 extension FetchingContext {
@@ -95,6 +98,7 @@ extension FetchingContext {
     public func settleMovedFile() {}
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }
     public var editResultType: BatchResultType { .changes }
+    public func estimatedRowCounts() -> [String: Int] { [:] }
 }
 
 /// A context with an identity map, on either engine (one store's ``ManagedObjectContext``,
