@@ -109,6 +109,19 @@ extension Benchmark {
         comparisons.append(Comparison(name: "first screen (100 rows) of that sort", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.2,
                                       baseline: "SELECT * ORDER BY \(sortColumn), key LIMIT 100"))
 
+        if let title = table.columns.first(where: { $0.kind == .text }), let searched = sweepable {
+            note("a search for a missing value in \(title.name), against … WHERE \(title.name) ILIKE '%…%'")
+            let text = "no value holds this"
+            let predicate = try FetchPredicate(format: "string(%K) CONTAINS[c] %@", arguments: [.key(title.name), .value(.text(text))])
+            ours = []; raw = []
+            for _ in 0..<options.repeats {
+                raw.append(try time { _ = try session.query("SELECT count(*) FROM \(q) WHERE \(quoteIdentifier(title.name)) ILIKE '%\(text)%'") })
+                ours.append(try time { _ = try searched.firstPosition(matching: predicate, after: 0) })
+            }
+            comparisons.append(Comparison(name: "/ for a missing value in \(title.name)", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.5,
+                                          baseline: "SELECT count(*) … WHERE \(title.name) ILIKE '%…%'"))
+        }
+
         note("faulting batches at random positions")
         guard let result = sweepable else { throw BatchStoreError(.invalidQuery, "no result to fault") }
         var g = SplitMix64(seed: 15)

@@ -395,8 +395,9 @@ struct FetchTests {
     @Test("an integer key (packed ID table) and a text key (numbered) give the same rows and the same searches, near and far")
     func packedAndNumbered() throws {
         let server = try PostgresServer.require()
-        let rows = 20_000
-        let hits = [3, 4_100, 9_000, 19_999]
+        // Past the first 20,000 positions a search reads the matches once (the far query).
+        let rows = 60_000
+        let hits = [3, 4_100, 9_000, 19_999, 20_500, 41_000, 59_999]
         let database = try server.makeDatabase("layout", sql: """
             CREATE TABLE wide (id bigint PRIMARY KEY, score int, tag text);
             INSERT INTO wide SELECT g, (g * 7919) % 997, CASE WHEN g IN (\(hits.map { String($0 + 1) }.joined(separator: ", "))) THEN 'hit' END
