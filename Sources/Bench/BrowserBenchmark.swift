@@ -78,3 +78,93 @@ enum BrowserBenchmark {
                        screenCells: width * height, peakRSS: ProcessMemory.peakResidentBytes())
     }
 }
+
+/// Keys while a result's IDs load: `j` and `k` over the first rows, one every `interval`, as a
+/// fast user types them, from the moment the first rows show until the fetch ends; each timed
+/// from the moment it was typed (released to the browser) to the next frame presented after the
+/// browser read it. The fetch is timed with those keys and alone.
+extension BrowserBenchmark {
+    struct LoadKeyFigures: Sendable, Codable {
+        var rows: Int
+        var keys: Int
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+        var maxMilliseconds: Double
+        var fetchSeconds: Double
+        var fetchWithKeysSeconds: Double
+    }
+
+    /// A terminal that releases `j`/`k` keys on a schedule once `ready()` says the first rows show,
+    /// and times each key to the frame after it.
+    final class TimedKeys: TerminalBackend {
+        let memory: MemoryTerminal
+        let interval: Double
+        var ready: () -> Bool = { false }
+        var sending = false
+        private var started: Double?
+        private var released = 0
+        private var consumed: [Double] = []   // release times of keys read and not yet drawn
+        private(set) var latencies: [Double] = []
+
+        init(width: Int, height: Int, interval: Double, sending: Bool) {
+            memory = MemoryTerminal(width: width, height: height)
+            self.interval = interval
+            self.sending = sending
+        }
+
+        static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+        var size: (width: Int, height: Int) { memory.size }
+        var colorsEnabled: Bool { true }
+        func present(_ frame: ScreenBuffer) {
+            memory.present(frame)
+            let t = Self.now()
+            for r in consumed { latencies.append(t - r) }
+            consumed.removeAll()
+        }
+        func nextKey(timeoutMilliseconds: Int?) -> Key? {
+            guard sending, ready() else {
+                // As a terminal with nothing typed: the wait, not a spin.
+                Thread.sleep(forTimeInterval: min(Double(timeoutMilliseconds ?? 10), 10) / 1000)
+                return nil
+            }
+            let start = started ?? Self.now()
+            started = start
+            let due = start + Double(released) * interval
+            let wait = due - Self.now()
+            if wait > 0 {
+                let limit = timeoutMilliseconds.map { Double($0) / 1000 } ?? wait
+                Thread.sleep(forTimeInterval: min(wait, limit))
+                if Self.now() < due { return nil }
+            }
+            consumed.append(due)
+            released += 1
+            // Twenty down, twenty up: always over the first rows.
+            return (released - 1) % 40 < 20 ? .char("j") : .char("k")
+        }
+        func setClipboard(base64: String) {}
+        func discardTypeAhead() {}
+    }
+
+    static func keysDuringLoad(path: String, table: String = "movie", sortKey: String, repeats: Int, width: Int = 200, height: Int = 50) throws -> LoadKeyFigures {
+        let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        var latencies: [Double] = []
+        var alone: [Double] = [], withKeys: [Double] = []
+        var rows = 0
+        for round in 0..<(2 * repeats) {
+            let sending = round % 2 == 1
+            let terminal = TimedKeys(width: width, height: height, interval: 0.02, sending: sending)
+            let browser = try Browser(store: store, options: BrowserOptions(table: table, sort: sortKey), backend: terminal)
+            terminal.ready = { [unowned browser] in browser.state.firstRowsShown }
+            let started = TimedKeys.now()
+            browser.start()
+            let seconds = TimedKeys.now() - started
+            rows = browser.state.count
+            if sending { withKeys.append(seconds); latencies += terminal.latencies } else { alone.append(seconds) }
+        }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1000 }
+        return LoadKeyFigures(rows: rows, keys: latencies.count, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
+                              maxMilliseconds: (latencies.last ?? 0) * 1000, fetchSeconds: Benchmark.median(alone), fetchWithKeysSeconds: Benchmark.median(withKeys))
+    }
+}

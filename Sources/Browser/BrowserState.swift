@@ -542,7 +542,7 @@ public struct BrowserState: Sendable {
     var quitWhenCancelled = false
     /// True from a loading result's first rows on screen (``Action/openingFirstRows(table:columns:rows:)``)
     /// until its open ends: keys that only move over those rows or arrange columns act at once.
-    var firstRowsShown = false
+    package internal(set) var firstRowsShown = false
     /// A key moved the cursor over a loading result's first rows: the open, when it ends, keeps
     /// the cursor where the user put it (no jump back).
     var cursorMovedWhileLoading = false
