@@ -10,6 +10,28 @@ struct BrowserEndToEndTests {
         try DatabaseQueue(path: path).read { try body($0) }
     }
 
+    @Test("keys typed as the program starts, with no wait for the sorted load: j j j j j, l -, then :N and G, all land as typed")
+    func keysTypedWithoutWaiting() throws {
+        let scratch = TempDir()
+        let db = scratch.path("movies.sqlite")
+        let made = try CLI.run(["demo", "--rows", String(Self.rows), "--output", db])
+        #expect(made.status == 0, "\(made.stderr)")
+        let t = try Tmux(command: "\(shellQuote(CLI.binary)) \(shellQuote(db)) --table movie --sort title")
+        // Typed at once, as a fast user types while the first rows come and the IDs load.
+        try t.type("jjjjj")
+        try t.type("l-")
+        var screen = try t.waitFor("row 6 of 300,000")
+        screen = try t.waitFor("title hidden") { !$0.contains("title") && $0.contains(" id ") && $0.contains("year") }
+        #expect(screen.contains { $0.contains("row 6 of 300,000") }, "\(screen)")
+        try t.type(":150000")
+        try t.send("Enter")
+        try t.waitFor("row 150,000 of 300,000")
+        try t.type("G")
+        try t.waitFor("row 300,000 of 300,000")
+        try t.type("q")
+        _ = try t.waitForExit()
+    }
+
     @Test("open, scroll, jump to the end, filter, sort, batch update, undo, batch delete, resize, quit; the file checked after each edit")
     func session() throws {
         let scratch = TempDir()
