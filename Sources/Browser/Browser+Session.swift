@@ -174,7 +174,7 @@ extension Browser {
             worker.cancel.set()
         case .countTable(let index):
             pendingCounts.append(index)
-        case .peekLast, .countMatches:
+        case .peekLast, .countMatches, .peekRows:
             worker.peek(effect)
         case .open, .search, .frequency, .openValue, .summarize, .openRelated, .write, .copy, .binFrequency,
              .countDelete, .runDelete, .countUpdate, .runUpdate, .countUndo, .undo, .reload, .recount:

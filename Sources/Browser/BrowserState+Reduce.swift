@@ -44,6 +44,8 @@ public enum Action: Sendable {
     /// The last rows of the loading result's order, first to last, read outside its ID table
     /// (``Effect/peekLast(table:filter:sorts:count:)``): shown until the fetch ends, never marked or edited.
     case tailRows([RowSnapshot])
+    /// Rows read outside the ID table from 0-based position `start` (``Effect/peekRows(table:filter:sorts:offset:count:)``).
+    case offsetRows(start: Int, rows: [RowSnapshot])
     case loadProgress(fraction: Double?, rows: Int, seconds: Double = 0)
     /// An open was cancelled: the previous result comes back, or (with none) what was asked for,
     /// empty, so `r` asks again.
@@ -148,6 +150,10 @@ public enum Effect: Sendable, Equatable {
     /// (case-insensitive, as `/` finds), counted on the second connection after a search found
     /// its first match: the count the status line gives.
     case countMatches(table: String, filter: String, column: String, text: String, result: Int?)
+    /// `count` rows of `table` filtered and sorted so from 0-based position `offset`, by the
+    /// engine's `LIMIT … OFFSET` on the second connection, while the main one fetches the IDs:
+    /// `:N` during a load, for a row past those on screen.
+    case peekRows(table: String, filter: String, sorts: [BatchStore.SortDescriptor], offset: Int, count: Int)
     /// The record at `row` of the result on screen, every value whole, for a text sheet.
     case loadRecord(row: Int)
     /// The SQL result `result` runs (its ID fetch, and the fault of the batch holding `row`; on a
@@ -201,6 +207,28 @@ extension BrowserState {
     /// Applies `action` and says what must be fetched or run.
     package mutating func reduce(_ action: Action) -> [Effect] {
         var effects: [Effect] = []
+        if running == nil, case .key = action { promptOpenedDuringWork = false }
+        // A prompt opened while a result loads (`:`, `/`, `f` over its first rows) takes its keys
+        // at once: editing, Esc (which closes it; the load goes on), and `:N` Enter for a row
+        // among those on screen; any other Enter waits for the load, and acts when it ends.
+        if let running, case .key(let key) = action, promptOpenedDuringWork, case .prompt(let kind, _) = mode, queuedKeys.isEmpty, key != .ctrl("c") {
+            if key == .enter {
+                if kind == .goToRow, let moved = jumpAtOnce(during: running) { return moved }
+                queuedKeys.append(key)
+                // Row N past the rows on screen: read from the engine's OFFSET at once, shown
+                // until the load ends and the Enter lands there.
+                if kind == .goToRow, running == .opening, let peek = askForRows(at: mode) { return [peek] }
+                return []
+            }
+            var trial = self
+            trial.running = nil
+            let effects = trial.handle(key)
+            trial.running = running
+            trial.promptOpenedDuringWork = true
+            self = trial
+            if case .prompt = mode {} else { promptOpenedDuringWork = false }
+            return effects
+        }
         if let running, case .key(let key) = action {
             // While work runs, Esc, Ctrl-C and q cancel it at once (an Alt key is Esc read
             // together with the key after it: the Esc still cancels); every other key is kept,
@@ -214,6 +242,18 @@ extension BrowserState {
                 if running == .opening, firstRowsShown, queuedKeys.isEmpty, key == .char("G") || key == .end, let peek = askForTail() {
                     queuedKeys.append(key)
                     return [peek]
+                }
+                // `:`, `/` and `f` over a loading result's first rows open their prompt at once.
+                if running == .opening, firstRowsShown, queuedKeys.isEmpty, mode == .grid, key == .char(":") || key == .char("/") || key == .char("f") {
+                    var trial = self
+                    trial.running = nil
+                    let effects = trial.handle(key)
+                    trial.running = running
+                    if effects.isEmpty, case .prompt = trial.mode {
+                        self = trial
+                        promptOpenedDuringWork = true
+                        return []
+                    }
                 }
                 // A key whose work replaces the work under way (a sort replaces a load or a
                 // search; n and N a search) cancels it instead of waiting behind it, and acts
@@ -352,7 +392,10 @@ extension BrowserState {
             loadingRequest = LoadingRequest(table: t, filter: f, sorts: sorts)
         case .tailRows(let rows):
             // Late (the fetch ended first): the ID table's own rows are on screen by now.
-            if running == .opening, tailRequested { tailRows = rows }
+            if running == .opening, tailRequested { tailRows = rows; tailStart = nil }
+        case .offsetRows(let start, let rows):
+            // Shown while the load runs and the `:N` that asked for them still waits.
+            if running == .opening, offsetRequested == start, !rows.isEmpty { tailRows = rows; tailStart = start }
         case .loadProgress(let fraction, let rows, let seconds):
             loading = fraction ?? -1
             loadingRows = rows
@@ -699,6 +742,26 @@ extension BrowserState {
         return true
     }
 
+    /// `:N` Enter in a prompt opened while a result loads, when row N is among the rows on screen
+    /// now: the cursor goes there at once (and stays when the load ends). Nil when it cannot act
+    /// yet (a row not loaded, a `:w`, an error): the Enter then waits for the load.
+    private mutating func jumpAtOnce(during work: Work) -> [Effect]? {
+        // A row past those on screen is not "the last row" yet: the count is not known.
+        guard case .prompt(.goToRow, let line) = mode, let n = Int(line.text.filter { $0 != "," && $0 != " " }), n >= 1, n <= count else { return nil }
+        var trial = self
+        trial.running = nil
+        let effects = trial.handle(.enter)
+        trial.running = work
+        guard trial.mode == .grid, !trial.messageIsError, effects.allSatisfy({ if case .saveHistory = $0 { true } else { false } }),
+              trial.table == table, trial.count == count, trial.resultID == resultID, trial.cursorRow < count else { return nil }
+        let needed = trial.visibleRows
+        guard needed.isEmpty || (trial.windowValid && trial.windowStart <= needed.lowerBound && trial.windowStart + trial.window.count >= needed.upperBound) else { return nil }
+        trial.cursorMovedWhileLoading = true
+        trial.promptOpenedDuringWork = false
+        self = trial
+        return effects
+    }
+
     /// Whether `key`, typed while `work` runs, starts work that replaces it: `s` / `S` on a table's
     /// column replace a load (its new sort is what is wanted now) or a search; `n` / `N` replace
     /// a search. Edits, writes and sheets are never cancelled by another key.
@@ -722,11 +785,21 @@ extension BrowserState {
         return .peekLast(table: request.table, filter: request.filter, sorts: request.sorts, count: max(1, gridHeight))
     }
 
-    /// Forgets what an open under way fetched and the last rows read for `G` (the open ended).
+    /// The read of the rows from `:N`'s row N during a load (nil: no number, or nothing loads).
+    private mutating func askForRows(at mode: Mode) -> Effect? {
+        guard let request = loadingRequest, case .prompt(.goToRow, let line) = mode,
+              let n = Int(line.text.filter { $0 != "," && $0 != " " }), n > count else { return nil }
+        offsetRequested = n - 1
+        return .peekRows(table: request.table, filter: request.filter, sorts: request.sorts, offset: n - 1, count: max(1, gridHeight))
+    }
+
+    /// Forgets what an open under way fetched and the rows read for `G` or `:N` (the open ended).
     private mutating func endTail() {
         loadingRequest = nil
         tailRows = nil
+        tailStart = nil
         tailRequested = false
+        offsetRequested = nil
     }
 
     /// The next key typed while work ran, to act now (nil while work runs, or none waits).

@@ -543,6 +543,8 @@ public struct BrowserState: Sendable {
     /// True from a loading result's first rows on screen (``Action/openingFirstRows(table:columns:rows:)``)
     /// until its open ends: keys that only move over those rows or arrange columns act at once.
     package internal(set) var firstRowsShown = false
+    /// A prompt was opened over a loading result's first rows: its keys act at once.
+    var promptOpenedDuringWork = false
     /// A key moved the cursor over a loading result's first rows: the open, when it ends, keeps
     /// the cursor where the user put it (no jump back).
     var cursorMovedWhileLoading = false
@@ -550,6 +552,11 @@ public struct BrowserState: Sendable {
     var loadingRequest: LoadingRequest?
     /// `G` asked for the last rows while the IDs load; ``tailRows`` holds them once read.
     var tailRequested = false
+    /// Where the rows in ``tailRows`` start, when an OFFSET read them (`:N` during a load); nil
+    /// for the last rows (`G`), whose positions are not known until the count is.
+    public internal(set) var tailStart: Int?
+    /// The 0-based position `:N` asked rows from during the load under way.
+    var offsetRequested: Int?
     /// The last rows of the loading result's order, first to last, read outside its ID table:
     /// the grid shows them (the cursor on the last) until the fetch ends. They have no position
     /// yet and no ID: never marked, never edited.

@@ -112,7 +112,7 @@ final class EffectRunner {
             preconditionFailure("\(effect) is the session's, not the runner's")
         case .open(let table, let filter, let sort, let cursor, let thenBy):
             return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
-        case .peekLast, .countMatches:
+        case .peekLast, .countMatches, .peekRows:
             return []   // the session hands it to the second thread (EffectWorker.peek)
         case .loadWindow(let range):
             do {

@@ -131,6 +131,9 @@ final class Peeker: @unchecked Sendable {
         if case .countMatches(let table, let filter, let column, let text, let result) = effect {
             return countMatches(table: table, filter: filter, column: column, text: text, result: result)
         }
+        if case .peekRows(let table, let filter, let sorts, let offset, let count) = effect {
+            return rows(of: table, filter: filter, sorts: sorts, offset: offset, count: count)
+        }
         guard case .peekLast(let table, let filter, let sorts, let count) = effect, let makeReader else { return [] }
         let started = DispatchTime.now().uptimeNanoseconds
         do {
@@ -149,6 +152,30 @@ final class Peeker: @unchecked Sendable {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             log.append("peeked the last \(rows.count) rows of \(table) in \(seconds) s")
             return [.tailRows(rows)]
+        } catch {
+            log.append("peek failed: \(error)")
+            return []
+        }
+    }
+
+    /// `count` rows from `offset` of `table` under `filter` in `sorts`' order, by the engine's
+    /// `LIMIT … OFFSET` (a whole sort, as the ID fetch's; it ends sooner when rows come early).
+    private func rows(of table: String, filter: String, sorts: [BatchStore.SortDescriptor], offset: Int, count: Int) -> [Action] {
+        guard let makeReader else { return [] }
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let reader = try self.reader ?? makeReader()
+            self.reader = reader
+            let request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
+                                       sortDescriptors: sorts, fetchLimit: count, fetchOffset: offset, fetchBatchSize: max(count, 1))
+            let read = try reader.fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
+            var rows: [RowSnapshot] = []
+            for position in 0..<read.count {
+                guard let object = try read.object(at: position) else { continue }
+                rows.append(RowSnapshot(id: nil, values: RowSnapshot.values(of: object, showingStore: showsStores), exists: true))
+            }
+            log.append("peeked \(rows.count) rows from position \(offset) of \(table) in \(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) s")
+            return [.offsetRows(start: offset, rows: rows)]
         } catch {
             log.append("peek failed: \(error)")
             return []

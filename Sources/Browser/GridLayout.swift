@@ -114,7 +114,9 @@ struct GridLayout {
     /// The rows the grid shows: the window's visible rows, or (`G` while the IDs load) the last
     /// rows read outside the ID table.
     static func shownSnapshots(_ state: BrowserState) -> [RowSnapshot] {
-        if let tail = state.tailRows, state.loading != nil { return Array(tail.suffix(max(0, state.gridHeight))) }
+        if let tail = state.tailRows, state.loading != nil {
+            return Array(state.tailStart == nil ? tail.suffix(max(0, state.gridHeight)) : tail.prefix(max(0, state.gridHeight)))
+        }
         return state.visibleRows.compactMap { state.snapshot($0) }
     }
 

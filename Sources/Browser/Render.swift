@@ -223,14 +223,18 @@ private func drawCells(_ snap: RowSnapshot, y: Int, isCursor: Bool, rowStyle: St
 /// of the grid, as `G` will show them once the count is known, the cursor on the last; their
 /// positions are not known yet, so the gutter shows `…`, and nothing marks them.
 private func drawTail(_ tail: [RowSnapshot], _ state: BrowserState, layout: GridLayout, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
-    let shown = tail.suffix(max(0, state.gridHeight))
-    let first = rect.y + 1 + max(0, state.gridHeight - shown.count)
+    // The last rows (G) at the bottom, the cursor on the last, no row numbers; rows read from
+    // `:N`'s offset at the top, the cursor on the first, numbered.
+    let start = state.tailStart
+    let shown = start == nil ? tail.suffix(max(0, state.gridHeight)) : tail.prefix(max(0, state.gridHeight))
+    let first = rect.y + 1 + (start == nil ? max(0, state.gridHeight - shown.count) : 0)
     for (i, snap) in shown.enumerated() {
         let y = first + i
-        let isCursor = i == shown.count - 1
+        let isCursor = start == nil ? i == shown.count - 1 : i == 0
         let rowStyle = isCursor ? p.cursorRow : Style.plain
         if isCursor { screen.fill(Rect(x: rect.x, y: y, width: rect.width, height: 1), style: rowStyle) }
-        screen.put("…".padded(to: layout.gutter - 2, left: true), x: rect.x, y: y, style: isCursor ? rowStyle : p.gutter)
+        let number = start.map { group($0 + i + 1) } ?? "…"
+        screen.put(number.padded(to: layout.gutter - 2, left: true), x: rect.x, y: y, style: isCursor ? rowStyle : p.gutter)
         drawCells(snap, y: y, isCursor: isCursor, rowStyle: rowStyle, state, layout: layout, in: rect, into: &screen, p)
     }
 }
@@ -257,7 +261,9 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
             // SQLite counts the rows it has looked at; PostgreSQL says nothing until the end.
             let sofar = state.loadingRows > 0 || state.loadingSeconds == 0 ? "\(rows(state.loadingRows)) so far" : "\(String(format1: state.loadingSeconds)) s"
-            if state.tailRows != nil { parts.append("last rows (row numbers once the IDs are in)") }
+            if state.tailRows != nil {
+                parts.append(state.tailStart.map { "row \(group($0 + 1)), read ahead (the cursor lands when the IDs are in)" } ?? "last rows (row numbers once the IDs are in)")
+            }
             parts.append("loading IDs\(percent), \(sofar) (Esc cancels)")
         } else if let s = state.summarySheet {
             parts.append("column \(group(state.count == 0 ? 0 : state.cursorRow + 1)) of \(group(state.count))")

@@ -185,6 +185,66 @@ struct LoadingTests {
         #expect(w.reduce(.key(.char("s"))) == [] && w.queuedKeys == [.char("s")])
     }
 
+    @Test("a prompt opened over a loading result's first rows takes its keys at once: :N for a row on screen lands at once, a row past them when the load ends; Esc closes the prompt and the load goes on; / and f open, and their Enter waits for the load")
+    func promptsDuringTheLoad() {
+        var s = BrowserState(width: 80, height: 10)
+        let first = (0..<50).map { RowSnapshot(id: nil, values: [.text("\($0)"), .text("x")], exists: true) }
+        _ = s.reduce(.started(.opening))
+        _ = s.reduce(.loadingRequest(table: "t", filter: "", sorts: [SortDescriptor(column: "b", ascending: true)]))
+        _ = s.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        for key in [Key.char(":"), .char("4")] { #expect(s.reduce(.key(key)) == []) }
+        #expect(s.mode == .prompt(.goToRow, text: "4") && s.running == .opening, "the prompt opened and took the digit at once")
+        _ = s.reduce(.key(.enter))
+        #expect(s.cursorRow == 3 && s.mode == .grid && s.queuedKeys.isEmpty, "row 4 is on screen: the cursor is there now")
+        for key in [Key.char(":"), .char("5"), .char("0"), .char("0")] { _ = s.reduce(.key(key)) }
+        let asked = s.reduce(.key(.enter))
+        #expect(s.queuedKeys == [.enter] && s.mode == .prompt(.goToRow, text: "500"), "row 500 is not loaded: the Enter waits")
+        #expect(asked == [.peekRows(table: "t", filter: "", sorts: [SortDescriptor(column: "b", ascending: true)], offset: 499, count: s.gridHeight)], "\(asked)")
+        // Its rows, read by OFFSET on the second connection, show at once, numbered from 500.
+        let ahead = (0..<s.gridHeight).map { RowSnapshot(id: nil, values: [.text("ahead \($0)"), .text("z")], exists: true) }
+        _ = s.reduce(.offsetRows(start: 499, rows: ahead))
+        let screen = render(s).lines
+        #expect(screen[1].hasPrefix("500") && screen[1].contains("ahead 0"), "\(screen)")
+        #expect(screen.contains { $0.contains("row 500, read ahead") }, "\(screen)")
+        _ = s.reduce(.opened(table: "t", columns: ["a", "b"], filter: "", sort: nil, count: 1_000, cursor: 0, readOnly: nil, message: nil, result: 1))
+        let enter = s.takeQueuedKey()
+        #expect(enter == .enter)
+        _ = s.reduce(.key(.enter))
+        #expect(s.cursorRow == 499 && s.mode == .grid)
+        // Esc closes a prompt opened during the load; it does not cancel the load.
+        var e = BrowserState(width: 80, height: 10)
+        _ = e.reduce(.started(.opening))
+        _ = e.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        _ = e.reduce(.key(.char("/")))
+        _ = e.reduce(.key(.char("x")))
+        #expect(e.mode == .prompt(.search, text: "x"))
+        #expect(e.reduce(.key(.escape)) == [] && e.mode == .grid && e.running == .opening)
+        #expect(e.reduce(.key(.escape)) == [.cancel], "a second Esc, with no prompt open, cancels the load")
+        // f: the filter's Enter waits for the load.
+        var f = BrowserState(width: 80, height: 10)
+        _ = f.reduce(.started(.opening))
+        _ = f.reduce(.openingFirstRows(table: "t", columns: ["a", "b"], rows: first))
+        for key in [Key.char("f"), .char("a"), .char(">"), .char("1"), .enter] { _ = f.reduce(.key(key)) }
+        #expect(f.queuedKeys == [.enter] && f.mode == .prompt(.filter, text: "a>1"))
+    }
+
+    @Test("on a million rows sorted by a column without an index, :500000 Enter typed as the first rows show lands on row 500,000 (its rows read ahead by OFFSET on the second connection when the load is still running)")
+    func goToRowTypedDuringTheLoad() throws {
+        let dir = TempDir()
+        let path = try makeMillionRows(dir)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n", sort: "name desc"), backend: term)
+        term.keys = keys(":500000") + [.enter]
+        b.start()
+        while !term.keys.isEmpty { b.send(term.keys.removeFirst()) }
+        #expect(b.state.count == 1_000_000 && b.state.queuedKeys.isEmpty && b.state.mode == .grid)
+        #expect(b.state.cursorRow == 499_999, "\(b.state.cursorRow)")
+        #expect(b.state.tailRows == nil)
+        // The row under the cursor is the 500,000th of the order.
+        let expected = try direct(path) { try String.fetchOne($0, sql: "SELECT name FROM n ORDER BY name DESC, id DESC LIMIT 1 OFFSET 499999") }
+        #expect(b.state.snapshot(499_999)?.values.contains(.text(expected ?? "?")) == true)
+    }
+
     @Test("on a million rows, s typed while a descending sort's IDs load replaces it: one result opens, sorted ascending")
     func sortTypedDuringALoadReplacesIt() throws {
         let dir = TempDir()

@@ -17,6 +17,8 @@ struct TypedDuringWorkTests {
     static let alphabet: [Key] = [
         .char("j"), .char("j"), .char("k"), .char("h"), .char("l"), .pageDown, .pageUp, .ctrl("d"), .char("g"), .char("G"),
         .char("s"), .char("S"), .char("-"), .char("+"), .char(">"), .char("<"), .char("v"), .char("r"),
+        // :N (typed into a prompt opened during the load, or after), with its digits and Enter.
+        .char(":"), .char("1"), .char("5"), .char("0"), .char("0"), .enter, .backspace,
     ]
 
     struct Outcome: Equatable, CustomStringConvertible {
