@@ -51,8 +51,12 @@ extension PostgresContext {
 
     /// Runs a batch insert in one transaction and answers how many rows it inserted and updated,
     /// keeping no IDs (what `faultline import` uses).
+    ///
+    /// With `.fail`, rows go by `COPY … FROM STDIN` (what psql's `\copy` sends) while they have
+    /// the first row's columns and values a literal reads as an INSERT would (text, NULL, bytes
+    /// for a bytea column), then by INSERTs; a refused row is named with the server's error.
     public func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts {
-        try insert(request, keys: false) { _, _ in }
+        try insert(request, keys: false, copies: true) { _, _ in }
     }
 
     /// A key's value as the column compares it, so that one key written two ways is seen as one:
@@ -69,7 +73,7 @@ extension PostgresContext {
         }
     }
 
-    private func insert(_ request: BatchInsertRequest, keys: Bool, undoable: Bool = false, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
+    private func insert(_ request: BatchInsertRequest, keys: Bool, undoable: Bool = false, copies: Bool = false, _ written: (ObjectID, Bool) -> Void) throws -> InsertCounts {
         let table = try store.table(named: request.entityName)
         // An insert needs no key: only views refuse (a table without a primary key takes rows, and
         // its IDs, when asked for, are its rows' ctids).
@@ -104,6 +108,29 @@ extension PostgresContext {
         var pending: [(number: Int, values: [SQLValue])] = []
         var pendingKeys = Set<[SQLValue]>()
         var byName: [String: PostgresColumn] = [:]
+
+        /// A row's values with their columns, in column-name order, checked: every name a
+        /// column of the table, none generated, none named twice.
+        func paired(_ row: [String: SQLValue], _ number: Int) throws -> [(column: PostgresColumn, value: SQLValue)] {
+            var pairs: [(column: PostgresColumn, value: SQLValue)] = []
+            for (name, value) in row {
+                let column: PostgresColumn
+                if let known = byName[name] { column = known } else {
+                    guard let found = table.column(named: name) else {
+                        throw BatchStoreError(.noSuchAttribute, "row \(number): \(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
+                    }
+                    if found.isGenerated { throw BatchStoreError(.readOnly, "row \(number): \(table.name).\(found.name) is a generated column and cannot be set") }
+                    byName[name] = found
+                    column = found
+                }
+                pairs.append((column, value))
+            }
+            pairs.sort { $0.column.name < $1.column.name }
+            if zip(pairs, pairs.dropFirst()).contains(where: { $0.column.name == $1.column.name }) {
+                throw BatchStoreError(.invalidArgument, "row \(number): two keys name the same column (names are case-insensitive)")
+            }
+            return pairs
+        }
 
         func flush() throws {
             guard let first = pending.first else { return }
@@ -189,35 +216,67 @@ extension PostgresContext {
             var number = 0
             // Parameters per statement stay far below PostgreSQL's 65,535.
             var limit = 1_000
+            // A row read by the COPY below that it could not send, for the INSERTs to take.
+            var pushedBack: [String: SQLValue]?
+            if copies, journal == nil, !keys, !upsert, !ignore, table.kind == .table || table.kind == .partitionedTable,
+               let first = try request.next() {
+                // COPY while the rows have the first row's columns and values a literal reads as
+                // the INSERT would (text, NULL, bytes for bytea); from the first that does not,
+                // INSERTs, in the same transaction.
+                let firstPairs = try paired(first, 1)
+                let copyColumns = firstPairs.map(\.column)
+                func line(_ pairs: [(column: PostgresColumn, value: SQLValue)]) -> String? {
+                    guard !pairs.isEmpty, pairs.map(\.column) == copyColumns else { return nil }
+                    var fields: [String] = []
+                    fields.reserveCapacity(pairs.count)
+                    for pair in pairs {
+                        guard let text = PostgresSession.copyText(pair.value, for: pair.column) else { return nil }
+                        fields.append(text)
+                    }
+                    return fields.joined(separator: "\t") + "\n"
+                }
+                if var waiting = line(firstPairs) {
+                    var sent = false
+                    let rows = PostgresSession.CopyRows {
+                        if !sent { sent = true; number += 1; return waiting }
+                        guard let row = try request.next() else { return nil }
+                        guard let next = line(try paired(row, number + 1)) else {
+                            pushedBack = row
+                            return nil
+                        }
+                        waiting = next
+                        number += 1
+                        return next
+                    }
+                    do {
+                        _ = try session.copy(schema: table.schemaName, table: table.relationName, columns: copyColumns.map(\.name), rows: rows)
+                    } catch let failure as PostgresSession.CopyFailure {
+                        let at = failure.line.map { "row \($0)" } ?? (number <= 1 ? "row 1" : "rows 1–\(number)")
+                        throw BatchStoreError(failure.error.code, "\(failure.error.message) (in \(at); nothing was written)")
+                    }
+                    counts.inserted += number
+                } else {
+                    pushedBack = first
+                }
+            }
             while true {
                 let row: [String: SQLValue]?
-                do {
-                    row = try request.next()
-                } catch {
-                    // The rows read so far are checked before the handler's error ends the insert
-                    // (a dry run's end): then everything is rolled back.
-                    try flush()
-                    throw error
+                if let back = pushedBack {
+                    row = back
+                    pushedBack = nil
+                } else {
+                    do {
+                        row = try request.next()
+                    } catch {
+                        // The rows read so far are checked before the handler's error ends the insert
+                        // (a dry run's end): then everything is rolled back.
+                        try flush()
+                        throw error
+                    }
                 }
                 guard let row else { break }
                 number += 1
-                var pairs: [(column: PostgresColumn, value: SQLValue)] = []
-                for (name, value) in row {
-                    let column: PostgresColumn
-                    if let known = byName[name] { column = known } else {
-                        guard let found = table.column(named: name) else {
-                            throw BatchStoreError(.noSuchAttribute, "row \(number): \(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
-                        }
-                        if found.isGenerated { throw BatchStoreError(.readOnly, "row \(number): \(table.name).\(found.name) is a generated column and cannot be set") }
-                        byName[name] = found
-                        column = found
-                    }
-                    pairs.append((column, value))
-                }
-                pairs.sort { $0.column.name < $1.column.name }
-                if zip(pairs, pairs.dropFirst()).contains(where: { $0.column.name == $1.column.name }) {
-                    throw BatchStoreError(.invalidArgument, "row \(number): two keys name the same column (names are case-insensitive)")
-                }
+                let pairs = try paired(row, number)
                 let rowColumns = pairs.map(\.column)
                 // A key given twice, however written (1, 1.0, '1'), splits the statement: each
                 // statement holds a key once, so the rows are written in order.
