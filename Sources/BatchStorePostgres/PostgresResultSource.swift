@@ -284,6 +284,7 @@ final class PostgresIDTable: IDStore {
         try session.execute("ALTER TABLE pg_temp.\(quoteIdentifier(fresh)) RENAME TO \(quoteIdentifier(name))")
         count = newCount
         layout = newLayout
+        analyzed = false
         for key in keys {
             if let position = try position(of: key) { return position }
         }
@@ -1054,9 +1055,11 @@ final class PostgresResultSource: ResultSource {
             queries.append(IDQuery(select: sql, arguments: bound + arguments))
         }
         // The rest, if any: the matches hashed once, the ID table walked in order.
-        let rest = backwards ? 0..<(near.map(\.lowerBound).min() ?? min(position, idTable.count))
-                             : (near.map(\.upperBound).max() ?? max(0, position + 1))..<idTable.count
-        if !rest.isEmpty {
+        // (Bounds checked before the range is made: an empty result, or a search from its end.)
+        let restLower = backwards ? 0 : (near.map(\.upperBound).max() ?? max(0, position + 1))
+        let restUpper = backwards ? (near.map(\.lowerBound).min() ?? max(0, min(position, idTable.count))) : idTable.count
+        if restLower < restUpper {
+            let rest = restLower..<restUpper
             let keys = idTable.columns
             let matches = "SELECT \(keys.map(\.source).joined(separator: ", ")) FROM \(([table.qualifiedSQL + " AS t"] + builder.joins).joined(separator: " ")) WHERE \(condition)"
             let (range, arguments) = idTable.rangeSQL("ids", rest.lowerBound, rest.upperBound, from: bound.count + 1)

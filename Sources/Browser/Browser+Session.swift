@@ -28,9 +28,13 @@ extension Browser {
     /// Runs until `q`: waits for keys, samples memory and watches the file between them.
     public func run() {
         while !state.quit {
-            let timeout = hasIdleWork ? 0 : (state.memoryPanel ? 250 : 1000)
+            let reading = !worker.inbox.isEmpty
+            let timeout = hasIdleWork ? 0 : (reading ? 20 : state.memoryPanel ? 250 : 1000)
             if let key = backend.nextKey(timeoutMilliseconds: timeout) {
                 sendBurst(key)
+            } else if reading {
+                // A second thread's read ended (or goes on): what it brought, drawn.
+                takeArrived()
             } else {
                 tick()
                 present()
@@ -43,6 +47,26 @@ extension Browser {
     }
 
     private var hasIdleWork: Bool { state.eagerActive || !pendingCounts.isEmpty }
+
+    /// Reduces and draws what reads on the second thread sent back so far, without waiting.
+    private func takeArrived() {
+        let (actions, lines) = worker.inbox.take(waitingUpTo: 0)
+        for line in lines { log?(line) }
+        for action in actions { apply(action) }
+        if !actions.isEmpty { present() }
+    }
+
+    /// Waits for the reads on the second thread too, and reduces what they bring (tests, the
+    /// benchmark: a match count is then on the status line).
+    package func settleReads() {
+        while !worker.inbox.isEmpty {
+            let (actions, lines) = worker.inbox.take(waitingUpTo: 0.05)
+            for line in lines { log?(line) }
+            for action in actions { apply(action) }
+        }
+        settle()
+        present()
+    }
 
     /// Does one piece of background work (a table count for the picker, a step of the eager
     /// copy), so keys stay responsive; false when there was none.
@@ -204,8 +228,12 @@ extension Browser {
     /// typed is read as soon as it comes, all of a burst before one frame, and a key that acts at
     /// once is on screen within a frame (reading one key per 50 ms wait let keys typed every
     /// 20 ms queue up: 155 ms p50 from key to frame during a 1M-row sort's load).
+    ///
+    /// Reads on the second thread (a search's match count, `:N`'s read-ahead) are not waited for
+    /// once no other work runs: what they bring is reduced when it comes, between keys.
     private func drainInbox() {
         while !worker.inbox.isEmpty {
+            if state.running == nil, worker.inbox.onlyPeeksRun { return }
             let (actions, lines) = worker.inbox.take(waitingUpTo: state.running == nil ? 0.05 : 0.002)
             for line in lines { log?(line) }
             var redraw = false

@@ -211,7 +211,19 @@ extension BrowserState {
         // A prompt opened while a result loads (`:`, `/`, `f` over its first rows) takes its keys
         // at once: editing, Esc (which closes it; the load goes on), and `:N` Enter for a row
         // among those on screen; any other Enter waits for the load, and acts when it ends.
-        if let running, case .key(let key) = action, promptOpenedDuringWork, case .prompt(let kind, _) = mode, queuedKeys.isEmpty, key != .ctrl("c") {
+        if let running, case .key(let key) = action, promptOpenedDuringWork, case .prompt(let kind, _) = mode {
+            if key == .escape || key == .ctrl("c") {
+                // Closes the prompt, as in any prompt, and drops its Enter if it waits (and any
+                // key typed after it): the load goes on; a second Esc cancels it.
+                queuedKeys.removeAll()
+                mode = .grid
+                promptOpenedDuringWork = false
+                return []
+            }
+            guard queuedKeys.isEmpty else {
+                if queuedKeys.count < Self.keyQueueLimit { queuedKeys.append(key) }
+                return []
+            }
             if key == .enter {
                 if kind == .goToRow, let moved = jumpAtOnce(during: running) { return moved }
                 queuedKeys.append(key)
@@ -258,8 +270,8 @@ extension BrowserState {
                 // A key whose work replaces the work under way (a sort replaces a load or a
                 // search; n and N a search) cancels it instead of waiting behind it, and acts
                 // as soon as the cancel has landed.
-                if queuedKeys.isEmpty, supersedes(key, running) {
-                    queuedKeys.append(key)
+                if queuedKeys.isEmpty, let replacement = replacingSort(key, running) {
+                    supersedingOpen = replacement
                     return [.cancel]
                 }
                 // A key that only moves over rows on screen or arranges columns acts at once,
@@ -627,6 +639,11 @@ extension BrowserState {
             let covered = windowValid && windowStart <= needed.lowerBound && windowStart + window.count >= needed.upperBound
             if !covered { effects.append(.loadWindow(needed)) }
         }
+        // A sort typed during a load or a search runs once that work has ended.
+        if running == nil, let open = supersedingOpen {
+            supersedingOpen = nil
+            effects.append(open)
+        }
         return effects
     }
 
@@ -683,8 +700,13 @@ extension BrowserState {
     }
 
     mutating func beginEdit(_ step: EditStep) {
-        // Its table's count in the table list is counted again on the next return to it.
+        // Every count in the table list is counted again on the next return to it: an undo
+        // may change another table than this one, a delete may cascade, and SQLite's
+        // data_version does not move for this connection's own writes. A search's match count
+        // is counted again too.
+        staleCounts.formUnion(tables.map(\.name))
         if let table { staleCounts.insert(table) }
+        matchCount = nil
         editing = step
         editCancelRequested = false
         say(step.line(seconds: 0))
@@ -762,18 +784,25 @@ extension BrowserState {
         return effects
     }
 
-    /// Whether `key`, typed while `work` runs, starts work that replaces it: `s` / `S` on a table's
-    /// column replace a load (its new sort is what is wanted now) or a search; `n` / `N` replace
-    /// a search. Edits, writes and sheets are never cancelled by another key.
-    private func supersedes(_ key: Key, _ work: Work) -> Bool {
-        guard mode == .grid, sheet == .table, frequencySheet == nil, summarySheet == nil, textSheet == nil, editing == nil else { return false }
-        switch key {
-        case .char("s"), .char("S"):
-            return (work == .opening || work == .searching) && table != nil && currentColumnName != nil && !onStoreColumn
-        case .char("n"), .char("N"):
-            return work == .searching && lastSearch != nil && currentColumnName != nil && !onStoreColumn
+    /// The open a sort key typed while `work` runs asks for, when it replaces that work: `s` /
+    /// `S` on a column of a loading result's first rows sort what is loading (its table and
+    /// filter) by that column instead; during a search, the result on screen. Nil (the key waits)
+    /// for anything else: edits, writes and sheets are never cancelled by another key, and `n`
+    /// continues a search rather than replacing it. The open runs once the work has ended, from
+    /// what the key named when it was typed, whatever the cancel restores.
+    private func replacingSort(_ key: Key, _ work: Work) -> Effect? {
+        guard key == .char("s") || key == .char("S"), mode == .grid, sheet == .table, frequencySheet == nil, summarySheet == nil,
+              textSheet == nil, editing == nil, let column = currentColumnName, !onStoreColumn else { return nil }
+        let sort = SortDescriptor(column: column, ascending: key == .char("s"))
+        switch work {
+        case .opening:
+            guard firstRowsShown, let request = loadingRequest else { return nil }
+            return .open(table: request.table, filter: request.filter, sort: sort)
+        case .searching:
+            guard let table else { return nil }
+            return .open(table: table, filter: filter, sort: sort)
         default:
-            return false
+            return nil
         }
     }
 

@@ -543,6 +543,9 @@ public struct BrowserState: Sendable {
     /// True from a loading result's first rows on screen (``Action/openingFirstRows(table:columns:rows:)``)
     /// until its open ends: keys that only move over those rows or arrange columns act at once.
     package internal(set) var firstRowsShown = false
+    /// The open a sort typed during a load or a search asked for: it runs once that work ends
+    /// (cancelled, or ended before the cancel came).
+    var supersedingOpen: Effect?
     /// A prompt was opened over a loading result's first rows: its keys act at once.
     var promptOpenedDuringWork = false
     /// A key moved the cursor over a loading result's first rows: the open, when it ends, keeps

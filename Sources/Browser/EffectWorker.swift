@@ -28,10 +28,10 @@ final class EffectWorker: @unchecked Sendable {
     /// Runs a read on the second thread, beside the work on the first (its answer comes back
     /// through ``inbox`` like any other).
     func peek(_ effect: Effect) {
-        inbox.begin()
+        inbox.begin(peek: true)
         peekQueue.async { [self] in
             let actions = peeker.run(effect)
-            inbox.finish(actions, log: peeker.takeLog())
+            inbox.finish(actions, log: peeker.takeLog(), peek: true)
         }
     }
 
@@ -58,10 +58,20 @@ final class Inbox: @unchecked Sendable {
     private var actions: [Action] = []
     private var log: [String] = []
     private var running = 0
+    /// Of ``running``, the reads on the second thread.
+    private var peeks = 0
 
-    func begin() {
+    func begin(peek: Bool = false) {
         condition.lock(); defer { condition.unlock() }
         running += 1
+        if peek { peeks += 1 }
+    }
+
+    /// True when nothing runs but reads on the second thread, and nothing waits to be taken:
+    /// the session does not wait for those (a match count, a read-ahead), keys go on.
+    var onlyPeeksRun: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return running > 0 && running == peeks && actions.isEmpty && log.isEmpty
     }
 
     func post(_ more: [Action]) {
@@ -70,11 +80,12 @@ final class Inbox: @unchecked Sendable {
         condition.signal()
     }
 
-    func finish(_ more: [Action], log lines: [String]) {
+    func finish(_ more: [Action], log lines: [String], peek: Bool = false) {
         condition.lock(); defer { condition.unlock() }
         actions += more
         log += lines
         running -= 1
+        if peek { peeks -= 1 }
         condition.signal()
     }
 

@@ -363,6 +363,12 @@ struct FetchTests {
         #expect(try result.firstPosition(matching: predicate, after: 100, backwards: false, progress: nil) == 176)
         #expect(try result.firstPosition(matching: predicate, after: 176, backwards: true, progress: nil) == 76)
         #expect(try result.firstPosition(matching: try FetchPredicate("title == 'none'"), after: 0, backwards: false, progress: nil) == nil)
+        // An empty result: nothing to search, either way, from any position.
+        let empty = try store.fetchBatched(BatchStore.FetchRequest(entityName: "movie", predicate: try FetchPredicate("id < 0"), sortDescriptors: [SortDescriptor(key: "id")]))
+        #expect(empty.count == 0)
+        for (after, backwards) in [(0, false), (-1, false), (0, true), (5, true)] {
+            #expect(try empty.firstPosition(matching: predicate, after: after, backwards: backwards, progress: nil) == nil)
+        }
     }
 
     /// An integer key is addressed by its place in the heap (TID ranges, searched in growing

@@ -25,20 +25,26 @@ import TestSupport
             }.count
         }
         b.send(keys("l") + [.char("l"), .char("/")] + keys("forest") + [.enter])
+        // The row comes at once; the count when the second connection has it.
+        b.settleReads()
         #expect(b.state.message == "/forest: \(group(model("forest"))) rows match", "\(b.state.message ?? "")")
         let first = b.state.cursorRow
         b.send(.char("n"))
+        b.settleReads()
         #expect(b.state.cursorRow > first)
         #expect(b.state.message == "/forest: \(group(model("forest"))) rows match", "n keeps the count: \(b.state.message ?? "")")
         // Another text, counted again; one row.
         b.send([.char("/")] + keys("forest 2982") + [.enter])
+        b.settleReads()
         #expect(b.state.message == "/forest 2982: 1 row matches", "\(b.state.message ?? "")")
         // Within a filter.
         b.send([.char("f")] + keys("k == 2") + [.enter, .char("/")] + keys("FOREST") + [.enter])
+        b.settleReads()
         #expect(b.state.count == 600)
         #expect(b.state.message == "/FOREST: \(group(model("forest", k: 2))) rows match", "\(b.state.message ?? "")")
         // A column searched as text: numbers.
         b.send([.char("h"), .char("/")] + keys("2") + [.enter])
+        b.settleReads()
         #expect(b.state.message == "/2: 600 rows match", "every k is 2 here: \(b.state.message ?? "")")
         // Not found: no count asked.
         b.send([.char("/")] + keys("zzz") + [.enter])

@@ -8,7 +8,7 @@ import TestSupport
 /// The table list counts each table once and keeps the count: a return to the list counts again
 /// only the tables this browser edited since and, when another writer committed, every table.
 @Suite struct TableListCountTests {
-    @Test("returning to the table list recounts nothing unchanged, the table this browser edited, and everything after another writer's commit")
+    @Test("returning to the table list recounts nothing when nothing changed, and every table after an edit here or another writer's commit")
     func countsAreKeptUntilTheDataChanges() throws {
         let dir = TempDir()
         let path = try makeDatabase(dir, sql: """
@@ -35,7 +35,8 @@ import TestSupport
         lines = []
         b.send(.escape)
         while b.idle() {}
-        #expect(lines.filter { $0.hasPrefix("counted") } == ["counted a: 2 rows"], "\(lines)")
+        // Every table: an edit may cascade, and an undo may change another table than this one.
+        #expect(lines.filter { $0.hasPrefix("counted") }.sorted() == ["counted a: 2 rows", "counted b: 1 rows"], "\(lines)")
         // Another writer commits to b: on the next return, both are counted again.
         try direct(path) { try $0.execute(sql: "INSERT INTO b VALUES (2, 2)") }
         b.send(.enter)

@@ -52,6 +52,7 @@ struct WholeScreenTests {
         ])
         b.send(.char("m"))
         b.send(keys("ll/row 33") + [.enter])
+        b.settleReads()
         #expect(term.text == [
             "  #  id v   name                                        │ Memory (m hides)",
             " 17  17 170 row 17                                      │ RSS      52.0 MB",
