@@ -224,17 +224,17 @@ extension Browser {
     /// Reduces what the worker sends back until it has nothing under way; keys read meanwhile
     /// cancel (Esc, Ctrl-C, q) or wait in ``BrowserState/queuedKeys``.
     ///
-    /// While work runs, the wait is for keys (10 ms at a time), not for the worker: every key
-    /// typed is read as soon as it comes, all of a burst before one frame, and a key that acts at
-    /// once is on screen within a frame (reading one key per 50 ms wait let keys typed every
-    /// 20 ms queue up: 155 ms p50 from key to frame during a 1M-row sort's load).
+    /// While work runs, the wait for the worker is 10 ms at most, and then every key typed so far
+    /// is read, all of a burst before one frame: a key that acts at once is on screen within
+    /// about 10 ms (reading one key per 50 ms wait let keys typed every 20 ms queue up: 155 ms
+    /// p50 from key to frame during a 1M-row sort's load).
     ///
     /// Reads on the second thread (a search's match count, `:N`'s read-ahead) are not waited for
     /// once no other work runs: what they bring is reduced when it comes, between keys.
     private func drainInbox() {
         while !worker.inbox.isEmpty {
             if state.running == nil, worker.inbox.onlyPeeksRun { return }
-            let (actions, lines) = worker.inbox.take(waitingUpTo: state.running == nil ? 0.05 : 0.002)
+            let (actions, lines) = worker.inbox.take(waitingUpTo: state.running == nil ? 0.05 : 0.01)
             for line in lines { log?(line) }
             var redraw = false
             for action in actions {
@@ -245,11 +245,9 @@ extension Browser {
                 }
             }
             if state.running != nil {
-                var wait = 10
-                while let key = backend.nextKey(timeoutMilliseconds: wait) {
+                while let key = backend.nextKey(timeoutMilliseconds: 0) {
                     apply(action(for: key))
                     redraw = true
-                    wait = 0
                     if state.running == nil { break }
                 }
             }
