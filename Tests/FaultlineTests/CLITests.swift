@@ -124,7 +124,7 @@ func tsv(_ value: DatabaseValue) -> String {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(json["rows"] as? Int == 20000)
         let comparisons = try #require(json["comparisons"] as? [[String: Any]])
-        #expect(comparisons.count == 11, "open ×2, first batch, G while the IDs load, a search, a paste, sweep, sweep reading every value, frequency ×2, summary")
+        #expect(comparisons.count == 12, "open ×2, first batch, G while the IDs load, a search, a search's match count, a paste, sweep, sweep reading every value, frequency ×2, summary")
         #expect(comparisons.contains { ($0["name"] as? String)?.hasPrefix("G while the IDs load") == true })
         #expect(comparisons.suffix(3).compactMap { $0["target"] as? Double } == [1.2, 1.2, 1.5])
         let sheets = try #require(json["sheets"] as? [String: Any])

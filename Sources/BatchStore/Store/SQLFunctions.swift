@@ -84,7 +84,9 @@ package enum SQLFunctions {
             // at a time, so no lock), released with the connection.
             let data: UnsafeMutableRawPointer? = name == "bs_search" ? Unmanaged.passRetained(PieceFolds()).toOpaque() : nil
             sqlite3_create_function_v2(db.sqliteConnection, name, arity, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
-                                       data, body, nil, nil, data == nil ? nil : { Unmanaged<PieceFolds>.fromOpaque($0!).release() })
+                                       data, body, nil, nil, data == nil ? nil : { pointer in
+                                           if let pointer { Unmanaged<PieceFolds>.fromOpaque(pointer).release() }
+                                       })
         }
     }
 
@@ -405,7 +407,9 @@ package final class PieceFolds {
                 if slot.pointee.meta == meta, slot.pointee.a == key.0, slot.pointee.b == key.1, slot.pointee.c == key.2 {
                     let length = Int(slot.pointee.length)
                     guard k + length <= buffer.count else { return nil }
-                    withUnsafeBytes(of: &slot.pointee.bytes) { (buffer.baseAddress! + k).initialize(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length) }
+                    withUnsafeBytes(of: &slot.pointee.bytes) { stored in
+                        for j in 0..<length { buffer[k + j] = stored[j] }
+                    }
                     k += length
                     continue
                 }
