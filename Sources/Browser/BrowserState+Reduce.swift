@@ -270,9 +270,15 @@ extension BrowserState {
                 // A key whose work replaces the work under way (a sort replaces a load or a
                 // search; n and N a search) cancels it instead of waiting behind it, and acts
                 // as soon as the cancel has landed.
-                if queuedKeys.isEmpty, let replacement = replacingSort(key, running) {
+                if queuedKeys.isEmpty, supersedingOpen == nil, let replacement = replacingSort(key, running) {
                     supersedingOpen = replacement
                     return [.cancel]
+                }
+                // Keys typed after such a sort are meant for the sorted result: they wait for it
+                // (never act over the rows of the load being cancelled).
+                if supersedingOpen != nil {
+                    if queuedKeys.count < Self.keyQueueLimit { queuedKeys.append(key) }
+                    return []
                 }
                 // A key that only moves over rows on screen or arranges columns acts at once,
                 // when no key typed before it still waits (keys act in the order typed).
@@ -639,9 +645,14 @@ extension BrowserState {
             let covered = windowValid && windowStart <= needed.lowerBound && windowStart + window.count >= needed.upperBound
             if !covered { effects.append(.loadWindow(needed)) }
         }
-        // A sort typed during a load or a search runs once that work has ended.
+        // A sort typed during a load or a search runs once that work has ended, the cursor on
+        // the column it sorts (whatever the cancel restored), and says so.
         if running == nil, let open = supersedingOpen {
             supersedingOpen = nil
+            if case .open(_, _, let sort?, _, _) = open {
+                if let index = columns.firstIndex(of: sort.column), let position = columnView.shown.firstIndex(of: index) { cursorColumn = position }
+                say("sorting by \(sort.column) \(sort.ascending ? "asc" : "desc") instead")
+            }
             effects.append(open)
         }
         return effects

@@ -168,17 +168,21 @@ struct LoadingTests {
         #expect(s.cursorColumn == 2 && s.queuedKeys.isEmpty, "column keys act at once")
         #expect(s.reduce(.key(.char("S"))) == [.cancel], "the sort cancels the load under way")
         #expect(s.queuedKeys.isEmpty && !s.quit)
+        // Keys typed after the sort are meant for the sorted result: they wait, never moving
+        // over the rows of the load being cancelled.
+        #expect(s.reduce(.key(.char("j"))) == [] && s.queuedKeys == [.char("j")] && s.cursorRow == 0)
         let after = s.reduce(.openCancelled(table: "t", columns: ["a", "b", "c"], filter: "a > 1", sort: nil))
         #expect(s.running == nil && !s.quit, "a cancel that a key asked for never quits")
         #expect(after.contains(.open(table: "t", filter: "a > 1", sort: SortDescriptor(column: "c", ascending: false))), "\(after)")
+        #expect(s.cursorColumn == 2 && s.message == "sorting by c desc instead", "the cursor on the sorted column: \(s.cursorColumn), \(s.message ?? "")")
+        #expect(s.takeQueuedKey() == .char("j"))
         // The load ended before the cancel came: the sort runs all the same.
         _ = s.reduce(.started(.opening))
         _ = s.reduce(.loadingRequest(table: "t", filter: "", sorts: []))
         _ = s.reduce(.openingFirstRows(table: "t", columns: ["a", "b", "c"], rows: first))
         #expect(s.reduce(.key(.char("s"))) == [.cancel])
         let ended = s.reduce(.opened(table: "t", columns: ["a", "b", "c"], filter: "", sort: nil, count: 100, cursor: 0, readOnly: nil, message: nil, result: 2))
-        // (The cancel above restored the cursor's column to the first: the sort is by it.)
-        #expect(ended.contains(.open(table: "t", filter: "", sort: SortDescriptor(column: "a", ascending: true))), "\(ended)")
+        #expect(ended.contains(.open(table: "t", filter: "", sort: SortDescriptor(column: "c", ascending: true))), "\(ended)")
         // A search under way: n waits (it goes on from the match the search finds); s replaces it.
         _ = s.reduce(.started(.searching))
         #expect(s.reduce(.key(.char("n"))) == [] && s.queuedKeys == [.char("n")])
@@ -186,7 +190,7 @@ struct LoadingTests {
         #expect(s.takeQueuedKey() == .char("n"))
         _ = s.reduce(.started(.searching))
         #expect(s.reduce(.key(.char("s"))) == [.cancel])
-        #expect(s.reduce(.searchCancelled).contains(.open(table: "t", filter: "", sort: SortDescriptor(column: "a", ascending: true))))
+        #expect(s.reduce(.searchCancelled).contains(.open(table: "t", filter: "", sort: SortDescriptor(column: "c", ascending: true))))
         _ = s.reduce(.started(.searching))
         #expect(s.reduce(.key(.char("D"))) == [] && s.queuedKeys == [.char("D")], "an edit key waits: it is never a reason to cancel")
         #expect(s.reduce(.key(.char("s"))) == [] && s.queuedKeys == [.char("D"), .char("s")], "behind a waiting key, a sort waits too (keys act in the order typed)")
