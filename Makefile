@@ -2,7 +2,14 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config openssl
 
-.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs
+
+# PostgreSQL in the faultline program is the package trait `PostgreSQL`. `make run` leaves it out:
+# a SQLite user's first build skips postgres-nio and its TLS stack (see Documentation/Development.md
+# for the times). `make install` and `make test` build it in; install in its own folder, so that
+# `make run` and `make install` never rebuild each other's configuration.
+WITH_POSTGRES := --traits PostgreSQL
+INSTALL_BUILD := $(SWIFT) build -c release --product faultline $(WITH_POSTGRES) --scratch-path .build-install
 
 # Coverage-guided fuzzing with libFuzzer and AddressSanitizer (both ship with the Swift toolchain):
 # one harness per input kind, a seed corpus per harness in Tests/FuzzCorpus/<name>/, and what
@@ -42,10 +49,9 @@ deps:
 	fi
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(WITH_POSTGRES)
 
-# The faultline product alone: its dependencies, not every target (BatchStorePostgres and postgres-nio
-# are not part of it).
+# The faultline product alone, for SQLite (what `make run` opens): its dependencies, not every target.
 release: deps
 	$(SWIFT) build -c release --product faultline
 
@@ -53,17 +59,39 @@ release: deps
 PREFIX ?= $(HOME)/.local
 BINDIR := $(PREFIX)/bin
 
-# Builds in release mode and copies the binary to $(BINDIR); says where, and whether it is on PATH.
-install: release
+# Shell completion scripts (`faultline --generate-completion-script SHELL`), where each shell looks
+# for them under $(PREFIX)/share: bash-completion's and fish's user folders, and zsh's site-functions
+# (which a zsh user adds to fpath).
+COMPLETIONS := bash:share/bash-completion/completions/faultline zsh:share/zsh/site-functions/_faultline fish:share/fish/vendor_completions.d/faultline.fish
+
+# Builds in release mode with PostgreSQL and copies the binary to $(BINDIR); says where, and
+# whether it is on PATH; then a completion script for each shell installed on this machine.
+install: deps
+	$(INSTALL_BUILD)
 	@mkdir -p "$(BINDIR)"
-	@install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/faultline" "$(BINDIR)/faultline"
+	@install -m 0755 "$$($(INSTALL_BUILD) --show-bin-path)/faultline" "$(BINDIR)/faultline"
 	@echo "installed $(BINDIR)/faultline"
+	@for c in $(COMPLETIONS); do sh=$${c%%:*}; file="$(PREFIX)/$${c#*:}"; \
+	  command -v $$sh >/dev/null 2>&1 || continue; \
+	  mkdir -p "$$(dirname "$$file")" && "$(BINDIR)/faultline" --generate-completion-script $$sh > "$$file" \
+	    && echo "installed $$sh completion: $$file" || echo "warning: could not write $$file"; done
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
 	  *) echo "warning: $(BINDIR) is not on PATH; add it, e.g. export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
 
 uninstall:
 	@if [ -e "$(BINDIR)/faultline" ]; then rm -f "$(BINDIR)/faultline" && echo "removed $(BINDIR)/faultline"; \
 	else echo "nothing to remove: $(BINDIR)/faultline does not exist"; fi
+	@for c in $(COMPLETIONS); do file="$(PREFIX)/$${c#*:}"; \
+	  if [ -e "$$file" ]; then rm -f "$$file" && echo "removed $$file"; fi; done
+
+# The DocC catalogs of the two libraries, with warnings (a broken ``Symbol`` link) as errors.
+DOCS_OUT := .build/docs
+docs:
+	@mkdir -p $(DOCS_OUT)
+	$(SWIFT) package --allow-writing-to-directory $(DOCS_OUT) generate-documentation --target BatchStore \
+	  --warnings-as-errors --disable-indexing --output-path $(DOCS_OUT)/BatchStore
+	$(SWIFT) package --allow-writing-to-directory $(DOCS_OUT) generate-documentation --target BatchStorePostgres \
+	  --warnings-as-errors --disable-indexing --output-path $(DOCS_OUT)/BatchStorePostgres
 
 # The README's screenshots: the browser run headless on a demo database (`faultline snapshot`),
 # each picture after the keys given here. --allow-edits only so that the status line reads as
@@ -84,10 +112,15 @@ screenshots: build
 run: release
 	.build/release/faultline
 
+# Every test (Swift Testing; suites tagged .postgres, .tmux, .slow), then each fuzzer briefly;
+# ends with the time each part took.
 test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
-	$(MAKE) fuzz-short
+	@t0=$$(date +%s); \
+	$(SWIFT) build --build-tests $(WITH_POSTGRES) || exit 1; t1=$$(date +%s); \
+	$(SWIFT) test --skip-build $(WITH_POSTGRES) || exit 1; t2=$$(date +%s); \
+	$(MAKE) --no-print-directory fuzz-short || exit 1; t3=$$(date +%s); \
+	echo "make test: build $$((t1 - t0)) s, tests $$((t2 - t1)) s, fuzzers $$((t3 - t2)) s"
+
 
 # The README's benchmark table and plot come from here.
 bench: release
@@ -97,8 +130,8 @@ bench: release
 # expression parsers and the predicate model, upserts and undos, the command-line verbs against
 # sqlite3; make test runs fewer of each), then each libFuzzer harness for FUZZ_LONG seconds.
 fuzz: deps
-	$(SWIFT) build --build-tests
-	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_FUZZ_STEPS=2000 FAULTLINE_MODEL_STEPS=100000 $(SWIFT) test --skip-build --filter 'RandomKeyTests|ModelTests|random'
+	$(SWIFT) build --build-tests $(WITH_POSTGRES)
+	FAULTLINE_FUZZ_KEYS=200000 FAULTLINE_FUZZ_RUNS=200000 FAULTLINE_FUZZ_STEPS=2000 FAULTLINE_MODEL_STEPS=100000 $(SWIFT) test --skip-build $(WITH_POSTGRES) --filter 'RandomKeyTests|ModelTests|random'
 	$(MAKE) fuzz-long
 
 fuzz-build:
@@ -120,4 +153,4 @@ fuzz-long: fuzz-build
 	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -12 .build-fuzz/$$name.log; done
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-install

@@ -8,11 +8,20 @@ let package = Package(
         .library(name: "BatchStorePostgres", targets: ["BatchStorePostgres"]),
         .executable(name: "faultline", targets: ["faultline"]),
     ],
+    // PostgreSQL in the `faultline` program is a trait, off unless asked for: a SQLite user's build
+    // (`make run`, `swift build`) does not compile postgres-nio and its TLS stack (about ten minutes of
+    // a cold release build on two cores against under two). `make install` and `make test` ask for it
+    // (`--traits PostgreSQL`). The BatchStorePostgres library builds whenever it is asked for, trait or not.
+    traits: [
+        .trait(name: "PostgreSQL", description: "PostgreSQL URLs in the faultline program (browse, export, import, update, delete, bench)."),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `make docs`: the DocC catalogs of BatchStore and BatchStorePostgres (a plugin: nothing of it is linked).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Wrappers for sqlite3_db_config(), which is variadic and cannot be called from Swift.
@@ -65,7 +74,7 @@ let package = Package(
             name: "FaultlineBench",
             dependencies: [
                 "BatchStore",
-                "BatchStorePostgres",
+                .target(name: "BatchStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 "Browser",
                 "TerminalCore",
                 "FaultlineDemo",
@@ -77,7 +86,7 @@ let package = Package(
             name: "faultline",
             dependencies: [
                 "BatchStore",
-                "BatchStorePostgres",
+                .target(name: "BatchStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 "FaultlineCodecs",
                 "FaultlineDemo",
                 "FaultlineBench",

@@ -114,3 +114,11 @@ extension Benchmark {
         return found
     }
 }
+
+extension Benchmark {
+    /// The program's path on `PATH`, if it is there.
+    static func which(_ program: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}

@@ -1,3 +1,5 @@
+// Built with the `PostgreSQL` trait only (see Package.swift).
+#if PostgreSQL
 import BatchStore
 import BatchStorePostgres
 import FaultlineDemo
@@ -506,11 +508,6 @@ extension Benchmark {
     }
 
     private static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
-
-    static func which(_ program: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
 }
 
 /// Set once the first screen has come: the bench then cancels the ID fetch it does not need.
@@ -518,3 +515,4 @@ private final class CancelAfterFirst: @unchecked Sendable {
     private(set) var isCancelled = false
     func cancel() { isCancelled = true }
 }
+#endif

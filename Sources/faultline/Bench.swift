@@ -1,5 +1,7 @@
 import ArgumentParser
+#if PostgreSQL
 import BatchStorePostgres
+#endif
 import FaultlineBench
 import FaultlineDemo
 import Foundation
@@ -59,8 +61,12 @@ struct Bench: ParsableCommand {
             guard !(browserOnly || memoryOnly || shellOnly || sheetsOnly || skipEager || plot != nil) else {
                 throw ValidationError("with a PostgreSQL URL, bench takes --rows, --table, --sort-column, --repeats and --json only")
             }
+            #if PostgreSQL
             print(try Benchmark.postgresReport(.init(url: db, table: table, sortColumn: sortColumn, rows: rows, repeats: repeats, json: json), status: printError))
             return
+            #else
+            throw postgresNotBuilt()
+            #endif
         }
         if table != nil || sortColumn != nil { throw ValidationError("--table and --sort-column go with a PostgreSQL URL in --db") }
         let options = Benchmark.Options(rows: rows, db: db, repeats: repeats, json: json, plot: plot,
@@ -86,6 +92,7 @@ struct BenchWorker: ParsableCommand {
     @Option var limit: Int = 0
 
     func run() throws {
+        #if PostgreSQL
         if mode == "pg-cells" {
             try Benchmark.postgresCellsWorker(url: database) { print($0) }
             return
@@ -98,6 +105,7 @@ struct BenchWorker: ParsableCommand {
             try Benchmark.postgresSweepWorker(url: database, table: table, sort: sort, limit: limit, batchSize: batchSize) { print($0) }
             return
         }
+        #endif
         try Benchmark.worker(database: database, mode: mode, eager: eager, batchSize: batchSize) { print($0) }
     }
 }

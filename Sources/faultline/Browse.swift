@@ -1,6 +1,8 @@
 import ArgumentParser
 import BatchStore
+#if PostgreSQL
 import BatchStorePostgres
+#endif
 import Browser
 import FaultlineDemo
 import Foundation
@@ -83,17 +85,21 @@ struct ViewOptions: ParsableArguments {
         options.osc52 = environment["FAULTLINE_OSC52"] == "1"
         options.copyDirectory = Self.stateFolder(environment)
         if paths.contains(where: PostgresStoreURL.isStoreURL) {
+            #if PostgreSQL
             guard paths.count == 1 else { throw BatchStoreError(.invalidArgument, "a PostgreSQL URL cannot be browsed together with other stores") }
             let store = try PostgresStore(url: paths[0])
             if let table { _ = try store.entity(named: table) }
             return OpenedView(stores: [], coordinator: nil, postgres: store, options: options)
+            #else
+            throw postgresNotBuilt()
+            #endif
         }
         let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {
             if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }
         }
-        return OpenedView(stores: stores, coordinator: coordinator, postgres: nil, options: options)
+        return OpenedView(stores: stores, coordinator: coordinator, options: options)
     }
 
     /// Where `y` writes its file: `$XDG_STATE_HOME/faultline`, else `$HOME/.local/state/faultline`
@@ -109,20 +115,26 @@ struct ViewOptions: ParsableArguments {
 struct OpenedView {
     let stores: [PersistentStore]
     let coordinator: PersistentStoreCoordinator?
-    let postgres: PostgresStore?
+    #if PostgreSQL
+    var postgres: PostgresStore? = nil
+    #endif
     var options: BrowserOptions
 
     /// What the screen and a picture's title call it: the file names, or the database's.
     var title: String {
+        #if PostgreSQL
         if let postgres { return "\(postgres.name) (PostgreSQL)" }
+        #endif
         return stores.map { ($0.path as NSString).lastPathComponent }.joined(separator: " ")
     }
 
     /// A browser over the files (one store, or several as one), or the database, on `backend`.
     func browser(backend: TerminalBackend, environment: BrowserEnvironment) throws -> Browser {
+        #if PostgreSQL
         if let postgres {
             return try Browser(context: PostgresContext(store: postgres), name: title, options: options, backend: backend, environment: environment)
         }
+        #endif
         if let coordinator { return try Browser(coordinator: coordinator, options: options, backend: backend, environment: environment) }
         return try Browser(store: stores[0], options: options, backend: backend, environment: environment)
     }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import BatchStore
+#if PostgreSQL
 import BatchStorePostgres
+#endif
 import Browser
 import Foundation
 
@@ -45,8 +47,12 @@ struct TableOptions: ParsableArguments {
     /// stores have it.
     func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
         if let postgresURL {
+            #if PostgreSQL
             let context = PostgresContext(store: try PostgresStore(url: postgresURL))
             return (context, try context.entity(named: table), 1)
+            #else
+            throw postgresNotBuilt()
+            #endif
         }
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {
@@ -94,7 +100,7 @@ struct EditOptions: ParsableArguments {
     /// reports. With several files the request runs in every store (all or nothing).
     func perform(verb: String, assigned: [String] = [], dryRunCount: (any FetchingContext, Entity) throws -> Int,
                  execute: (any FetchingContext, Entity) throws -> BatchResult,
-                 executeStreamingIDs: (PostgresContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
+                 executeStreamingIDs: (any FetchingContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
         let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
         if dryRun {
             // Every refusal the real run would make comes first (the count runs them), then what it would change.
@@ -119,7 +125,7 @@ struct EditOptions: ParsableArguments {
         let start = Date()
         let ticker = Ticker(verb == "update" ? "updating" : "deleting")
         defer { ticker.stop() }
-        if self.result == .ids, let context = context as? PostgresContext {
+        if self.result == .ids, source.postgresURL != nil {
             // Over PostgreSQL the changed keys wait in a server temp table until the transaction
             // has committed, then stream here: no ID array, and no ID printed for a rolled-back edit.
             let n = try executeStreamingIDs(context, entity) { print($0.uriRepresentation) }
@@ -178,7 +184,12 @@ struct Update: ParsableCommand {
                                 return report.rowsMatched
                             },
                             execute: { context, entity in try context.execute(request(entity), undoable: false) },
-                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
+                            executeStreamingIDs: { context, entity, body in
+                                #if PostgreSQL
+                                if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
+                                #endif
+                                throw postgresNotBuilt()
+                            })
     }
 }
 
@@ -206,6 +217,11 @@ struct Delete: ParsableCommand {
         try options.perform(verb: "delete",
                             dryRunCount: { context, entity in try context.countDelete(request(entity)) },
                             execute: { context, entity in try context.execute(request(entity), undoable: false) },
-                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
+                            executeStreamingIDs: { context, entity, body in
+                                #if PostgreSQL
+                                if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
+                                #endif
+                                throw postgresNotBuilt()
+                            })
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import BatchStore
+#if PostgreSQL
 import BatchStorePostgres
+#endif
 import FaultlineCodecs
 import Foundation
 import TerminalCore
@@ -38,8 +40,13 @@ struct Export: ParsableCommand {
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
         if let url = source.postgresURL {
+            #if PostgreSQL
             try exportPostgres(url, predicate: predicate, sort: sort)
             return
+            #else
+            _ = url
+            throw postgresNotBuilt()
+            #endif
         }
         let (context, entity, _) = try source.open(.init(readOnly: true))
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
@@ -63,6 +70,7 @@ struct Export: ParsableCommand {
     }
 }
 
+#if PostgreSQL
 extension Export {
     /// A PostgreSQL table, read as one statement streamed row by row
     /// (`PostgresStore.streamRows`), as export reads a SQLite file: every row read once, from one
@@ -86,6 +94,7 @@ extension Export {
         try out.flush()
     }
 }
+#endif
 
 /// Collects output bytes and writes them to stdout in 64 KiB chunks.
 final class BufferedOutput {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import BatchStore
+#if PostgreSQL
 import BatchStorePostgres
+#endif
 import FaultlineCodecs
 import Browser
 import Foundation
@@ -67,12 +69,16 @@ struct Import: ParsableCommand {
             }
             // Multi-row INSERTs in one transaction (PostgresContext.executeCounting); a dry run
             // sends every row and rolls back.
+            #if PostgreSQL
             let context = PostgresContext(store: try PostgresStore(url: database))
             try insert(handle, format: format, entityName: try context.entity(named: table).name, resultType: .count) { request in
                 let counts = try context.executeCounting(request)
                 return (counts.total, counts.inserted, counts.updated)
             }
             return
+            #else
+            throw postgresNotBuilt()
+            #endif
         }
         // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
         let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
