@@ -9,7 +9,7 @@ import Foundation
 /// - `UPDATE "s"."T" AS t SET "c" = <expr>, … WHERE <predicate> [RETURNING <key>]`; a predicate
 ///   through a to-one relationship, or a delete's sort and limit, become
 ///   `WHERE (<key>) IN (SELECT <key> FROM … JOIN … WHERE … ORDER BY … LIMIT …)`.
-/// - Through a result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``), the
+/// - Through a result (`BatchFaultingCollection/execute(_:objectIDs:values:undoable:)`), the
 ///   statement runs in the result's own session and adds its membership,
 ///   `AND (t."id") IN (SELECT ids.key FROM pg_temp.bs_ids_N AS ids)`: rows inserted since the
 ///   fetch, or outside its filter, are never touched.

@@ -1,16 +1,16 @@
 import BatchStore
 import Foundation
 
-/// A ``FetchingContext`` over one PostgreSQL store: what the browser (and any caller written
+/// A `FetchingContext` over one PostgreSQL store: what the browser (and any caller written
 /// against the protocol) needs to list tables, open batched results, count and look up rows on a
-/// server, as a ``ManagedObjectContext`` does on a SQLite file.
+/// server, as a `ManagedObjectContext` does on a SQLite file.
 ///
 /// Each result opened here has a session of its own (its temp table lives there); the context
 /// keeps one more session, opened at its first count or lookup, for those and for batch updates
 /// and deletes (one transaction each, see `PostgresBatchRequests.swift`). Edits through a result
 /// run in the result's session, limited to its rows.
 ///
-/// It keeps an identity map, as a ``ManagedObjectContext`` does: at most one live object per
+/// It keeps an identity map, as a `ManagedObjectContext` does: at most one live object per
 /// row, held weakly, whichever of its results (or ``existingObject(with:)``, ``object(with:)``)
 /// read the row. An object whose values are dropped (``refresh(_:mergeChanges:)``, a merge) is a
 /// fault again, and reading a value reads its row by key on the context's session. Merging a
@@ -21,7 +21,7 @@ import Foundation
 /// Undo journals are temp tables of the session that ran the edit (see `PostgresUndo.swift`); the
 /// last ``undoDepth`` edits can be undone.
 ///
-/// Not thread-safe: one thread uses it at a time, as with ``ManagedObjectContext``.
+/// Not thread-safe: one thread uses it at a time, as with `ManagedObjectContext`.
 public final class PostgresContext: ValueStreamingContext, ObjectContext, ObjectOwner {
     public let store: PostgresStore
     private var lookupLease: PostgresSessionLease?
@@ -216,7 +216,7 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
 
     /// Turns `object` back into a fault, so its next access reads the row as it is now. With
     /// `mergeChanges`, its unsaved changes are kept and laid over the fresh values; without, they
-    /// are discarded (a pending delete too), as ``ManagedObjectContext/refresh(_:mergeChanges:)``.
+    /// are discarded (a pending delete too), as `ManagedObjectContext/refresh(_:mergeChanges:)`.
     /// - Complexity: O(1); no I/O until the next access.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.link === link else { return }
@@ -248,16 +248,16 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
     }
 
-    /// Merges `changes` (from ``FetchingContext/merge(_:)``); see ``mergeChanges(_:)``.
+    /// Merges `changes` (from `FetchingContext/merge(_:)`); see ``mergeChanges(_:)``.
     public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
 
-    /// Merges `changes` into this context, as ``ManagedObjectContext/mergeChanges(_:)`` does: the
+    /// Merges `changes` into this context, as `ManagedObjectContext/mergeChanges(_:)` does: the
     /// registered objects of rows it updated are refaulted (their next access reads the new
     /// values; one with unsaved changes as ``mergePolicy`` says), those of rows it deleted are marked deleted and leave the identity map, and open
     /// results drop the resident batches that hold either (and any batch read ahead). Stored
     /// changes are asked only about the objects the context holds (one statement per 500); a
     /// change table that cannot be read refaults every object of its table. Inserted rows appear
-    /// after ``BatchFaultingCollection/refresh(keeping:)``.
+    /// after `BatchFaultingCollection/refresh(keeping:)`.
     /// - Complexity: O(registered objects) plus one statement per 500 of them per stored table.
     @discardableResult
     public func mergeChanges(_ changes: ChangeSet) -> MergeReport {

@@ -2,7 +2,7 @@ import BatchStore
 import Foundation
 import PostgresNIO
 
-/// postgres-nio's and SwiftNIO's failures as one-line ``BatchStoreError``s (PSQLError's own
+/// postgres-nio's and SwiftNIO's failures as one-line `BatchStoreError`s (PSQLError's own
 /// description is deliberately generic, so the line is built from what the server said).
 enum PostgresErrors {
     /// A failure while connecting and authenticating: prefixed with the URL (password hidden);

@@ -60,7 +60,7 @@ struct PostgresGrouping {
         return PostgresIDColumn.unlimited(column.declaredType, baseTypeOID: column.baseTypeOID)
     }
 
-    /// The select-list expression that reads a grouped value `x` as an ``SQLValue``: as the
+    /// The select-list expression that reads a grouped value `x` as an `SQLValue`: as the
     /// column reads (a binned `numeric` as a `double precision`, so that a bin has bounds; see
     /// ``shown(_:)``).
     func read(_ x: String) -> String {
@@ -90,7 +90,7 @@ struct PostgresGrouping {
         return .integer(Int64(d))
     }
 
-    /// `min`/`max` of grouped values `x`, read as an ``SQLValue``: booleans as 0 and 1, text by
+    /// `min`/`max` of grouped values `x`, read as an `SQLValue`: booleans as 0 and 1, text by
     /// code point, types without a `min` by their text.
     func bound(_ function: String, _ x: String) -> String {
         switch column.kind {

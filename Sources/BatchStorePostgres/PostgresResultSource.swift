@@ -43,11 +43,11 @@ struct PostgresIDColumn {
         }
     }
 
-    /// The select-list expression that reads `source` on the row under `t` as an ``SQLValue``
+    /// The select-list expression that reads `source` on the row under `t` as an `SQLValue`
     /// (what a `RETURNING` or a first batch reads the key with).
     var readSource: String { kind.selectExpression(source, typeOID: baseTypeOID) }
 
-    /// The select-list expression that reads the column under `alias` as an ``SQLValue``.
+    /// The select-list expression that reads the column under `alias` as an `SQLValue`.
     func read(_ alias: String) -> String { kind.selectExpression("\(alias).\(name)", typeOID: baseTypeOID) }
 
     /// The same column under another name (a journal's `k0`, `n0`).
@@ -710,7 +710,7 @@ final class PostgresResultSource: ResultSource {
     func fault(_ positions: Range<Int>) throws -> FaultedBatch { try fault(positions, iterating: false) }
 
     /// ``fault(_:)``; in an iteration that has read ``sweepStreamAfter`` batches in a row, the
-    /// rest of the result is then read by one statement (``PostgresSweepStream``), each batch of it
+    /// rest of the result is then read by one statement (`PostgresSweepStream`), each batch of it
     /// checked against the ID table (see ``streamed(_:from:)``).
     func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch {
         if let sweep {

@@ -1,7 +1,7 @@
 import BatchStore
 import Foundation
 
-/// Unsaved changes and ``save()`` over PostgreSQL, as a ``ManagedObjectContext`` has them over a
+/// Unsaved changes and ``save()`` over PostgreSQL, as a `ManagedObjectContext` has them over a
 /// SQLite file (``SavingContext``): `setValue`, ``insertObject(into:values:)`` and ``delete(_:)``
 /// change nothing on the server; ``save()`` writes every change in one transaction on the
 /// context's own session.
@@ -28,7 +28,7 @@ import Foundation
 /// - As on SQLite, inserts go parents first and deletes children first, by the tables' foreign
 ///   keys (``SaveOrder``); an update that points a row at a parent inserted in the same save runs
 ///   before that insert (save the parent first, or make the key `DEFERRABLE INITIALLY DEFERRED`).
-/// - Not built here: child contexts (``ManagedObjectContext/newChildContext()`` is SQLite's).
+/// - Not built here: child contexts (`ManagedObjectContext/newChildContext()` is SQLite's).
 extension PostgresContext: SavingContext {
     public var hasChanges: Bool { !changed.isEmpty }
 
@@ -179,7 +179,7 @@ extension PostgresContext: SavingContext {
     /// Writes every unsaved change in one transaction on the context's session: a statement per
     /// object, deletes, then updates, then inserts. Saved objects take their rows as written;
     /// inserted ones their row's key as their ID; deleted ones leave the identity map. Open results show updated values at once, and
-    /// inserted rows after ``BatchFaultingCollection/refresh(keeping:)``.
+    /// inserted rows after `BatchFaultingCollection/refresh(keeping:)`.
     /// - Throws: `.objectNotFound` when an updated row was deleted meanwhile, `.constraint` and
     ///   the server's other errors, naming the object; then nothing is written and every change
     ///   stays pending.

@@ -42,14 +42,14 @@ public final class PostgresSession: Sendable {
 
     /// Connects and authenticates, blocking the calling thread until the server is ready for
     /// queries. The password is the URL's, else `PGPASSWORD`, else `~/.pgpass`'s (libpq's order).
-    /// - Throws: ``BatchStoreError``: `.serverUnavailable` (nothing listens there, refused, timed
+    /// - Throws: `BatchStoreError`: `.serverUnavailable` (nothing listens there, refused, timed
     ///   out), `.authenticationFailed`, `.noSuchDatabase`, `.permissionDenied`, each one line.
     public static func open(_ url: PostgresStoreURL, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresSession {
         try open(url, environment: environment, on: nil)
     }
 
     /// ``open(_:environment:)`` on `eventLoop` (nil: postgres-nio's default group), for a session
-    /// that may block its own loop (``PostgresSweepStream`` does, to hold the server back).
+    /// that may block its own loop (`PostgresSweepStream` does, to hold the server back).
     static func open(_ url: PostgresStoreURL, environment: [String: String], on eventLoop: (any EventLoop)?) throws -> PostgresSession {
         let (future, password) = try start(url, environment: environment, on: eventLoop)
         let session: PostgresSession
@@ -144,11 +144,11 @@ public final class PostgresSession: Sendable {
     /// Runs one statement with `$1`, `$2`, … bound to `arguments` and returns its rows, blocking
     /// until the server has answered.
     ///
-    /// Each cell becomes an ``SQLValue``: `smallint`, `integer`, `bigint` as integers, `real` and
+    /// Each cell becomes an `SQLValue`: `smallint`, `integer`, `bigint` as integers, `real` and
     /// `double precision` as reals, `boolean` as 1 or 0, `bytea` as a blob, text types, `uuid` and
     /// `json(b)` as text. Select other types as `::text` (``PostgresValueKind/selectExpression(_:typeOID:)``).
     /// - Complexity: every row is held in memory: for catalog queries and batches, not for sweeps.
-    /// - Throws: ``BatchStoreError``, one line (`.permissionDenied`, `.postgres(SQLSTATE)`, …).
+    /// - Throws: `BatchStoreError`, one line (`.permissionDenied`, `.postgres(SQLSTATE)`, …).
     public func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
         try rows(of: sendCollecting(sql, arguments))
     }
@@ -295,7 +295,7 @@ public final class PostgresSession: Sendable {
         try waitWatching(send(sql, arguments), every: interval, watch: watch, cancel: cancel).metadata.rows
     }
 
-    /// ``query(_:_:)``, watched and cancelled as ``execute(_:_:every:watch:cancel:)`` is.
+    /// `query(_:_:)`, watched and cancelled as ``execute(_:_:every:watch:cancel:)`` is.
     public func query(_ sql: String, _ arguments: [SQLValue] = [], every interval: Double, watch: (Double) -> Bool, cancel: () -> Void) throws -> [[SQLValue]] {
         let result = try waitWatching(send(sql, arguments), every: interval, watch: watch, cancel: cancel)
         do {
@@ -373,7 +373,7 @@ public final class PostgresSession: Sendable {
         try? await connection.close().get()
     }
 
-    /// True once the connection is closed, by ``close()`` or by the server.
+    /// True once the connection is closed, by `close()` or by the server.
     public var isClosed: Bool { connection.isClosed }
 
     /// Sends `sql` and does not wait for it (what a deinit that drops a temp table uses: it may

@@ -5,9 +5,9 @@ import Synchronization
 
 /// A PostgreSQL database opened by URL, with its schema read once from the catalogs.
 ///
-/// The counterpart of ``PersistentStore`` for a server: the store connects once to read the
+/// The counterpart of `PersistentStore` for a server: the store connects once to read the
 /// schema, then each user of it opens its own ``PostgresSession``. A store reads its schema, hands
-/// out sessions, and fetches in batches (``fetchBatched(_:residentBatches:)``); batch requests
+/// out sessions, and fetches in batches (`fetchBatched(_:residentBatches:)`); batch requests
 /// over it are still to come.
 public final class PostgresStore: Sendable {
     /// The URL (its description hides the password).
@@ -29,7 +29,7 @@ public final class PostgresStore: Sendable {
 
     /// Connects to `url`, reads the schema (four catalog queries) and closes that session.
     /// `environment` supplies libpq's variables (`PGPASSWORD`, `PGPASSFILE`, `HOME`, …).
-    /// - Throws: ``BatchStoreError``, one line: `.serverUnavailable`, `.authenticationFailed`,
+    /// - Throws: `BatchStoreError`, one line: `.serverUnavailable`, `.authenticationFailed`,
     ///   `.noSuchDatabase`, `.permissionDenied`, …
     public init(url: PostgresStoreURL, name: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.url = url
@@ -55,7 +55,7 @@ public final class PostgresStore: Sendable {
         return entity
     }
 
-    /// Fetches with batching, as ``ManagedObjectContext/fetchBatched(_:residentBatches:progress:)``
+    /// Fetches with batching, as `ManagedObjectContext/fetchBatched(_:residentBatches:progress:)`
     /// does on SQLite: opens a session of the result's own, runs the ID fetch into a temp table
     /// there (`CREATE TEMP TABLE … AS SELECT row_number() OVER () AS pos, <key> FROM (SELECT … WHERE
     /// … ORDER BY …)`, then a primary key on `pos`), and returns the collection; rows are faulted
@@ -74,7 +74,7 @@ public final class PostgresStore: Sendable {
     /// (``cancelStatement(of:)``), leaves no temp table, and the call throws `.cancelled`.
     ///
     /// Objects of a result opened here have no context: they hold their values (open it through
-    /// a ``PostgresContext`` for an identity map, refreshing and merging). Edits through the result (``BatchFaultingCollection/execute(_:objectIDs:values:undoable:)``)
+    /// a ``PostgresContext`` for an identity map, refreshing and merging). Edits through the result (`BatchFaultingCollection/execute(_:objectIDs:values:undoable:)`)
     /// run in its session on its rows only; they can be undone when the result was opened through
     /// a ``PostgresContext``, which keeps the journals.
     /// - Complexity: the ID fetch runs on the server (a sort of the matching keys); client memory
@@ -107,7 +107,7 @@ public final class PostgresStore: Sendable {
     /// Streams the rows `request` matches, in its order (the same rows and order as
     /// ``fetchBatched(_:residentBatches:firstBatch:progress:)`` would give), as one statement on a
     /// session of its own: no ID table, no objects, every row read once from one snapshot, the
-    /// entity's columns in order, as ``PostgresSession/query(_:_:)`` reads them. What `faultline
+    /// entity's columns in order, as `PostgresSession.query(_:_:)` reads them. What `faultline
     /// export` reads a URL with. An error `body` throws stops the stream (the statement is
     /// cancelled on the server) and is rethrown.
     /// - Returns: the number of rows.
@@ -165,7 +165,7 @@ public final class PostgresStore: Sendable {
 
     /// True (the default) when an iteration over a batched result of this store that goes on for
     /// a while reads the rest of the result by one statement instead of batch faults (see
-    /// ``PostgresSweepStream``): the rows it reads are then as the server had them when that
+    /// `PostgresSweepStream`): the rows it reads are then as the server had them when that
     /// statement began, as with any one `SELECT`. False: every batch is faulted, and reads its
     /// rows as they are when faulted.
     public var streamsSweeps: Bool {

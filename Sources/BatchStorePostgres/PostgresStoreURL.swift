@@ -80,7 +80,7 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
     /// The database name.
     public var database: String
     /// The password written in the URL (or its `password` parameter), if any. See
-    /// ``resolvePassword(environment:homeDirectory:)`` for `PGPASSWORD` and `~/.pgpass`.
+    /// `resolvePassword(environment:homeDirectory:)` for `PGPASSWORD` and `~/.pgpass`.
     public var password: PostgresPassword?
     /// TLS, as `sslmode` asks (TCP only: libpq ignores it for Unix sockets, and so does this).
     public var sslMode: SSLMode
@@ -108,7 +108,7 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
     }
 
     /// Parses a store URL; missing parts come from `environment` (libpq's variables), then the defaults.
-    /// - Throws: ``BatchStoreError`` `.invalidArgument` naming the part at fault (never the password).
+    /// - Throws: `BatchStoreError` `.invalidArgument` naming the part at fault (never the password).
     public init(_ string: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let start = Self.scheme(of: string) else {
             throw BatchStoreError(.invalidArgument, "a PostgreSQL store URL starts with postgres:// or postgresql://")

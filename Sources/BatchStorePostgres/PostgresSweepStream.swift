@@ -4,7 +4,7 @@ import PostgresNIO
 import Synchronization
 
 /// The rest of a result read in its order by one statement, for a sweep: what an iteration over a
-/// ``BatchFaultingCollection`` reads instead of faulting batch after batch once it has gone on for
+/// `BatchFaultingCollection` reads instead of faulting batch after batch once it has gone on for
 /// a while (see ``PostgresResultSource/fault(_:iterating:)``, which checks every row it takes
 /// against the ID table and falls back on faults at the first that differs).
 ///

@@ -391,7 +391,7 @@ extension PostgresContext {
     }
 
     /// Why an edit of `rows` rows could not be undone, or nil: over ``undoLimit``, or what the
-    /// catalogs say now (``UndoPlan/check(in:)``: inheritance children, foreign-key actions), the
+    /// catalogs say now (`UndoPlan/check(in:)`: inheritance children, foreign-key actions), the
     /// same refusals the edit meets when it runs, so its question can say so before `y`.
     public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
         if rows > undoLimit {
@@ -425,7 +425,7 @@ extension PostgresContext {
     /// them; a row deleted since stays deleted); a delete gets its rows back whole, with the same
     /// keys (identity columns included; generated columns computed again); an insert's rows are
     /// deleted by key (the server's ON DELETE actions apply). Rows changed since the edit are left
-    /// as they are and counted in ``ChangeSet/changedSince`` (``UndoPlan/changedSinceCondition``:
+    /// as they are and counted in `ChangeSet/changedSince` (`UndoPlan/changedSinceCondition`:
     /// an updated row changed or gone, a deleted row's key taken again); an insert's rows, and rows
     /// of a table without a key, keep no after-image, and changes to them since are overwritten.
     /// Triggers run again, and the server checks every constraint: a row that would break one

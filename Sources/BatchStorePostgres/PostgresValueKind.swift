@@ -1,7 +1,7 @@
 import BatchStore
 
 /// What a PostgreSQL column's values become when read: the same kinds of value a SQLite store
-/// gives (``SQLValue``), chosen from the column's type (a domain by its base type).
+/// gives (`SQLValue`), chosen from the column's type (a domain by its base type).
 ///
 /// | kind | PostgreSQL types | read as |
 /// | --- | --- | --- |
@@ -27,7 +27,7 @@ public enum PostgresValueKind: String, Sendable, CaseIterable {
     case array
     case text
 
-    /// The ``SQLValue`` storage class a non-NULL value of this kind is read as (`integer`, `real`, `text`, `blob`).
+    /// The `SQLValue` storage class a non-NULL value of this kind is read as (`integer`, `real`, `text`, `blob`).
     public var storageClass: String {
         switch self {
         case .integer, .boolean: return "integer"

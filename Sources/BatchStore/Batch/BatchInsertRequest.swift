@@ -10,7 +10,7 @@ import GRDBSQLite
 ///
 /// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT DO NOTHING] [RETURNING <key>]`
 /// once per row, one cached statement per distinct column set; an upsert probes for the existing
-/// row first and runs an `UPDATE` of the given columns or an `INSERT` (``UpsertWriter``).
+/// row first and runs an `UPDATE` of the given columns or an `INSERT` (`UpsertWriter`).
 public struct BatchInsertRequest {
     /// What to do when a row conflicts with a UNIQUE or PRIMARY KEY constraint.
     public enum ConflictPolicy: Sendable {
@@ -19,7 +19,7 @@ public struct BatchInsertRequest {
         /// Skip the conflicting row (`ON CONFLICT DO NOTHING`); other constraints still fail.
         case ignore
         /// Update the existing row, setting only the columns this row gives; insert the row when
-        /// none exists (see ``UpsertWriter``: the existing row is found by key first, so NOT NULL
+        /// none exists (see `UpsertWriter`: the existing row is found by key first, so NOT NULL
         /// is never checked for a row that exists). Core Data's upsert overwrites every column;
         /// this one leaves the others alone. Undoable: undo restores the rows it updated and
         /// deletes the rows it inserted.
@@ -89,7 +89,7 @@ extension ManagedObjectContext {
     /// - Throws: `.noSuchAttribute` for an unknown key (naming it and the row), `.constraint` naming
     ///   SQLite's rule and the row number; then nothing was written.
     /// - Complexity: one statement execution per row (an upsert adds one key probe per row, see
-    ///   ``UpsertWriter``); memory O(1) unless `.objectIDs` is asked for.
+    ///   `UpsertWriter`); memory O(1) unless `.objectIDs` is asked for.
     ///
     /// With `undoable`, the inserted keys are journaled in a temp table, and ``undo()`` deletes them;
     /// an upsert also journals the before-image of every row it updates, which undo restores.

@@ -27,6 +27,8 @@ public protocol FetchingContext: AnyObject {
     /// Fetches `request` as a batched result (see ``BatchFaultingCollection``).
     ///
     /// - Parameters:
+    ///   - request: what to fetch: the entity, predicate, sort, limit, offset and batch size.
+    ///   - residentBatches: how many batches of rows stay in memory (least recently used go first).
     ///   - firstBatch: when given, called with the result's first `fetchBatchSize` objects before
     ///     the ID fetch runs (one `… ORDER BY … LIMIT` query, which needs no full sort).
     ///   - progress: called about every 50 ms during the ID fetch; `.cancel` stops it (the call

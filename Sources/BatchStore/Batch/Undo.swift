@@ -238,7 +238,7 @@ extension ManagedObjectContext {
         return changedSinceCondition(kind, entity: entity).map { "\(taken) AND NOT (\($0))" } ?? taken
     }
 
-    /// Why an edit of `rows` rows of `entity` could not be undone (see ``checkUndoable(_:rows:deleting:assigning:)``), or nil.
+    /// Why an edit of `rows` rows of `entity` could not be undone (see `checkUndoable(_:rows:deleting:assigning:)`), or nil.
     public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
         do {
             try checkUndoable(entity, rows: rows, deleting: deleting, assigning: assigning)
@@ -260,7 +260,7 @@ extension ManagedObjectContext {
     /// what the update wrote (or that is gone), a deleted row whose key names a row again. (An
     /// insert's and an upsert's rows keep no after-image: changes to them since are overwritten.)
     /// Triggers run again as SQLite defines them (an edit that fires one that writes is refused
-    /// undo before it runs: ``triggersFired(_:_:deleting:assigning:)``). A key-less table's deleted
+    /// undo before it runs: `triggersFired(_:_:deleting:assigning:)`). A key-less table's deleted
     /// row whose rowid SQLite gave to a new row since comes back under a new rowid (``ChangeSet/renumbered``).
     /// - Throws: `.nothingToUndo` when there is nothing to undo; SQLite errors roll back and keep
     ///   the entry, so undo can be tried again.

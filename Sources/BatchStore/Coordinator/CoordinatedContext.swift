@@ -65,6 +65,9 @@ public final class CoordinatedContext {
     /// - Complexity: the ID fetch is O(rows) in SQLite; memory O(batch size × resident batches).
     ///
     /// - Parameters:
+    ///   - request: what to fetch: the entity, predicate, sort, limit, offset and batch size.
+    ///   - affectedStores: the names of the stores to fetch from; `nil` for every store.
+    ///   - residentBatches: how many batches of rows stay in memory (least recently used go first).
     ///   - firstBatch: when given, called with the result's first `fetchBatchSize` objects before
     ///     the ID fetch runs (one `… ORDER BY … LIMIT` query, which needs no full sort).
     ///   - progress: called about every 50 ms during the ID fetch; `.cancel` stops it (the call

@@ -32,7 +32,7 @@ extension BatchFaultingCollection {
     /// holding `position`, each with its bound values, exactly as they are prepared (the ID fetch
     /// is compiled again from ``request``, which the result keeps). A batch of a result in rowid
     /// order that is one unbroken range of keys is read as that range of the table (see
-    /// ``StoreResultSource``): its fault is that range read, bound to its end keys.
+    /// `StoreResultSource`): its fault is that range read, bound to its end keys.
     /// - Complexity: compiling the request's predicate and sort, and one lookup of the batch's end
     ///   keys in the ID table; no row is read.
     /// - Throws: `.invalidQuery` if the request no longer compiles against the schema.

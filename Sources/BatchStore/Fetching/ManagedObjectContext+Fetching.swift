@@ -52,6 +52,7 @@ extension ManagedObjectContext {
     /// and returns the collection; rows are faulted `fetchBatchSize` at a time as they are touched.
     ///
     /// - Parameters:
+    ///   - request: what to fetch: the entity, predicate, sort, limit, offset and batch size.
     ///   - residentBatches: how many batches stay in memory (LRU).
     ///   - progress: called about every 50 ms during the ID fetch; return `.cancel` to stop it
     ///     (the call then throws `.cancelled` and leaves no temp table). It must not use this context.

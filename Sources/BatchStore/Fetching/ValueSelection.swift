@@ -74,7 +74,7 @@ public struct ValueSelection: Sendable, Equatable {
 extension SQLValue {
     /// The value as an SQL literal that SQLite reads back as the same value and storage class:
     /// `NULL`, `42`, `(-9223372036854775807 - 1)`, `1.0`, a real as exact arithmetic
-    /// (``exactRealLiteral(_:)``), `9e999`, `'it''s'`, `CAST(X'6100' AS TEXT)` (text holding NUL),
+    /// (`exactRealLiteral(_:)`), `9e999`, `'it''s'`, `CAST(X'6100' AS TEXT)` (text holding NUL),
     /// `X'00FF'`.
     public var sqlLiteral: String {
         switch self {

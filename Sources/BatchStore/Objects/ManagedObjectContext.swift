@@ -10,13 +10,13 @@ import GRDBSQLite
 /// context there from the same (Sendable) ``PersistentStore``; both work at the same time.
 ///
 /// What it is made of, each in its own file:
-/// - the connection and its temp tables (``Connection``, Store/),
-/// - the identity map (``IdentityMap``) and faults (this file),
+/// - the connection and its temp tables (`Connection`, Store/),
+/// - the identity map (`IdentityMap`) and faults (this file),
 /// - refreshing (`+Refreshing`), unsaved changes and saving (`+Saving`),
-/// - the SQL text per entity (``EntityStatements``, Store/),
-/// - state that the folders built on it keep per context (``featureState(_:make:)``): the open
-///   results whose batches a merge must drop (``OpenResults``, Fetching/) and the undo journal of
-///   batch requests (``UndoJournal``, Batch/), each next to the code that uses it.
+/// - the SQL text per entity (`EntityStatements`, Store/),
+/// - state that the folders built on it keep per context (`featureState(_:make:)`): the open
+///   results whose batches a merge must drop (`OpenResults`, Fetching/) and the undo journal of
+///   batch requests (`UndoJournal`, Batch/), each next to the code that uses it.
 public final class ManagedObjectContext {
     /// The store the context reads and writes.
     public let store: PersistentStore

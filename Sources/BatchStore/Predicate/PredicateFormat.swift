@@ -4,7 +4,7 @@ extension FetchPredicate {
     /// The predicate text that tests `key == value` in this language, with the value written as a
     /// literal that parses back to exactly `value`: `genre == "Drama"`, `year == 1999`,
     /// `rating == 7.5`, `genre == nil` for NULL, the key in backticks when it is not a plain name
-    /// (`` `release year` == 2001 ``). Text is quoted with `\"`, `\\`, `\n`, `\t`, `\r`, `\0` and
+    /// (a key `release year` is written in backticks before `== 2001`). Text is quoted with `\"`, `\\`, `\n`, `\t`, `\r`, `\0` and
     /// `\uXXXX` escapes, so no value from a file can end the literal or add to the predicate.
     ///
     /// With NSPredicate's semantics (see ``FetchPredicate``): numbers match numbers of equal value
