@@ -10,7 +10,7 @@ import TestSupport
 /// must hold exactly what a plain Swift mirror holds (the rows the predicate selects, computed
 /// from the rows before the step, changed by Swift's own arithmetic and text functions). A
 /// failing sequence is shrunk to the fewest steps that still fail.
-@Suite("PostgreSQL batch edits")
+@Suite("PostgreSQL batch edits", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresBatchEditTests {
     typealias Row10 = [SQLValue]
     /// Columns of `r` (as in the cross-engine test): id, n0, x, s, b, d, f, p_id, n, i.

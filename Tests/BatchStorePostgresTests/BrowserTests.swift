@@ -11,7 +11,7 @@ import TestSupport
 /// batch before the ID fetch, progress and cancel of the ID fetch, counts and lookups. The main
 /// test drives two browsers with the same keys, one over a SQLite file and one over a PostgreSQL
 /// database holding the same rows, and compares their screens after every key.
-@Suite("PostgreSQL browser")
+@Suite("PostgreSQL browser", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresBrowserTests {
     static let rowCount = 3_000
     static let names = ["Ran", "ran", "Été", "ete", "Straße", "STRASSE", "東京", "title", "Élan", "zebra"]

@@ -9,7 +9,7 @@ import TestSupport
 /// it over one SQLite store and several: every entry point (iteration both ways, random access,
 /// the throwing read, object IDs, slices, statistics, membership, refresh) against the same model,
 /// for every batch size, resident limit, limit and offset, sort and filter.
-@Suite("Batched results conform over PostgreSQL")
+@Suite("Batched results conform over PostgreSQL", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresConformanceTests {
     @Test("every entry point agrees with the model", arguments: [0, 7, 201])
     func conforms(size: Int) throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The identity-map and merging suite (``ContextModel``, one definition) over PostgreSQL, as
 /// `ContextModelTests` runs it over SQLite: the same steps, the same model, the same checks.
-@Suite("Contexts agree with the model: identity, staleness, merges (PostgreSQL)")
+@Suite("Contexts agree with the model: identity, staleness, merges (PostgreSQL)", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct PostgresContextModelTests {
     static let seed: UInt64 = 2511
 

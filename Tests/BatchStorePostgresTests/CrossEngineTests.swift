@@ -11,7 +11,7 @@ import TestSupport
 /// and a to-one relationship, with `[c]`, `[d]`, LIKE, MATCHES, IN, BETWEEN, arithmetic and
 /// functions; each also negated. A disagreement is shrunk to the smallest predicate that still
 /// disagrees and reported with the rows in question.
-@Suite("SQLite and PostgreSQL agree")
+@Suite("SQLite and PostgreSQL agree", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct CrossEngineTests {
     /// Predicates per run (each also run negated): 250 in `make test`.
     static let runs = max(1, Int(ProcessInfo.processInfo.environment["FAULTLINE_CROSS_ENGINE_RUNS"] ?? "") ?? 250)

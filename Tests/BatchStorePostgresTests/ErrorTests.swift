@@ -10,7 +10,7 @@ import Glibc
 
 /// What goes wrong, against the real server: each failure is one line with a code to match, and
 /// no line holds the password.
-@Suite("PostgreSQL errors")
+@Suite("PostgreSQL errors", .tags(.postgres), .timeLimit(slowTestLimit))
 struct ErrorTests {
     @Test("server down: no socket file in the folder")
     func noSocket() throws {

@@ -8,7 +8,7 @@ import TestSupport
 /// equivalent of: json, uuid, arrays, enums, points, intervals), views and keyless tables, and
 /// the life of a frequency table: in the result's session, cancelled on the server, dropped when
 /// it goes.
-@Suite("PostgreSQL frequencies and summaries")
+@Suite("PostgreSQL frequencies and summaries", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresFrequencyTests {
     static func store(_ server: PostgresServer) throws -> (PostgresStore, String) {
         let database = try server.makeDatabase("freq", sql: """
@@ -176,7 +176,7 @@ struct PostgresFrequencyTests {
             try dawdling.frequencies(of: "v", rows: .matchingNow) { _ in calls += 1; return .cancel }
         }
         #expect(calls >= 1 && Date().timeIntervalSince(started) < 2.5, "\(calls) calls in \(Date().timeIntervalSince(started)) s")
-        usleep(200_000)
+        try waitUntil(timeout: 5) { try freqTables() == "0" }
         #expect(try freqTables() == "0")
         // The session is still good: the next count runs.
         #expect(try dawdling.frequencies(of: "v").values(in: 0..<3).map(\.count) == [500, 500, 500])

@@ -10,7 +10,7 @@ import TestSupport
 /// `idle_session_timeout`): one line on screen, every key still answered, `r` reads the result
 /// again in a new session with the cursor's row kept. Before, the next key that needed rows asked
 /// for them again and again, and the browser spun deaf until SIGTERM.
-@Suite("A lost PostgreSQL session")
+@Suite("A lost PostgreSQL session", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct LostSessionTests {
     @Test("the backend killed under the browser: G says so in one line at once, keys still act, q quits; r opens the result in a new session where the cursor was, with a change committed meanwhile")
     func lostSession() throws {
@@ -34,7 +34,10 @@ struct LostSessionTests {
         }.start()
         defer { done.set() }
         try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()", database: database)
-        usleep(200_000)
+        try waitUntil(timeout: 5) {
+            try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()", database: database)
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+        }
         browser.send(.char("G"))
         #expect(browser.state.cursorRow == 4999)
         #expect(browser.state.messageIsError && browser.state.message?.hasPrefix("cannot read these rows: ") == true
@@ -54,7 +57,10 @@ struct LostSessionTests {
         #expect(terminal.lines.contains { $0.contains(" 4999 ") && $0.contains(" -1") }, "\(terminal.lines)")
         // Lost again: q still quits.
         try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()", database: database)
-        usleep(200_000)
+        try waitUntil(timeout: 5) {
+            try server.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()", database: database)
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+        }
         browser.send([.char("g"), .char("q")])
         #expect(browser.state.quit)
     }

@@ -7,7 +7,7 @@ import TestSupport
 /// SQLite file) against a PostgreSQL database given by URL: the same random verbs, the same
 /// model, the table read back through psql after every step. Texts hold no NUL (PostgreSQL's
 /// text cannot); a conflict is the server's `duplicate key value`.
-@Suite(.serialized) struct PostgresModelCLITests {
+@Suite(.serialized, .tags(.postgres, .slow), .timeLimit(slowTestLimit)) struct PostgresModelCLITests {
     static func engine(_ server: PostgresServer) throws -> CLIModel.Engine {
         let database = try server.makeDatabase("climodel", sql: "CREATE TABLE t(id bigint PRIMARY KEY, n bigint, s text, r float8)")
         func literal(_ s: String?) -> String { s.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL" }

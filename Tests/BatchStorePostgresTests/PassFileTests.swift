@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `~/.pgpass` by libpq's rules: fields, wildcards, escapes, first match, the 0600 rule, precedence.
-@Suite("PostgreSQL password file")
+@Suite("PostgreSQL password file", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PassFileTests {
     /// Writes `text` to a file in `dir` with `mode` and returns its path.
     func passFile(_ dir: TempDir, _ text: String, mode: mode_t = 0o600) throws -> String {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The unsaved-changes and saving suite (``SaveModel``, one definition) over PostgreSQL, as
 /// `SaveModelTests` runs it over SQLite: the same steps, the same model, the same checks.
-@Suite("Saving agrees with the model: pending changes, saves all or nothing, rollbacks, merge policies (PostgreSQL)")
+@Suite("Saving agrees with the model: pending changes, saves all or nothing, rollbacks, merge policies (PostgreSQL)", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct PostgresSaveModelTests {
     @Test("random setValue, inserts, deletes, saves, rollbacks, refreshes, another session's writes and merged batch edits agree with the model; a failure shrinks")
     func randomSequences() throws {

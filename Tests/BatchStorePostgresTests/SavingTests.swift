@@ -6,7 +6,7 @@ import TestSupport
 
 /// Unsaved changes and `save()` over PostgreSQL beyond the shared model (`PostgresSaveModelTests`):
 /// what the server adds (types, defaults, generated columns, keys it makes) and what it refuses.
-@Suite("Saving over PostgreSQL: types, defaults, keys, refusals, one transaction")
+@Suite("Saving over PostgreSQL: types, defaults, keys, refusals, one transaction", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresSavingTests {
     static let tableSQL = """
         CREATE TABLE p(id serial PRIMARY KEY, n int NOT NULL DEFAULT 5, t text, g int GENERATED ALWAYS AS (n * 2) STORED);
@@ -130,7 +130,7 @@ struct PostgresSavingTests {
 }
 
 /// The save order over PostgreSQL: parents before children, children before parents when deleted.
-@Suite("PostgreSQL save order")
+@Suite("PostgreSQL save order", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresSaveOrderTests {
     @Test("a root, its parent and its child inserted in one save (the child's table sorts first) go in; deleted in one save, they go out")
     func parentsFirst() throws {
@@ -155,7 +155,7 @@ struct PostgresSaveOrderTests {
     }
 }
 
-@Suite("PostgreSQL: one object per row after a save")
+@Suite("PostgreSQL: one object per row after a save", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresSupersededTests {
     @Test("a fault registered for a key, then an insert that takes the key: after the save the inserted object stands for the row; the fault says so")
     func insertTakesAFaultsKey() throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The schema read from the catalogs of a database made with psql: kinds of relations, keys,
 /// foreign keys with their ON DELETE rules, and every mapped column type read as its value kind.
-@Suite("PostgreSQL schema from the catalogs")
+@Suite("PostgreSQL schema from the catalogs", .tags(.postgres), .timeLimit(slowTestLimit))
 struct SchemaTests {
     static let schemaSQL = #"""
         CREATE TYPE mood AS ENUM ('sad', 'happy');

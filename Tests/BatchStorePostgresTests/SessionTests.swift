@@ -10,7 +10,7 @@ import Glibc
 
 /// The test server itself, and sessions over its Unix socket: values, passwords from each
 /// source, synchronous and async callers.
-@Suite("PostgreSQL sessions")
+@Suite("PostgreSQL sessions", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct SessionTests {
     @Test("the harness's server is PostgreSQL on a Unix socket in its own folder only, run by a user other than root")
     func harness() throws {

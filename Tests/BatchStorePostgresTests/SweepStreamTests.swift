@@ -7,7 +7,7 @@ import TestSupport
 /// An iteration over a PostgreSQL result that goes on for a while reads the rest by one statement
 /// (`PostgresSweepStream`), every row checked against the ID table: these tests hold it to what
 /// faults would read, and to when it must give way to them.
-@Suite("A sweep streams the rest of a PostgreSQL result, checked row by row against its ID table", .serialized)
+@Suite("A sweep streams the rest of a PostgreSQL result, checked row by row against its ID table", .serialized, .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct SweepStreamTests {
     /// 30,000 rows: `grp` repeats (ties broken by the key), `v` names the row.
     static let rows = 30_000
@@ -322,7 +322,7 @@ struct SweepStreamTests {
 /// The keys a sweep checks its streamed rows against come as one `int8[]` text cell a run of
 /// positions; its reader must take every integer PostgreSQL prints and refuse anything else (a
 /// refused cell only sends the sweep back to faults; a misread one would pass a wrong row).
-@Suite("An int8[]'s text is read exactly or not at all")
+@Suite("An int8[]'s text is read exactly or not at all", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
 struct ArrayTextTests {
     @Test("integers at the edges of Int64, in order; anything else refused")
     func integers() {

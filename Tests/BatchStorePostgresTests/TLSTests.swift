@@ -6,7 +6,7 @@ import TestSupport
 
 /// TLS against a real server (``PostgresServer/requireTLS()``: TCP on 127.0.0.1, a self-signed
 /// certificate, TLS required by its `pg_hba.conf`): each `sslmode` does what libpq's does.
-@Suite("PostgreSQL over TLS")
+@Suite("PostgreSQL over TLS", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresTLSTests {
     /// Whether the session's own connection is encrypted, as the server says.
     static func encrypted(_ url: String) throws -> Bool {

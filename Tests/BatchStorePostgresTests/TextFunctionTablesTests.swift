@@ -2,13 +2,14 @@ import BatchStore
 @testable import BatchStorePostgres
 import Foundation
 import Testing
+import TestSupport
 
 /// The `pg_temp` text functions' tables are Foundation's folding and case mapping of every code
 /// point of planes 0 and 1, computed here (2.5 s) and written to `PostgresTextFunctions+Tables.swift`,
 /// so a session installs them without computing them. This checks, on every run, that the
 /// written tables are what this machine's Foundation gives; with
 /// `FAULTLINE_WRITE_TEXT_FUNCTIONS=1` it writes them again.
-@Suite struct TextFunctionTablesTests {
+@Suite(.tags(.postgres), .timeLimit(slowTestLimit)) struct TextFunctionTablesTests {
     @Test("the written text function tables are exactly what Foundation gives for every code point")
     func writtenTablesAreFoundations() throws {
         let computed = PostgresTextFunctions.computeStatements()

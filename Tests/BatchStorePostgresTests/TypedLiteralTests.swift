@@ -7,7 +7,7 @@ import TestSupport
 /// A text literal compared with a typed column (timestamps, dates, intervals, numeric, uuid,
 /// inet, jsonb) is read by the column's type, as psql reads it: a predicate means what psql means,
 /// and a delete through it removes exactly psql's rows. A literal the type cannot read is one line.
-@Suite("PostgreSQL literals compare in the column's type")
+@Suite("PostgreSQL literals compare in the column's type", .tags(.postgres), .timeLimit(slowTestLimit))
 struct TypedLiteralTests {
     @Test("time_hour < '2013-1-2', time_hour == '2013-01-01T11:10:00Z', dates, intervals, numeric, uuid, inet and jsonb count what psql counts; the same delete removes psql's rows; a bad literal is .invalidQuery")
     func typedLiterals() throws {

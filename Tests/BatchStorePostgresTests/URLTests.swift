@@ -2,9 +2,10 @@ import BatchStore
 import BatchStorePostgres
 import Foundation
 import Testing
+import TestSupport
 
 /// Store URLs as libpq reads them, and the password never in a description or an error.
-@Suite("PostgreSQL store URLs")
+@Suite("PostgreSQL store URLs", .tags(.postgres), .timeLimit(slowTestLimit))
 struct URLTests {
     /// No libpq variable from the machine running the tests.
     static let clean: [String: String] = [:]

@@ -9,7 +9,7 @@ import TestSupport
 /// Over PostgreSQL, an edit's question says before `y` whether undo will be possible, from the
 /// same catalog checks the edit meets when it runs (foreign keys that cascade or set NULL,
 /// inheritance children), not only the undo limit; and a question that promised undo is kept.
-@Suite("PostgreSQL: undo said in the question")
+@Suite("PostgreSQL: undo said in the question", .tags(.postgres), .timeLimit(slowTestLimit))
 struct PostgresUndoQuestionTests {
     /// The question's lines (it wraps over the grid), trimmed and joined.
     static func last(_ terminal: MemoryTerminal) -> String? {

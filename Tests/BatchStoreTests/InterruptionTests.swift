@@ -2,12 +2,13 @@ import BatchStore
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Cancelling a batch delete, update or undo part way (``ManagedObjectContext/interruptible(_:_:)``):
 /// on a real file of 300,000 rows, stopped from the progress handler at its first report inside
 /// the write transaction (deterministic: no sleep), the file, the undo stack and the connection's
 /// temp tables must be exactly as before, and the store still usable.
-@Suite("Interrupting batch edits", .serialized)
+@Suite("Interrupting batch edits", .serialized, .tags(.slow), .timeLimit(slowTestLimit))
 struct InterruptionTests {
     static let rows = 300_000
 

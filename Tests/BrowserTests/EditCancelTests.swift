@@ -4,11 +4,12 @@ import Foundation
 import GRDB
 import TerminalCore
 import Testing
+import TestSupport
 
 /// D, U, u and r show a working line and Esc (Ctrl-C, q) cancels them: the reducer's side (pure),
 /// the runner's and BrowserData's on real files (cancelled from the progress callback or at the
 /// start, never after a sleep), and a whole session.
-@Suite("Cancelling D, U, u and r", .serialized)
+@Suite("Cancelling D, U, u and r", .serialized, .tags(.slow), .timeLimit(slowTestLimit))
 struct EditCancelTests {
     // MARK: The reducer
 

@@ -3,6 +3,7 @@ import Browser
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 import TerminalCore
 
 /// A model-based random run: a seeded generator drives a browser session on a real SQLite file
@@ -12,7 +13,7 @@ import TerminalCore
 /// result on screen and the marks; the file is compared with the model after every step. On a
 /// failure the steps are shrunk to a shortest sequence that still fails, which is printed.
 /// `make fuzz` runs longer with FAULTLINE_MODEL_STEPS.
-@Suite("Model-based random run")
+@Suite("Model-based random run", .tags(.slow), .timeLimit(slowTestLimit))
 struct ModelTests {
     @Test("the browser, the file and a plain Swift model agree after every step")
     func modelRun() throws {

@@ -3,12 +3,13 @@ import Browser
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 import TerminalCore
 
 /// Deterministic random key runs: the browser never crashes and keeps its invariants. `make fuzz`
 /// runs longer with FAULTLINE_FUZZ_KEYS; FAULTLINE_TRACE_KEYS prints each key with the sheet path
 /// before it is sent (a crash cannot be shrunk: the trace shows the way to it).
-@Suite("Random keys")
+@Suite("Random keys", .tags(.slow), .timeLimit(slowTestLimit))
 struct RandomKeyTests {
     static let alphabet: [Key] = [
         .char("j"), .char("k"), .char("h"), .char("l"), .down, .up, .left, .right, .pageDown, .pageUp,

@@ -12,7 +12,7 @@ import TestSupport
 /// `G`'s last rows during a load must all leave the same cursor, sort, filter, columns and marks.
 /// Whichever moment each key is read at, the outcome is the same, so the run is deterministic in
 /// what it checks; a disagreement is shrunk to the fewest keys that still disagree.
-@Suite("Keys typed during work")
+@Suite("Keys typed during work", .tags(.slow), .timeLimit(slowTestLimit))
 struct TypedDuringWorkTests {
     static let alphabet: [Key] = [
         .char("j"), .char("j"), .char("k"), .char("h"), .char("l"), .pageDown, .pageUp, .ctrl("d"), .char("g"), .char("G"),

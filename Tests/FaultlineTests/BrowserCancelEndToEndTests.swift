@@ -5,7 +5,7 @@ import TestSupport
 
 /// The open and the search run on the browser's worker thread while the real terminal's keys are
 /// read on the main one: progress is drawn, and Esc, q and Ctrl-C reach the running fetch.
-@Suite("Cancelling a load, a search, an edit, an undo or a write in a real terminal", .serialized)
+@Suite("Cancelling a load, a search, an edit, an undo or a write in a real terminal", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct BrowserCancelEndToEndTests {
     /// 2,000,000 rows: sorted by name, the ID fetch and a search that finds nothing each take long
     /// enough to press a key during them.

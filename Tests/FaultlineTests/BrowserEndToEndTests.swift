@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
-@Suite("The browser end to end, in tmux", .serialized)
+@Suite("The browser end to end, in tmux", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct BrowserEndToEndTests {
     static let rows = 300_000
 

@@ -2,6 +2,7 @@ import BatchStore
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Formats a value the way `export --format tsv` promises, independently of the exporter.
 func tsv(_ value: DatabaseValue) -> String {
@@ -14,7 +15,7 @@ func tsv(_ value: DatabaseValue) -> String {
     }
 }
 
-@Suite(.serialized) struct CLITests {
+@Suite(.serialized, .tags(.slow), .timeLimit(slowTestLimit)) struct CLITests {
     @Test func demoIsDeterministicAndExportMatchesSQLiteRowForRow() throws {
         let scratch = TempDir()
         let a = scratch.path("a.sqlite"), b = scratch.path("b.sqlite")

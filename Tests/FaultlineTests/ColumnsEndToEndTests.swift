@@ -5,7 +5,7 @@ import TestSupport
 
 /// Hiding and freezing columns, jumping to one by name, the record view and the SQL sheet in the
 /// real binary in a real terminal.
-@Suite("Columns, the record view and the SQL end to end, in tmux", .serialized)
+@Suite("Columns, the record view and the SQL end to end, in tmux", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct ColumnsEndToEndTests {
     /// The grid's header line: the line that starts with the `#` of the row numbers.
     func header(_ screen: [String]) -> [String] {

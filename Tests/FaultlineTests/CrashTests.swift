@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// SIGKILL in the middle of a batch, for real: the file must pass `integrity_check` and hold the
 /// operation either fully applied or not at all.
-@Suite("Crashes mid-batch", .serialized)
+@Suite("Crashes mid-batch", .serialized, .tags(.slow), .timeLimit(slowTestLimit))
 struct CrashTests {
     static let rows = 400_000
 

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
-@Suite(.serialized) struct EditCLITests {
+@Suite(.serialized, .tags(.slow), .timeLimit(slowTestLimit)) struct EditCLITests {
     func makeDemo(_ scratch: TempDir) throws -> String {
         try CLI.demo(rows: 5000, at: scratch.path("d.sqlite"))
     }
@@ -145,7 +146,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct ImportCLITests {
+@Suite(.serialized, .tags(.slow), .timeLimit(slowTestLimit)) struct ImportCLITests {
     @Test func exportThenImportRoundTripsInEveryFormat() throws {
         let scratch = TempDir()
         let path = scratch.path("d.sqlite")

@@ -4,7 +4,7 @@ import TestSupport
 
 /// Following foreign keys, copying with `y` and writing with `:w` in the real binary in a real
 /// terminal (tmux), on the demo database.
-@Suite("Relationships, y and :w end to end, in tmux", .serialized)
+@Suite("Relationships, y and :w end to end, in tmux", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct ExploreEndToEndTests {
     @Test("Enter on movie.director_id opens the director; Esc back; R on that director opens their movies, as many as SQLite counts")
     func followKeys() throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The frequency and summary sheets in the real binary in a real terminal: F, Enter on a value,
 /// Esc back, I, and Esc cancelling a long count and a long summary.
-@Suite("The frequency and summary sheets end to end, in tmux", .serialized)
+@Suite("The frequency and summary sheets end to end, in tmux", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct FrequencyEndToEndTests {
     @Test("F on genre, Enter on the second value opens its movies, Esc back to the sheet, Esc back to the table where it was")
     func frequencyEnterAndBack() throws {

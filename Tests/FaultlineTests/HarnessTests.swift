@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The harness the end-to-end tests stand on: no tmux server outlives its harness, and no child
 /// holds a descriptor of the test process.
-@Suite("The process and tmux harness", .serialized)
+@Suite("The process and tmux harness", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct HarnessTests {
     /// Where each open descriptor of `pid` points (`/proc/<pid>/fd`), by number.
     func descriptors(_ pid: pid_t) -> [Int: String] {

@@ -8,7 +8,7 @@ import TestSupport
 /// and non-ASCII text (NULs included): after every step the file is read twice, through SQLite
 /// directly (text as bytes) and through the sqlite3 shell (text as hex, reals as fixed-point).
 /// The same run goes against PostgreSQL in `PostgresModelCLITests`.
-@Suite(.serialized) struct ModelCLITests {
+@Suite(.serialized, .tags(.slow), .timeLimit(slowTestLimit)) struct ModelCLITests {
     static func engine() throws -> CLIModel.Engine {
         let scratch = TempDir()
         let path = scratch.path("m.sqlite")

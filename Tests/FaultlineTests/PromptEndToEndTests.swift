@@ -4,7 +4,7 @@ import TestSupport
 
 /// Prompts in the real binary in a real terminal: editing with Alt keys, the mistyped filter
 /// kept at its error's column, the history kept across two runs in the state folder.
-@Suite("Prompts end to end, in tmux", .serialized)
+@Suite("Prompts end to end, in tmux", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct PromptEndToEndTests {
     @Test("a mistyped filter comes back with the cursor on the typo, Alt-F and Ctrl-W fix it; the next run recalls both filters with Up")
     func historyAcrossRuns() throws {
@@ -73,7 +73,6 @@ struct PromptEndToEndTests {
         }
         #expect(!open, "Esc closed the prompt")
         #expect(Date().timeIntervalSince(started) < 2, "at once, not after a long wait for a second key")
-        Thread.sleep(forTimeInterval: 0.2)
         try t.type("j")
         try t.waitFor("row 2 of 50")
         try t.type("q")

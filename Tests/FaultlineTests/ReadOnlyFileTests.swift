@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Files the user may not write: as root (CI), the binary runs as `nobody` on root's files; as
 /// anyone else, the file and its folder are made read-only.
-@Suite("Read-only files and folders", .serialized)
+@Suite("Read-only files and folders", .serialized, .tags(.tmux, .slow), .timeLimit(slowTestLimit))
 struct ReadOnlyFileTests {
     /// The command prefix that makes `db` read-only for the program.
     func readOnlyRunner(_ scratch: TempDir, _ db: String) throws -> [String] {

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Several files as one result from the command line.
-@Suite("Several stores from the command line")
+@Suite("Several stores from the command line", .tags(.slow), .timeLimit(slowTestLimit))
 struct StoresCLITests {
     func make(_ scratch: TempDir) throws -> [String] {
         try ["y2023", "y2024"].enumerated().map { i, name in
