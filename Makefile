@@ -1,6 +1,6 @@
 # Faultline: `make run` opens the demo, `make test` runs every test.
 SWIFT ?= swift
-APT_PACKAGES := libsqlite3-dev libncurses-dev tmux pkg-config openssl
+APT_PACKAGES := libsqlite3-dev sqlite3 libncurses-dev tmux pkg-config openssl
 
 .PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs
 
