@@ -225,26 +225,31 @@ extension PostgresContext {
                 // INSERTs, in the same transaction.
                 let firstPairs = try paired(first, 1)
                 let copyColumns = firstPairs.map(\.column)
-                func line(_ pairs: [(column: PostgresColumn, value: SQLValue)]) -> String? {
-                    guard !pairs.isEmpty, pairs.map(\.column) == copyColumns else { return nil }
-                    var fields: [String] = []
-                    fields.reserveCapacity(pairs.count)
-                    for pair in pairs {
-                        guard let text = PostgresSession.copyText(pair.value, for: pair.column) else { return nil }
-                        fields.append(text)
+                // The first row's keys as it wrote them, in the COPY's column order. A row with as
+                // many keys, each of them among these, names the same columns (checked once, for
+                // the first row), so the rows after it are read by these keys without pairing,
+                // sorting or checking names again.
+                let copyKeys: [String] = copyColumns.compactMap { column in first.first { byName[$0.key] == column }?.key }
+                var text = ""
+                func line(_ row: [String: SQLValue]) -> String? {
+                    guard !copyColumns.isEmpty, row.count == copyKeys.count, copyKeys.count == copyColumns.count else { return nil }
+                    text.removeAll(keepingCapacity: true)
+                    for index in copyKeys.indices {
+                        guard let value = row[copyKeys[index]],
+                              PostgresSession.appendCopyText(value, for: copyColumns[index], to: &text) else { return nil }
+                        text.unicodeScalars.append(index == copyKeys.count - 1 ? "\n" : "\t")
                     }
-                    return fields.joined(separator: "\t") + "\n"
+                    return text
                 }
-                if var waiting = line(firstPairs) {
+                if let waiting = line(first) {
                     var sent = false
                     let rows = PostgresSession.CopyRows {
                         if !sent { sent = true; number += 1; return waiting }
                         guard let row = try request.next() else { return nil }
-                        guard let next = line(try paired(row, number + 1)) else {
+                        guard let next = line(row) else {
                             pushedBack = row
                             return nil
                         }
-                        waiting = next
                         number += 1
                         return next
                     }

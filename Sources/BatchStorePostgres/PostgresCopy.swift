@@ -82,26 +82,48 @@ extension PostgresSession {
     /// Nil for a value the INSERT path reads differently than a literal would (a number, or a
     /// blob for a column that is not bytea): the caller writes those rows by INSERT.
     static func copyText(_ value: SQLValue, for column: PostgresColumn) -> String? {
+        var out = ""
+        return appendCopyText(value, for: column, to: &out) ? out : nil
+    }
+
+    /// ``copyText(_:for:)`` appended to `out`; false (and `out` partly written) for a value the
+    /// INSERT path must take. Text with none of the bytes COPY escapes is appended as it is.
+    static func appendCopyText(_ value: SQLValue, for column: PostgresColumn, to out: inout String) -> Bool {
         switch value {
-        case .null: return "\\N"
+        case .null:
+            out += "\\N"
+            return true
         case .text(let s):
-            var out = ""
-            out.reserveCapacity(s.utf8.count)
+            // Backslash, tab, newline, carriage return and NUL are the bytes that matter, all
+            // ASCII; UTF-8 never uses an ASCII byte inside another character.
+            let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
+                !bytes.contains { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0 }
+            }
+            if plain == true {
+                out += s
+                return true
+            }
             for c in s.unicodeScalars {
                 switch c {
                 case "\\": out += "\\\\"
                 case "\t": out += "\\t"
                 case "\n": out += "\\n"
                 case "\r": out += "\\r"
-                case "\0": return nil   // PostgreSQL text holds no NUL: the INSERT path says so
+                case "\0": return false   // PostgreSQL text holds no NUL: the INSERT path says so
                 default: out.unicodeScalars.append(c)
                 }
             }
-            return out
+            return true
         case .blob(let data) where column.kind == .blob:
-            return "\\\\x" + data.map { String(format: "%02x", $0) }.joined()
+            out += "\\\\x"
+            let digits = Array("0123456789abcdef".unicodeScalars)
+            for byte in data {
+                out.unicodeScalars.append(digits[Int(byte >> 4)])
+                out.unicodeScalars.append(digits[Int(byte & 0x0F)])
+            }
+            return true
         default:
-            return nil
+            return false
         }
     }
 }
