@@ -145,20 +145,77 @@ extension Benchmark {
                         shell: [shell, "-readonly", "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
         }
 
-        // Import: the shell's .import of the same CSV into the same empty table (foreign keys off,
-        // as the shell leaves them; faultline checks them).
+        // Import: the shell's .import of the same CSV into the same empty table, with the same
+        // checks: foreign keys on (faultline checks them; the shell leaves them off unless asked).
         let csv = scratchDirectory + "/movie.csv", ndjson = scratchDirectory + "/movie.ndjson"
         note("against the shell: writing the import files…")
         for (file, format) in [(csv, "csv"), (ndjson, "ndjson")] {
             try runTimed([executable, "export", path, "--table", "movie", "--format", format], stdout: file)
         }
+        let checked = ["-cmd", "PRAGMA foreign_keys = ON"]
         let target = scratchDirectory + "/import.sqlite"
         let empty = { try makeEmptyCopy(of: path, at: target) }
         try compare("import csv", target: 1.5, ours: [executable, "import", target, "--table", "movie", csv],
-                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+                    shell: [shell] + checked + [target, ".import --csv --skip 1 \(csv) movie"], before: empty)
         try compare("import ndjson (shell: the same rows as CSV)", target: 1.5, ours: [executable, "import", target, "--table", "movie", ndjson],
-                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+                    shell: [shell] + checked + [target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+
+        // A real-shaped file: 24 columns of every storage class, a fifth of the values NULL, text
+        // timestamps, a foreign key checked on every row; a quarter as many rows as the demo.
+        let wide = scratchDirectory + "/wide-source.sqlite", wideCSV = scratchDirectory + "/wide.csv"
+        try makeWideTable(at: wide, demo: path, rows: max(1, try rowCount(path) / 4))
+        try runTimed([executable, "export", wide, "--table", "wide", "--format", "csv"], stdout: wideCSV)
+        let wideTarget = scratchDirectory + "/wide-import.sqlite"
+        try compare("import csv, 24 columns with NULLs and a foreign key", target: 1.5,
+                    ours: [executable, "import", wideTarget, "--table", "wide", wideCSV],
+                    shell: [shell] + checked + [wideTarget, ".import --csv --skip 1 \(wideCSV) wide"],
+                    before: { try makeEmptyCopy(of: wide, at: wideTarget) })
         return rows
+    }
+
+    /// The demo's movie count.
+    static func rowCount(_ path: String) throws -> Int {
+        var count = 0
+        try RawConnection(path: path).forEachRow("SELECT count(*) FROM movie") { row in
+            if case .integer(let n) = row[0] { count = Int(n) }
+        }
+        return count
+    }
+
+    /// A file at `path` with the demo's directors and a table `wide` of `rows` rows: 24 columns
+    /// (integers, reals, text, text timestamps, a director foreign key), every fifth value of
+    /// most columns NULL.
+    static func makeWideTable(at path: String, demo: String, rows: Int) throws {
+        removeScratch(path)
+        let db = try RawConnection(path: path, readOnly: false, create: true)
+        var columns = ["id INTEGER PRIMARY KEY", "director_id INTEGER REFERENCES director(id)"]
+        var values = ["i", "CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % (SELECT count(*) FROM director) END"]
+        for k in 0..<22 {
+            let null = "CASE WHEN (i + \(k)) % 5 = 0 THEN NULL ELSE "
+            switch k % 4 {
+            case 0:
+                columns.append("n\(k) INTEGER"); values.append(null + "(i * \(k + 7)) % 100003 END")
+            case 1:
+                columns.append("r\(k) REAL"); values.append(null + "(i % 9973) / 7.0 END")
+            case 2:
+                columns.append("t\(k) TEXT"); values.append(null + "'value ' || (i * \(k + 3)) % 50021 || ', \"quoted\"' END")
+            default:
+                columns.append("at\(k) TEXT"); values.append(null + "datetime(1700000000 + i * 61, 'unixepoch') END")
+            }
+        }
+        var directorSQL = ""
+        try RawConnection(path: demo).forEachRow("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'director'") { row in
+            if case .text(let sql) = row[0] { directorSQL = sql }
+        }
+        try db.exec("""
+            \(RawConnection.attachReadOnly(demo, as: "src"));
+            \(directorSQL);
+            INSERT INTO director SELECT * FROM src.director;
+            DETACH DATABASE src;
+            CREATE TABLE wide(\(columns.joined(separator: ", ")));
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < \(rows))
+            INSERT INTO wide SELECT \(values.joined(separator: ", ")) FROM c;
+            """)
     }
 
     /// `movie` of `path` split into `parts` files by `id % parts`, with every director, in the scratch folder.
