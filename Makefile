@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev sqlite3 libncurses-dev tmux pkg-config openssl
 
-.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs check-sqlite-build
 
 # PostgreSQL in the faultline program is the package trait `PostgreSQL`. `make run` leaves it out:
 # a SQLite user's first build skips postgres-nio and its TLS stack (see Documentation/Development.md
@@ -73,8 +73,10 @@ install: deps
 	@echo "installed $(BINDIR)/faultline"
 	@for c in $(COMPLETIONS); do sh=$${c%%:*}; file="$(PREFIX)/$${c#*:}"; \
 	  command -v $$sh >/dev/null 2>&1 || continue; \
-	  mkdir -p "$$(dirname "$$file")" && "$(BINDIR)/faultline" --generate-completion-script $$sh > "$$file" \
-	    && echo "installed $$sh completion: $$file" || echo "warning: could not write $$file"; done
+	  mkdir -p "$$(dirname "$$file")" && "$(BINDIR)/faultline" --generate-completion-script $$sh > "$$file.tmp" \
+	    && mv -f "$$file.tmp" "$$file" && echo "installed $$sh completion: $$file" \
+	    || { rm -f "$$file.tmp"; echo "warning: could not write $$file"; }; \
+	  if [ $$sh = zsh ]; then echo "  (zsh: add $$(dirname "$$file") to fpath before compinit)"; fi; done
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
 	  *) echo "warning: $(BINDIR) is not on PATH; add it, e.g. export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
 
@@ -118,8 +120,18 @@ test: deps
 	@t0=$$(date +%s); \
 	$(SWIFT) build --build-tests $(WITH_POSTGRES) || exit 1; t1=$$(date +%s); \
 	$(SWIFT) test --skip-build $(WITH_POSTGRES) || exit 1; t2=$$(date +%s); \
-	$(MAKE) --no-print-directory fuzz-short || exit 1; t3=$$(date +%s); \
-	echo "make test: build $$((t1 - t0)) s, tests $$((t2 - t1)) s, fuzzers $$((t3 - t2)) s"
+	$(MAKE) --no-print-directory check-sqlite-build || exit 1; t3=$$(date +%s); \
+	$(MAKE) --no-print-directory fuzz-short || exit 1; t4=$$(date +%s); \
+	echo "make test: build $$((t1 - t0)) s, tests $$((t2 - t1)) s, SQLite-only build $$((t3 - t2)) s, fuzzers $$((t4 - t3)) s"
+
+# make run's configuration (no PostgreSQL), in a folder of its own so that neither rebuilds the
+# other: it builds, and refuses a PostgreSQL URL with one line and exit 2.
+check-sqlite-build:
+	$(SWIFT) build --product faultline --scratch-path .build-sqlite
+	@out=$$(.build-sqlite/debug/faultline export 'postgresql://nobody@localhost/none' --table t 2>&1); code=$$?; \
+	if [ $$code -eq 2 ] && [ "$$(printf '%s\n' "$$out" | wc -l)" -eq 1 ] && printf '%s' "$$out" | grep -q 'built without PostgreSQL'; then \
+	  echo "the SQLite-only build refuses a PostgreSQL URL in one line"; \
+	else echo "the SQLite-only build answered a PostgreSQL URL with exit $$code: $$out"; exit 1; fi
 
 
 # The README's benchmark table and plot come from here.
@@ -153,4 +165,4 @@ fuzz-long: fuzz-build
 	  || { tail -40 .build-fuzz/$$name.log; exit 1; }; tail -12 .build-fuzz/$$name.log; done
 
 clean:
-	rm -rf .build .build-fuzz .build-install
+	rm -rf .build .build-fuzz .build-install .build-sqlite

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// The counterpart of `PersistentStore` for a server: the store connects once to read the
 /// schema, then each user of it opens its own ``PostgresSession``. A store reads its schema, hands
-/// out sessions, and fetches in batches (`fetchBatched(_:residentBatches:)`); batch requests
+/// out sessions, and fetches in batches (``fetchBatched(_:residentBatches:firstBatch:progress:)``); batch requests
 /// over it are still to come.
 public final class PostgresStore: Sendable {
     /// The URL (its description hides the password).

@@ -80,7 +80,7 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible, Cus
     /// The database name.
     public var database: String
     /// The password written in the URL (or its `password` parameter), if any. See
-    /// `resolvePassword(environment:homeDirectory:)` for `PGPASSWORD` and `~/.pgpass`.
+    /// ``resolvePassword(environment:)`` for `PGPASSWORD` and `~/.pgpass`.
     public var password: PostgresPassword?
     /// TLS, as `sslmode` asks (TCP only: libpq ignores it for Unix sockets, and so does this).
     public var sslMode: SSLMode

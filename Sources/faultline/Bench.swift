@@ -105,6 +105,8 @@ struct BenchWorker: ParsableCommand {
             try Benchmark.postgresSweepWorker(url: database, table: table, sort: sort, limit: limit, batchSize: batchSize) { print($0) }
             return
         }
+        #else
+        if mode.hasPrefix("pg-") { throw postgresNotBuilt() }
         #endif
         try Benchmark.worker(database: database, mode: mode, eager: eager, batchSize: batchSize) { print($0) }
     }

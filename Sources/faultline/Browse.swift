@@ -14,7 +14,7 @@ struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Browse a table of a SQLite file or a PostgreSQL URL in the terminal (the default command; no DB opens the demo).")
 
-    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir), browsed and edited as a file is. Without any, the demo database (1M movies), created in the cache directory on first run.")
+    @Argument(help: "The SQLite file (it must exist); several files browse as one result, with a column naming each row's store. Or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir), browsed and edited as a file is. Without any, the demo database (1M movies), created in the cache directory on first run.", completion: .file())
     var databases: [String] = []
 
     var database: String? { databases.first }

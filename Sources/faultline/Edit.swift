@@ -8,7 +8,7 @@ import Foundation
 
 /// The file, table and filter that `export`, `update` and `delete` all take.
 struct TableOptions: ParsableArguments {
-    @Argument(help: "The SQLite file (it must exist); several files are one result across stores; or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir).")
+    @Argument(help: "The SQLite file (it must exist); several files are one result across stores; or a PostgreSQL URL (postgresql://user@host/db, ?host=/socket/dir).", completion: .file())
     var databases: [String]
 
     @Option(help: "With several files: which stores, by name (the file name without extension), e.g. 'a,b'.")
@@ -34,7 +34,7 @@ struct TableOptions: ParsableArguments {
         if stores != nil && databases.count < 2 { throw ValidationError("--stores needs several files") }
     }
 
-    @Option(help: "The table (or, for export, view).")
+    @Option(help: "The table (export also reads a view).")
     var table: String
 
     @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"'.")
@@ -187,8 +187,10 @@ struct Update: ParsableCommand {
                             executeStreamingIDs: { context, entity, body in
                                 #if PostgreSQL
                                 if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
-                                #endif
+                                throw BatchStoreError(.invalidArgument, "--result ids streams from a PostgreSQL context only")
+                                #else
                                 throw postgresNotBuilt()
+                                #endif
                             })
     }
 }
@@ -220,8 +222,10 @@ struct Delete: ParsableCommand {
                             executeStreamingIDs: { context, entity, body in
                                 #if PostgreSQL
                                 if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
-                                #endif
+                                throw BatchStoreError(.invalidArgument, "--result ids streams from a PostgreSQL context only")
+                                #else
                                 throw postgresNotBuilt()
+                                #endif
                             })
     }
 }

@@ -10,7 +10,7 @@ import TerminalCore
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stream a table's rows to stdout as TSV, CSV, NDJSON or a JSON array, filtered and sorted.",
-        discussion: "SQLite: one forward statement (the library's streamRows): memory stays flat whatever the row count, and the rows are one consistent read of the file(s). PostgreSQL URL: the matching keys are sorted into a temp table on the server, then rows are read 1,000 at a time by position; memory stays flat, but rows changed meanwhile come out as they are then, and rows deleted meanwhile are left out.")
+        discussion: "SQLite: one forward statement (the library's streamRows): memory stays flat whatever the row count, and the rows are one consistent read of the file(s). PostgreSQL URL: the same, one statement streamed row by row from one snapshot: memory stays flat.")
 
     @OptionGroup var source: TableOptions
 

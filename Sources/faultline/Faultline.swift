@@ -9,6 +9,7 @@ struct Faultline: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "Core Data-style batching for SQLite and PostgreSQL: batch-faulted browsing, bulk edits, export and benchmarks.",
+        version: "0.1.0 (unreleased; see CHANGELOG.md)",
         subcommands: [Browse.self, Snapshot.self, Tour.self, Demo.self, Export.self, Import.self, Update.self, Delete.self, Bench.self, BenchWorker.self],
         defaultSubcommand: Browse.self)
 

@@ -29,13 +29,13 @@ struct Import: ParsableCommand {
         }
     }
 
-    @Argument(help: "The SQLite file (it must exist), or a PostgreSQL URL (postgresql://user@host/db).")
+    @Argument(help: "The SQLite file (it must exist), or a PostgreSQL URL (postgresql://user@host/db).", completion: .file())
     var database: String
 
     @Option(help: "The table.")
     var table: String
 
-    @Argument(help: "The file to read (- for standard input).")
+    @Argument(help: "The file to read (- for standard input).", completion: .file())
     var file: String
 
     @Option(help: "ndjson, json or csv (default: from the file's extension, else ndjson).")
@@ -44,7 +44,7 @@ struct Import: ParsableCommand {
     @Option(help: "On a UNIQUE conflict: fail (nothing written), ignore the row, or upsert (update only the given columns).")
     var onConflict: Conflict = .fail
 
-    @Flag(help: "Read and check every row, then roll back: prints how many rows would be inserted.")
+    @Flag(help: "Read and check every row, then roll back: prints how many rows were read and checked (with --on-conflict ignore or upsert, how many of them a real run inserts, skips or updates is known only then).")
     var dryRun = false
 
     enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off }
@@ -53,7 +53,11 @@ struct Import: ParsableCommand {
     var foreignKeys: Switch = .on
 
     func run() throws {
-        let format = self.format ?? ImportFormat(rawValue: (file as NSString).pathExtension.lowercased()) ?? .ndjson
+        let fileExtension = (file as NSString).pathExtension.lowercased()
+        if self.format == nil, ["tsv", "tab"].contains(fileExtension) {
+            throw BatchStoreError(.invalidArgument, "\(file): TSV cannot be imported (import reads csv, ndjson and json); export the table as csv or ndjson")
+        }
+        let format = self.format ?? ImportFormat(rawValue: fileExtension == "jsonl" ? "ndjson" : fileExtension) ?? .ndjson
         let handle: FileHandle
         if file == "-" { handle = .standardInput } else {
             var isDirectory: ObjCBool = false
@@ -116,7 +120,13 @@ struct Import: ParsableCommand {
             }
         } catch is DryRunDone {
             print(reader.rowsRead)
-            printError("would insert \(counted(reader.rowsRead, "row")) (dry run: rolled back, nothing was written)")
+            if onConflict == .fail {
+                printError("would insert \(counted(reader.rowsRead, "row")) (dry run: rolled back, nothing was written)")
+            } else {
+                // Conflicting rows are skipped or updated, not inserted: the dry run rolled back
+                // before it could tell the split, so it says only what it read and checked.
+                printError("read and checked \(counted(reader.rowsRead, "row")); with --on-conflict \(onConflict.rawValue) some may be \(onConflict == .ignore ? "skipped" : "updated") rather than inserted (dry run: rolled back, nothing was written)")
+            }
         }
     }
 }

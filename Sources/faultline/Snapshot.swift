@@ -20,7 +20,7 @@ struct Snapshot: ParsableCommand {
             a '<' that opens no name. Example: --keys 'jjj<Enter><Esc>F'
             """)
 
-    @Argument(help: "The SQLite file (it must exist); several files show as one result, as in browse. Or a PostgreSQL URL.")
+    @Argument(help: "The SQLite file (it must exist); several files show as one result, as in browse. Or a PostgreSQL URL.", completion: .file())
     var databases: [String]
 
     @OptionGroup var view: ViewOptions
@@ -34,7 +34,7 @@ struct Snapshot: ParsableCommand {
     @Option(help: "The screen's size in cells, COLSxROWS.")
     var size: String = "100x30"
 
-    @Flag(help: "Let the keys change the file (D, U, u with their confirmations). Without it the file is opened read-only: a picture never writes.")
+    @Flag(help: "Let the keys change the file (D, U, u with their confirmations). Without it the file is opened read-only: a picture never writes the database (`:w FILE` in the keys still writes FILE).")
     var allowEdits = false
 
     func validate() throws {

@@ -19,6 +19,9 @@ struct Tour: ParsableCommand {
     var rows: Int = 1_000_000
 
     func run() throws {
+        if let db, isPostgresURL(db) {
+            throw BatchStoreError(.invalidArgument, "tour reads a SQLite file (the demo database by default), not a PostgreSQL URL")
+        }
         let path = try db ?? DemoDatabase.ensureInCache(rows: rows)
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
         let context = try ManagedObjectContext(store: store)

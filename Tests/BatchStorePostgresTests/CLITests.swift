@@ -6,7 +6,7 @@ import TestSupport
 
 /// `faultline export`, `import`, `update` and `delete` with a PostgreSQL URL, as a user runs them,
 /// against the test server.
-@Suite("faultline with a PostgreSQL URL", .tags(.postgres, .slow), .timeLimit(slowTestLimit))
+@Suite("faultline with a PostgreSQL URL", .tags(.postgres, .tmux, .slow), .timeLimit(slowTestLimit))
 struct CLITests {
     @Test("export writes the rows psql selects, in the same order, as CSV; errors are one line")
     func export() throws {

@@ -82,12 +82,13 @@ struct SessionTests {
         #expect(error?.message.contains(password) == false)
     }
 
-    @Test("synchronous calls from more tasks than the cooperative pool has threads all finish", .timeLimit(.minutes(1)))
+    // A deadlock fails by the suite's time limit; how long the calls take is not asserted: the
+    // other suites running at the same time hold the same cooperative threads.
+    @Test("synchronous calls from more tasks than the cooperative pool has threads all finish")
     func synchronousCallersDoNotDeadlock() async throws {
         let server = try PostgresServer.require()
         let sessions = try (0..<8).map { _ in try server.session("postgres") }
         defer { for s in sessions { s.close() } }
-        let started = Date()
         // Each task blocks its (cooperative) thread in a synchronous query that sleeps 0.3 s on the server.
         let answers = try await withThrowingTaskGroup(of: [[SQLValue]].self) { group in
             for (i, session) in sessions.enumerated() {
@@ -98,7 +99,6 @@ struct SessionTests {
             return all
         }
         #expect(Set(answers.map { $0[1] }) == Set((0..<8).map { SQLValue.integer(Int64($0)) }))
-        #expect(Date().timeIntervalSince(started) < 30)
     }
 
     @Test("the async API suspends instead of blocking, on the same session")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The identity-map and merging suite (``ContextModel``, one definition) over SQLite; the same
 /// suite runs over PostgreSQL in `PostgresContextModelTests`.
-@Suite("Contexts agree with the model: identity, staleness, merges (SQLite)")
+@Suite("Contexts agree with the model: identity, staleness, merges (SQLite)", .tags(.slow), .timeLimit(slowTestLimit))
 struct ContextModelTests {
     static let seed: UInt64 = 2511
 

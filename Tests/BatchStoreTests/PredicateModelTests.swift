@@ -9,7 +9,7 @@ import TestSupport
 /// compiled to SQL by BatchStore and evaluated by a plain Swift model of NSPredicate's documented
 /// semantics. Every predicate is also checked negated. A disagreement is shrunk to the smallest
 /// predicate that still disagrees and reported with the rows in question.
-@Suite struct PredicateModelTests {
+@Suite(.tags(.slow), .timeLimit(slowTestLimit)) struct PredicateModelTests {
     /// Predicates per run: 1,500 in `make test`, more with FAULTLINE_FUZZ_RUNS (`make fuzz`).
     static let runs = max(1, (Int(ProcessInfo.processInfo.environment["FAULTLINE_FUZZ_RUNS"] ?? "") ?? 4000) * 3 / 8)
 

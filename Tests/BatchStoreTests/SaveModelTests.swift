@@ -5,7 +5,7 @@ import TestSupport
 
 /// The unsaved-changes and saving suite (``SaveModel``, one definition) over SQLite; the same
 /// suite runs over PostgreSQL in `PostgresSaveModelTests`.
-@Suite("Saving agrees with the model: pending changes, saves all or nothing, rollbacks, merge policies (SQLite)")
+@Suite("Saving agrees with the model: pending changes, saves all or nothing, rollbacks, merge policies (SQLite)", .tags(.slow), .timeLimit(slowTestLimit))
 struct SaveModelTests {
     @Test("random setValue, inserts, deletes, saves, rollbacks, refreshes, another connection's writes and merged batch edits agree with the model; a failure shrinks")
     func randomSequences() throws {

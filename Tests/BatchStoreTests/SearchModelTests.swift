@@ -8,7 +8,7 @@ import TestSupport
 /// near matches (found position by position) and far ones or none (found by one scan of the
 /// table's matches), forwards and backwards, on a sorted result with ties, a text key and rows
 /// deleted since the fetch.
-@Suite("Search in result order, against a model")
+@Suite("Search in result order, against a model", .tags(.slow), .timeLimit(slowTestLimit))
 struct SearchModelTests {
     @Test("60,000 rows sorted with ties: every search from random positions, both ways, gives the model's first match; rows deleted since the fetch are never found")
     func searchAgainstModel() throws {
@@ -61,7 +61,7 @@ struct SearchModelTests {
     }
 }
 
-@Suite("Case folding of ASCII text, byte by byte")
+@Suite("Case folding of ASCII text, byte by byte", .tags(.slow), .timeLimit(slowTestLimit))
 struct ASCIIFoldTests {
     @Test("bs_fold of ASCII text (every character, NULs, mixed case) is what Foundation's folding gives, for [c], [d] and [cd]; text with other characters still goes through Foundation")
     func asciiFoldMatchesFoundation() throws {

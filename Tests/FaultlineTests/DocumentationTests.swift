@@ -26,7 +26,7 @@ struct DocumentationTests {
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count <= 300, "README.md has \(lines.count) lines")
         let numbered = lines.enumerated().filter { _, line in
-            line.range(of: #"\b(issue|round)s? #?\d+"#, options: [.regularExpression, .caseInsensitive]) != nil
+            line.range(of: #"\b(issue|round|PR)s? #?\d+|(?<![\w&/])#\d+\b"#, options: [.regularExpression, .caseInsensitive]) != nil
         }
         #expect(numbered.isEmpty, "\(numbered.map { "README.md:\($0.offset + 1): \($0.element)" })")
     }
@@ -84,12 +84,29 @@ struct DocumentationTests {
         #expect(reference.contains("--generate-completion-script"), "the reference says how to get completion scripts")
     }
 
-    /// The targets of Markdown links `[text](target)`, code spans left out.
+    @Test("the README's Swift example is, line for line, the one the BatchStore tests compile")
+    func exampleCompiles() throws {
+        let readme = try Self.read("README.md")
+        let block = try #require(readme.firstMatch(of: /```swift\n((?:.|\n)*?)```/)).1
+        let lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "import BatchStore")
+        let body = lines.dropFirst().joined(separator: "\n").trimmingCharacters(in: .newlines)
+        let compiled = try Self.read("Tests/BatchStoreTests/ReadmeExampleTests.swift")
+        #expect(compiled.contains("func readmeExample() throws {\n" + body + "\n}"),
+                "README.md's example differs from Tests/BatchStoreTests/ReadmeExampleTests.swift: copy it there")
+    }
+
+    /// The targets of Markdown links `[text](target)` and `[text](target "title")`, and of
+    /// reference definitions `[label]: target`, code spans and fenced code left out.
     static func links(in text: String) -> [String] {
         var links: [String] = []
-        for line in text.split(separator: "\n") where !line.hasPrefix("    ") {
+        var fenced = false
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("```") { fenced.toggle(); continue }
+            guard !fenced else { continue }
             let plain = line.replacing(/`[^`]*`/, with: "")
-            for match in plain.matches(of: /\]\(([^)\s]+)\)/) { links.append(String(match.1)) }
+            for match in plain.matches(of: /\]\(([^)\s]+)(?: +"[^"]*")?\)/) { links.append(String(match.1)) }
+            if let definition = plain.firstMatch(of: /^ {0,3}\[[^\]]+\]: +(\S+)/) { links.append(String(definition.1)) }
         }
         return links
     }

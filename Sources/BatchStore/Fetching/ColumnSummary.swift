@@ -56,12 +56,12 @@ public struct ColumnSummary: Sendable, Equatable {
 
 extension BatchFaultingCollection {
     /// The summary of `attribute` over this result's rows (its filter; its order does not matter).
-    /// `rows` says which rows are read, as for `frequencies(of:rows:progress:)`; with
+    /// `rows` says which rows are read, as for ``frequencies(of:binWidth:rows:progress:)``; with
     /// ``ResultRows/sample(_:)``, the figures are of the sample, and ``ColumnSummary/sampledFrom``
     /// says so. `progress` is
     /// called about every 50 ms while SQLite reads, and may cancel (a `.cancelled` error).
     ///
-    /// Two statements over the values (see `frequencies(of:rows:progress:)` for the inner SELECT),
+    /// Two statements over the values (see ``frequencies(of:binWidth:rows:progress:)`` for the inner SELECT),
     /// neither with a `count(DISTINCT …)` (an ephemeral index that SQLite fills row by row, the
     /// slowest part of a summary: 8.3 s of 7 columns at 1M rows before):
     /// `SELECT count(*), count(*) - count(value), min(value), max(value), avg(CASE WHEN typeof(value)
