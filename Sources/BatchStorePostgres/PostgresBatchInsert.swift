@@ -1,5 +1,6 @@
 import BatchStore
 import Foundation
+import NIOCore
 
 /// Batch insert over PostgreSQL: the rows of a ``BatchInsertRequest`` as multi-row
 /// `INSERT … VALUES (…), (…)` statements (up to 1,000 rows each, consecutive rows with the same
@@ -230,28 +231,38 @@ extension PostgresContext {
                 // the first row), so the rows after it are read by these keys without pairing,
                 // sorting or checking names again.
                 let copyKeys: [String] = copyColumns.compactMap { column in first.first { byName[$0.key] == column }?.key }
-                var text = ""
-                func line(_ row: [String: SQLValue]) -> String? {
-                    guard !copyColumns.isEmpty, row.count == copyKeys.count, copyKeys.count == copyColumns.count else { return nil }
-                    text.removeAll(keepingCapacity: true)
+                // A row as COPY text at the end of `buffer`; false, and the buffer as it was,
+                // for a row COPY cannot take as given.
+                func line(_ row: [String: SQLValue], _ buffer: inout ByteBuffer) -> Bool {
+                    guard !copyColumns.isEmpty, row.count == copyKeys.count, copyKeys.count == copyColumns.count else { return false }
+                    let start = buffer.writerIndex
                     for index in copyKeys.indices {
                         guard let value = row[copyKeys[index]],
-                              PostgresSession.appendCopyText(value, for: copyColumns[index], to: &text) else { return nil }
-                        text.unicodeScalars.append(index == copyKeys.count - 1 ? "\n" : "\t")
+                              PostgresSession.appendCopyText(value, for: copyColumns[index], to: &buffer) else {
+                            buffer.moveWriterIndex(to: start)
+                            return false
+                        }
+                        buffer.writeInteger(index == copyKeys.count - 1 ? UInt8(0x0A) : UInt8(0x09))
                     }
-                    return text
+                    return true
                 }
-                if let waiting = line(first) {
+                var firstLine = ByteBuffer()
+                if line(first, &firstLine) {
                     var sent = false
-                    let rows = PostgresSession.CopyRows {
-                        if !sent { sent = true; number += 1; return waiting }
-                        guard let row = try request.next() else { return nil }
-                        guard let next = line(row) else {
+                    let rows = PostgresSession.CopyRows { buffer in
+                        if !sent {
+                            sent = true
+                            number += 1
+                            buffer.writeImmutableBuffer(firstLine)
+                            return true
+                        }
+                        guard let row = try request.next() else { return false }
+                        guard line(row, &buffer) else {
                             pushedBack = row
-                            return nil
+                            return false
                         }
                         number += 1
-                        return next
+                        return true
                     }
                     do {
                         _ = try session.copy(schema: table.schemaName, table: table.relationName, columns: copyColumns.map(\.name), rows: rows)

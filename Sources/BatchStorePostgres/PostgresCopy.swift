@@ -9,10 +9,11 @@ import PostgresNIO
 /// made the server parse a statement of 30,000 parameters: 49 s for a 336,776-row file where
 /// `\copy` takes 1.3 s).
 extension PostgresSession {
-    /// A source of COPY text lines, read on the task that writes them.
+    /// A source of COPY text rows, read on the calling thread: each call appends one row (ending
+    /// in a newline) to the buffer and answers true, or answers false at the end.
     final class CopyRows: @unchecked Sendable {
-        let next: () throws -> String?
-        init(_ next: @escaping () throws -> String?) { self.next = next }
+        let next: (inout ByteBuffer) throws -> Bool
+        init(_ next: @escaping (inout ByteBuffer) throws -> Bool) { self.next = next }
     }
 
     /// What a COPY the server refused says: its error, and the line of the data at fault (1 for
@@ -37,33 +38,40 @@ extension PostgresSession {
         let columns = names.map(inner)
         let connection = self.connection
         let logger = self.logger
-        let promise = connection.eventLoop.makePromise(of: Int.self)
-        final class Stop: @unchecked Sendable { var error: (any Error)? }
-        let stop = Stop()
+        // The rows are made into COPY text here, on the calling thread, while the connection's
+        // task writes the chunks made before: reading the file and the server's reading of the
+        // rows overlap, as psql's \copy overlaps its reads with the server. At most four chunks
+        // (1 MiB) wait between the two.
+        let pipe = CopyPipe(limit: 4)
+        let (chunks, continuation) = AsyncStream<ByteBuffer>.makeStream()
+        let promise = connection.eventLoop.makePromise(of: Void.self)
         promise.completeWithTask {
-            var written = 0
+            defer { pipe.stop() }
             try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(1 << 18)
-                while true {
-                    let line: String?
-                    do { line = try rows.next() } catch { stop.error = error; break }
-                    guard let line else { break }
-                    buffer.writeString(line)
-                    written += 1
-                    if buffer.readableBytes >= 1 << 18 {
-                        try await writer.write(buffer)
-                        buffer = ByteBuffer()
-                        buffer.reserveCapacity(1 << 18)
-                    }
+                for await chunk in chunks {
+                    try await writer.write(chunk)
+                    pipe.written()
                 }
-                if buffer.readableBytes > 0 { try await writer.write(buffer) }
             }
-            return written
         }
-        let written: Int
+        var written = 0
+        var failure: (any Error)?
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(1 << 18)
+        while true {
+            do { guard try rows.next(&buffer) else { break } } catch { failure = error; break }
+            written += 1
+            if buffer.readableBytes >= 1 << 18 {
+                guard pipe.waitForRoom() else { break }
+                continuation.yield(buffer)
+                buffer = ByteBuffer()
+                buffer.reserveCapacity(1 << 18)
+            }
+        }
+        if buffer.readableBytes > 0, pipe.waitForRoom() { continuation.yield(buffer) }
+        continuation.finish()
         do {
-            written = try Self.waitOffLoop(promise.futureResult)
+            try Self.waitOffLoop(promise.futureResult)
         } catch let error as PSQLError {
             var line: Int?
             if let context = error.serverInfo?[.locationContext], let range = context.range(of: #"line [0-9]+"#, options: String.CompareOptions.regularExpression) {
@@ -73,8 +81,43 @@ extension PostgresSession {
         } catch {
             throw CopyFailure(error: PostgresErrors.wrap(error), line: nil)
         }
-        if let error = stop.error { throw error }
+        if let failure { throw failure }
         return written
+    }
+
+    /// How many chunks may wait between the thread that makes them and the task that writes them;
+    /// once the task ends (done, or the server refused the COPY) the maker stops waiting.
+    final class CopyPipe: @unchecked Sendable {
+        private let condition = NSCondition()
+        private let limit: Int
+        private var waiting = 0
+        private var stopped = false
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Waits until fewer than `limit` chunks wait, and counts one more; false once stopped.
+        func waitForRoom() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            while waiting >= limit && !stopped { condition.wait() }
+            if stopped { return false }
+            waiting += 1
+            return true
+        }
+
+        func written() {
+            condition.lock()
+            waiting -= 1
+            condition.signal()
+            condition.unlock()
+        }
+
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.broadcast()
+            condition.unlock()
+        }
     }
 
     /// `value` in COPY's text format for `column`: `\N` for NULL; text with backslash, tab,
@@ -82,44 +125,45 @@ extension PostgresSession {
     /// Nil for a value the INSERT path reads differently than a literal would (a number, or a
     /// blob for a column that is not bytea): the caller writes those rows by INSERT.
     static func copyText(_ value: SQLValue, for column: PostgresColumn) -> String? {
-        var out = ""
-        return appendCopyText(value, for: column, to: &out) ? out : nil
+        var buffer = ByteBuffer()
+        guard appendCopyText(value, for: column, to: &buffer) else { return nil }
+        return buffer.readString(length: buffer.readableBytes)
     }
 
-    /// ``copyText(_:for:)`` appended to `out`; false (and `out` partly written) for a value the
-    /// INSERT path must take. Text with none of the bytes COPY escapes is appended as it is.
-    static func appendCopyText(_ value: SQLValue, for column: PostgresColumn, to out: inout String) -> Bool {
+    /// ``copyText(_:for:)`` written to `out`; false (and `out` partly written: the caller moves
+    /// its writer index back) for a value the INSERT path must take.
+    static func appendCopyText(_ value: SQLValue, for column: PostgresColumn, to out: inout ByteBuffer) -> Bool {
         switch value {
         case .null:
-            out += "\\N"
+            out.writeInteger(UInt16(0x5C4E))   // \N
             return true
-        case .text(let s):
+        case .text(var s):
             // Backslash, tab, newline, carriage return and NUL are the bytes that matter, all
             // ASCII; UTF-8 never uses an ASCII byte inside another character.
-            let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
-                !bytes.contains { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0 }
-            }
-            if plain == true {
-                out += s
+            return s.withUTF8 { bytes in
+                guard bytes.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
+                    out.writeBytes(bytes)
+                    return true
+                }
+                for byte in bytes {
+                    switch byte {
+                    case 0x5C: out.writeInteger(UInt16(0x5C5C))   // \\
+                    case 0x09: out.writeInteger(UInt16(0x5C74))   // \t
+                    case 0x0A: out.writeInteger(UInt16(0x5C6E))   // \n
+                    case 0x0D: out.writeInteger(UInt16(0x5C72))   // \r
+                    case 0: return false   // PostgreSQL text holds no NUL: the INSERT path says so
+                    default: out.writeInteger(byte)
+                    }
+                }
                 return true
             }
-            for c in s.unicodeScalars {
-                switch c {
-                case "\\": out += "\\\\"
-                case "\t": out += "\\t"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\0": return false   // PostgreSQL text holds no NUL: the INSERT path says so
-                default: out.unicodeScalars.append(c)
-                }
-            }
-            return true
         case .blob(let data) where column.kind == .blob:
-            out += "\\\\x"
-            let digits = Array("0123456789abcdef".unicodeScalars)
+            out.writeBytes([0x5C, 0x5C, 0x78])   // \\x: bytea's hex input, its backslash escaped
+            let digits: [UInt8] = Array("0123456789abcdef".utf8)
+            out.reserveCapacity(minimumWritableBytes: data.count * 2)
             for byte in data {
-                out.unicodeScalars.append(digits[Int(byte >> 4)])
-                out.unicodeScalars.append(digits[Int(byte & 0x0F)])
+                out.writeInteger(digits[Int(byte >> 4)])
+                out.writeInteger(digits[Int(byte & 0x0F)])
             }
             return true
         default:

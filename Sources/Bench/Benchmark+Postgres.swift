@@ -220,6 +220,17 @@ extension Benchmark {
             notMeasured.append("batch update: the sort column \(sortColumn) is not a number to add 1 to")
         }
 
+        note("import of a real-shaped CSV file against psql's \\copy of it")
+        do {
+            if let copy = try importComparison(session: session, url: options.url, rows: max(1, rows / 4), repeats: options.repeats) {
+                comparisons.append(copy)
+            } else {
+                notMeasured.append("import against psql's \\copy: psql is not installed here")
+            }
+        } catch let error as BatchStoreError where error.code == .invalidQuery {
+            notMeasured.append("import against psql's \\copy: \(error.message)")
+        }
+
         note("client memory of full sweeps, each in a fresh process")
         let peak = try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 0)
         let peakAtMillion = rows > 1_000_000 ? try sweepWorker(url: options.url, table: table.name, sortColumn: sortColumn, limit: 1_000_000) : nil
@@ -363,6 +374,53 @@ extension Benchmark {
     }
 
     /// Runs one statement through psql (`-X`: no ~/.psqlrc) and returns its command tag.
+    /// `faultline import URL FILE --table faultline_bench_wide` against `psql -c '\copy … FROM FILE
+    /// CSV HEADER'` into the same empty table, alternating, each a fresh process: a real-shaped
+    /// file of `rows` rows (24 columns of integers, reals, text with quotes and commas and
+    /// timestamps, a fifth of the values NULL, a foreign key the server checks on every row).
+    /// Nil when psql is not installed.
+    static func importComparison(session: PostgresSession, url: String, rows: Int, repeats: Int) throws -> Comparison? {
+        guard let psql = which("psql") else { return nil }
+        let parent = "faultline_bench_parent", wide = "faultline_bench_wide"
+        var columns = ["id bigint PRIMARY KEY", "parent_id int REFERENCES \(parent)(id)"]
+        var values = ["i", "CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % 1000 END"]
+        for k in 0..<22 {
+            let null = "CASE WHEN (i + \(k)) % 5 = 0 THEN NULL ELSE "
+            switch k % 4 {
+            case 0: columns.append("n\(k) bigint"); values.append(null + "(i * \(k + 7)) % 100003 END")
+            case 1: columns.append("r\(k) float8"); values.append(null + "(i % 9973) / 7.0 END")
+            case 2: columns.append("t\(k) text"); values.append(null + "'value ' || (i * \(k + 3)) % 50021 || ', \"quoted\"' END")
+            default: columns.append("at\(k) timestamp"); values.append(null + "to_timestamp(1700000000 + i * 61)::timestamp END")
+            }
+        }
+        try session.execute("DROP TABLE IF EXISTS \(wide)")
+        try session.execute("DROP TABLE IF EXISTS \(parent)")
+        try session.execute("CREATE TABLE \(parent)(id int PRIMARY KEY)")
+        try session.execute("INSERT INTO \(parent) SELECT generate_series(1, 1000)")
+        try session.execute("CREATE TABLE \(wide)(\(columns.joined(separator: ", ")))")
+        try session.execute("INSERT INTO \(wide) SELECT \(values.joined(separator: ", ")) FROM generate_series(1, \(rows)) AS i")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(getpid())-wide.csv").path
+        defer {
+            try? FileManager.default.removeItem(atPath: file)
+            try? session.execute("DROP TABLE IF EXISTS \(wide)")
+            try? session.execute("DROP TABLE IF EXISTS \(parent)")
+        }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        try runTimed([executable, "export", url, "--table", wide, "--format", "csv"], stdout: file)
+        var ours: [Double] = [], raw: [Double] = []
+        for _ in 0..<repeats {
+            try session.execute("TRUNCATE \(wide)")
+            raw.append(try runTimed([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", "\\copy \(wide) FROM '\(file)' CSV HEADER"]).seconds)
+            try session.execute("TRUNCATE \(wide)")
+            ours.append(try runTimed([executable, "import", url, file, "--table", wide]).seconds)
+        }
+        guard try session.query("SELECT count(*) FROM \(wide)").first?.first?.integerValue == Int64(rows) else {
+            throw BatchStoreError(.invalidQuery, "the import did not write \(rows) rows")
+        }
+        return Comparison(name: "import csv, \(formatCount(rows)) rows × 24 columns, NULLs, a foreign key", oursSeconds: median(ours), rawSeconds: median(raw),
+                          target: 1.5, baseline: "psql -c '\\copy … FROM file CSV HEADER' (COPY FROM STDIN)")
+    }
+
     static func runPsql(_ psql: String, url: String, sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: psql)

@@ -99,7 +99,7 @@ public final class RowReader {
             guard record.count == header.count else {
                 throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) fields, but the header has \(header.count)")
             }
-            var row: [String: SQLValue] = [:]
+            var row = [String: SQLValue](minimumCapacity: header.count)
             for (name, field) in zip(header, record) { row[name] = field.value }
             return row
         }
