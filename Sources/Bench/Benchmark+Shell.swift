@@ -145,8 +145,10 @@ extension Benchmark {
                         shell: [shell, "-readonly", "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
         }
 
-        // Import: the shell's .import of the same CSV into the same empty table, with the same
-        // checks: foreign keys on (faultline checks them; the shell leaves them off unless asked).
+        // Import: the shell's .import of the same CSV into the same empty table. The demo's movies
+        // have NULL director keys, which the shell imports as '' (it has no NULL in CSV), so with
+        // foreign keys on it would refuse them: here its foreign keys stay off, as it leaves them
+        // (faultline checks them). The real-shaped file below compares with the checks on.
         let csv = scratchDirectory + "/movie.csv", ndjson = scratchDirectory + "/movie.ndjson"
         note("against the shell: writing the import files…")
         for (file, format) in [(csv, "csv"), (ndjson, "ndjson")] {
@@ -156,17 +158,18 @@ extension Benchmark {
         let target = scratchDirectory + "/import.sqlite"
         let empty = { try makeEmptyCopy(of: path, at: target) }
         try compare("import csv", target: 1.5, ours: [executable, "import", target, "--table", "movie", csv],
-                    shell: [shell] + checked + [target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
         try compare("import ndjson (shell: the same rows as CSV)", target: 1.5, ours: [executable, "import", target, "--table", "movie", ndjson],
-                    shell: [shell] + checked + [target, ".import --csv --skip 1 \(csv) movie"], before: empty)
+                    shell: [shell, target, ".import --csv --skip 1 \(csv) movie"], before: empty)
 
         // A real-shaped file: 24 columns of every storage class, a fifth of the values NULL, text
-        // timestamps, a foreign key checked on every row; a quarter as many rows as the demo.
+        // timestamps, a foreign key checked on every row by both (never NULL, so that the shell,
+        // which reads an empty field as '', can check it too); a quarter as many rows as the demo.
         let wide = scratchDirectory + "/wide-source.sqlite", wideCSV = scratchDirectory + "/wide.csv"
         try makeWideTable(at: wide, demo: path, rows: max(1, try rowCount(path) / 4))
         try runTimed([executable, "export", wide, "--table", "wide", "--format", "csv"], stdout: wideCSV)
         let wideTarget = scratchDirectory + "/wide-import.sqlite"
-        try compare("import csv, 24 columns with NULLs and a foreign key", target: 1.5,
+        try compare("import csv, 24 columns with NULLs and a foreign key (both check it)", target: 1.5,
                     ours: [executable, "import", wideTarget, "--table", "wide", wideCSV],
                     shell: [shell] + checked + [wideTarget, ".import --csv --skip 1 \(wideCSV) wide"],
                     before: { try makeEmptyCopy(of: wide, at: wideTarget) })
@@ -189,7 +192,7 @@ extension Benchmark {
         removeScratch(path)
         let db = try RawConnection(path: path, readOnly: false, create: true)
         var columns = ["id INTEGER PRIMARY KEY", "director_id INTEGER REFERENCES director(id)"]
-        var values = ["i", "CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % (SELECT count(*) FROM director) END"]
+        var values = ["i", "1 + i % (SELECT count(*) FROM director)"]
         for k in 0..<22 {
             let null = "CASE WHEN (i + \(k)) % 5 = 0 THEN NULL ELSE "
             switch k % 4 {

@@ -154,6 +154,42 @@ struct DirectorRecord: Encodable, EncodableRecord {
         #expect(try direct(f.path) { db in try String.fetchOne(db, sql: "SELECT name FROM director WHERE id = 10") } == "Denis")
     }
 
+    @Test("rows that change their keys midway (order, case, one fewer, one unknown) each go in as written; a failure names its row")
+    func rowsWithChangingKeys() throws {
+        let f = try fixture()
+        var rows: [[String: SQLValue]] = (0..<50).map { ["id": .integer(Int64(2000 + $0)), "title": .text("t\($0)"), "votes": .integer(Int64($0))] }
+        rows[10] = ["votes": 10, "title": "t10", "id": 2010]           // the same keys in another order
+        rows[20] = ["ID": 2020, "Title": "t20", "votes": 20]           // the same columns spelled otherwise
+        rows[30] = ["id": 2030, "title": "t30"]                        // one key fewer: votes takes its default
+        rows[31] = ["id": 2031, "title": "t31", "year": 1999]          // as many keys, one of them another column
+        let r = try f.context.execute(BatchInsertRequest(entityName: "movie", objects: rows, resultType: .count))
+        #expect(r.count == 50)
+        let stored = try direct(f.path) { db in
+            try Row.fetchAll(db, sql: "SELECT id, title, votes, year FROM movie WHERE id BETWEEN 2000 AND 2049 ORDER BY id")
+        }
+        #expect(stored.count == 50)
+        for (i, row) in stored.enumerated() {
+            #expect(row["id"] == Int64(2000 + i) && row["title"] == "t\(i)", "\(row)")
+            let votes: Int64? = row["votes"]
+            let year: Int64? = row["year"]
+            switch i {
+            case 30: #expect(votes == nil && year == nil, "\(row)")
+            case 31: #expect(votes == nil && year == 1999, "\(row)")
+            default: #expect(votes == Int64(i) && year == nil, "\(row)")
+            }
+        }
+        // A failure in the tenth row, after nine that took the fast path: named, nothing written.
+        var failing: [[String: SQLValue]] = (0..<20).map { ["id": .integer(Int64(3000 + $0)), "title": .text("f\($0)")] }
+        failing[9]["title"] = .null
+        do {
+            _ = try f.context.execute(BatchInsertRequest(entityName: "movie", objects: failing, resultType: .count))
+            Issue.record("a NULL title was inserted")
+        } catch let error as BatchStoreError {
+            #expect(error.message.contains("row 10"), "\(error.message)")
+        }
+        #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie WHERE id >= 3000") } == 0)
+    }
+
     @Test func conflictPolicies() throws {
         let f = try fixture()
         let rows: [[String: SQLValue]] = [["id": 1, "name": "Kurosawa Akira"], ["id": 9, "name": "Ozu"], ["id": 11, "name": "Sembène"]]

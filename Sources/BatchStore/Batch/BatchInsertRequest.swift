@@ -159,8 +159,39 @@ extension ManagedObjectContext {
                 // Key names seen so far -> column index (exact spelling; the entity resolves others).
                 var indexByName: [String: Int] = [:]
                 let connection = db.sqliteConnection
-                while let row = try request.next() {
+                // The plain insert's last statement and the keys of the row that prepared it, in
+                // column order. A row with as many keys, each of them among these, names the same
+                // columns (checked for that row), so it binds by them: no pairing, sorting or
+                // statement lookup per row.
+                var lastKeys: [String] = []
+                var lastColumns: [Int] = []
+                var lastStatement: OpaquePointer?
+                rows: while let row = try request.next() {
                     rowNumber += 1
+                    if let stmt = lastStatement, row.count == lastKeys.count {
+                        sqlite3_reset(stmt)
+                        var bound = true
+                        for (n, key) in lastKeys.enumerated() {
+                            guard let value = row[key] else { bound = false; break }
+                            value.bind(to: stmt, at: Int32(n + 1))
+                        }
+                        if bound {
+                            let code = sqlite3_step(stmt)
+                            if code == SQLITE_DONE {
+                                count += Int(sqlite3_changes(connection))
+                                continue rows
+                            }
+                            let message = String(cString: sqlite3_errmsg(connection))
+                            sqlite3_reset(stmt)
+                            let error = DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+                            let pairs = zip(lastColumns, lastKeys).compactMap { column, key in row[key].map { (column: column, value: $0) } }
+                            if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
+                               let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
+                                throw BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
+                            }
+                            throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
+                        }
+                    }
                     var pairs: [(column: Int, value: SQLValue)] = []
                     pairs.reserveCapacity(row.count)
                     for (key, value) in row {
@@ -249,6 +280,11 @@ extension ManagedObjectContext {
                                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
                             }
                             count += Int(sqlite3_changes(connection))
+                            // This row's keys, in column order, for the rows after it.
+                            let keys = columns.compactMap { column in row.keys.first { indexByName[$0] == column } }
+                            if keys.count == columns.count {
+                                (lastKeys, lastColumns, lastStatement) = (keys, columns, stmt)
+                            }
                         }
                     } catch let error as DatabaseError {
                         if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
