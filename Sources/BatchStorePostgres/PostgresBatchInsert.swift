@@ -249,7 +249,7 @@ extension PostgresContext {
                 var firstLine = ByteBuffer()
                 if line(first, &firstLine) {
                     var sent = false
-                    let rows = PostgresSession.CopyRows { buffer in
+                    func nextRow(_ buffer: inout ByteBuffer) throws -> Bool {
                         if !sent {
                             sent = true
                             number += 1
@@ -265,7 +265,7 @@ extension PostgresContext {
                         return true
                     }
                     do {
-                        _ = try session.copy(schema: table.schemaName, table: table.relationName, columns: copyColumns.map(\.name), rows: rows)
+                        _ = try session.copy(schema: table.schemaName, table: table.relationName, columns: copyColumns.map(\.name), nextRow: nextRow)
                     } catch let failure as PostgresSession.CopyFailure {
                         let at = failure.line.map { "row \($0)" } ?? (number <= 1 ? "row 1" : "rows 1–\(number)")
                         throw BatchStoreError(failure.error.code, "\(failure.error.message) (in \(at); nothing was written)")

@@ -9,13 +9,6 @@ import PostgresNIO
 /// made the server parse a statement of 30,000 parameters: 49 s for a 336,776-row file where
 /// `\copy` takes 1.3 s).
 extension PostgresSession {
-    /// A source of COPY text rows, read on the calling thread: each call appends one row (ending
-    /// in a newline) to the buffer and answers true, or answers false at the end.
-    final class CopyRows: @unchecked Sendable {
-        let next: (inout ByteBuffer) throws -> Bool
-        init(_ next: @escaping (inout ByteBuffer) throws -> Bool) { self.next = next }
-    }
-
     /// What a COPY the server refused says: its error, and the line of the data at fault (1 for
     /// the first row sent) when the server names one.
     struct CopyFailure: Error {
@@ -23,12 +16,14 @@ extension PostgresSession {
         var line: Int?
     }
 
-    /// Sends `COPY <schema>.<table> (<columns>) FROM STDIN` (names as the catalog has them) and the lines `rows` gives (each one row,
-    /// ending in a newline), in this session's transaction; answers the rows sent. An error
-    /// `rows` throws ends the data there: the rows before it are still sent and checked by the
+    /// Sends `COPY <schema>.<table> (<columns>) FROM STDIN` (names as the catalog has them) and the
+    /// rows `nextRow` writes, in this session's transaction; answers the rows sent. `nextRow` runs
+    /// on the calling thread: each call appends one row (ending in a newline) to the buffer and
+    /// answers true, or answers false at the end. An error
+    /// `nextRow` throws ends the data there: the rows before it are still sent and checked by the
     /// server, and then that error is thrown (a dry run's end, or a file's bad line).
-    /// - Throws: ``CopyFailure`` for the server's refusal; `rows`' own error after a good COPY.
-    func copy(schema: String, table name: String, columns names: [String], rows: CopyRows) throws -> Int {
+    /// - Throws: ``CopyFailure`` for the server's refusal; `nextRow`'s own error after a good COPY.
+    func copy(schema: String, table name: String, columns names: [String], nextRow: (inout ByteBuffer) throws -> Bool) throws -> Int {
         // postgres-nio writes `COPY "<table>" ("<column>", …)` with the text between the quotes as
         // given: each name goes in with its quotes doubled, and the schema's closing quote, the
         // dot and the table's opening quote in the table's text, so the statement names them
@@ -59,7 +54,7 @@ extension PostgresSession {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(1 << 18)
         while true {
-            do { guard try rows.next(&buffer) else { break } } catch { failure = error; break }
+            do { guard try nextRow(&buffer) else { break } } catch { failure = error; break }
             written += 1
             if buffer.readableBytes >= 1 << 18 {
                 guard pipe.waitForRoom() else { break }
@@ -120,18 +115,11 @@ extension PostgresSession {
         }
     }
 
-    /// `value` in COPY's text format for `column`: `\N` for NULL; text with backslash, tab,
-    /// newline and carriage return escaped; a blob as `\\x` and hex (bytea's input, escaped).
-    /// Nil for a value the INSERT path reads differently than a literal would (a number, or a
-    /// blob for a column that is not bytea): the caller writes those rows by INSERT.
-    static func copyText(_ value: SQLValue, for column: PostgresColumn) -> String? {
-        var buffer = ByteBuffer()
-        guard appendCopyText(value, for: column, to: &buffer) else { return nil }
-        return buffer.readString(length: buffer.readableBytes)
-    }
-
-    /// ``copyText(_:for:)`` written to `out`; false (and `out` partly written: the caller moves
-    /// its writer index back) for a value the INSERT path must take.
+    /// `value` in COPY's text format for `column`, written to `out`: `\N` for NULL; text with
+    /// backslash, tab, newline and carriage return escaped; a blob as `\\x` and hex (bytea's
+    /// input, escaped). False (and `out` partly written: the caller moves its writer index back)
+    /// for a value the INSERT path reads differently than a literal would (a number, a NUL in
+    /// text, or a blob for a column that is not bytea): the caller writes those rows by INSERT.
     static func appendCopyText(_ value: SQLValue, for column: PostgresColumn, to out: inout ByteBuffer) -> Bool {
         switch value {
         case .null:

@@ -166,6 +166,15 @@ extension ManagedObjectContext {
                 var lastKeys: [String] = []
                 var lastColumns: [Int] = []
                 var lastStatement: OpaquePointer?
+                // SQLite's refusal of row `rowNumber`, said as the user reads it: a dangling
+                // foreign key names its column and value.
+                func refusal(_ error: DatabaseError, _ pairs: [(column: Int, value: SQLValue)]) -> BatchStoreError {
+                    if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
+                       let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
+                        return BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
+                    }
+                    return BatchStoreError.wrap(error, context: "row \(rowNumber)")
+                }
                 rows: while let row = try request.next() {
                     rowNumber += 1
                     if let stmt = lastStatement, row.count == lastKeys.count {
@@ -183,13 +192,8 @@ extension ManagedObjectContext {
                             }
                             let message = String(cString: sqlite3_errmsg(connection))
                             sqlite3_reset(stmt)
-                            let error = DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
-                            let pairs = zip(lastColumns, lastKeys).compactMap { column, key in row[key].map { (column: column, value: $0) } }
-                            if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
-                               let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
-                                throw BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
-                            }
-                            throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
+                            throw refusal(DatabaseError(resultCode: ResultCode(rawValue: code), message: message),
+                                          zip(lastColumns, lastKeys).compactMap { column, key in row[key].map { (column: column, value: $0) } })
                         }
                     }
                     var pairs: [(column: Int, value: SQLValue)] = []
@@ -287,11 +291,7 @@ extension ManagedObjectContext {
                             }
                         }
                     } catch let error as DatabaseError {
-                        if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
-                           let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
-                            throw BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
-                        }
-                        throw BatchStoreError.wrap(error, context: "row \(rowNumber)")
+                        throw refusal(error, pairs)
                     }
                 }
                 return .commit
