@@ -201,7 +201,8 @@ extension Benchmark {
             case 1:
                 columns.append("r\(k) REAL"); values.append(null + "(i % 9973) / 7.0 END")
             case 2:
-                columns.append("t\(k) TEXT"); values.append(null + "'value ' || (i * \(k + 3)) % 50021 || ', \"quoted\"' END")
+                // Parenthesised: || binds tighter than %, which made every such value 0.
+                columns.append("t\(k) TEXT"); values.append(null + "'value ' || ((i * \(k + 3)) % 50021) || ', \"quoted\"' END")
             default:
                 columns.append("at\(k) TEXT"); values.append(null + "datetime(1700000000 + i * 61, 'unixepoch') END")
             }

@@ -48,10 +48,26 @@ public final class ByteReader {
     /// The next byte without consuming it.
     public func peek() -> UInt8? { fill() ? buffer[index] : nil }
 
-    /// Skips `prefix` when the unread bytes start with it (within the current chunk); returns true then.
+    /// Skips `prefix` when the unread bytes start with it (reading on while the chunk holds
+    /// fewer bytes than the prefix, as a pipe may give); returns true then.
     public func skip(prefix: [UInt8]) -> Bool {
-        guard fill(), buffer.count - index >= prefix.count, Array(buffer[index..<(index + prefix.count)]) == prefix else { return false }
+        guard fill() else { return false }
+        while buffer.count - index < prefix.count, !eof {
+            let data = read(65_536)
+            if data.isEmpty { eof = true } else { buffer.append(contentsOf: data) }
+        }
+        guard buffer.count - index >= prefix.count, buffer[index..<(index + prefix.count)].elementsEqual(prefix) else { return false }
         index += prefix.count
+        return true
+    }
+
+    /// Hands the unread bytes of the current chunk (read first when none is left) to `body`,
+    /// which returns how many of them it used; false, without calling it, at the end.
+    public func consumeChunk(_ body: (UnsafeBufferPointer<UInt8>) throws -> Int) rethrows -> Bool {
+        guard fill() else { return false }
+        let start = index
+        let used = try buffer.withUnsafeBufferPointer { all in try body(UnsafeBufferPointer(rebasing: all[start...])) }
+        index = start + min(max(used, 0), buffer.count - start)
         return true
     }
 

@@ -39,13 +39,11 @@ public final class RowReader {
         _ = bytes.skip(prefix: [0xEF, 0xBB, 0xBF])
         switch format {
         case .csv:
-            guard let h = try readCSVRecord() else { throw BatchStoreError(.invalidArgument, "the CSV file is empty: it needs a header line of column names") }
+            // The header's fields are names: text as written, `\x…` included; an empty one is "".
+            guard let h = try readCSVRecord(names: true) else { throw BatchStoreError(.invalidArgument, "the CSV file is empty: it needs a header line of column names") }
             header = h.map { field in
-                switch field {
-                case .null: return ""
-                case .text(let s): return s
-                case .blob(let hex): return "\\x" + hex
-                }
+                if case .text(let name) = field { return name }
+                return ""
             }
         case .json:
             let data = bytes.readAll()
@@ -94,15 +92,30 @@ public final class RowReader {
             }
             return nil
         case .csv:
-            guard let record = try readCSVRecord() else { return nil }
-            rowsRead += 1
-            guard record.count == header.count else {
-                throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) fields, but the header has \(header.count)")
-            }
+            guard let values = try nextValues() else { return nil }
             var row = [String: SQLValue](minimumCapacity: header.count)
-            for (name, field) in zip(header, record) { row[name] = field.value }
+            for (name, value) in zip(header, values) { row[name] = value }
             return row
         }
+    }
+
+    /// The CSV header's column names, in order (empty for NDJSON and JSON, whose rows name
+    /// their keys).
+    public var columns: [String] { header }
+
+    /// The next CSV record's values, in the order of ``columns``, or nil at the end: rows by
+    /// position, so that nothing is looked up by name per row.
+    /// - Throws: `BatchStoreError(.invalidArgument)` for a record whose field count differs from
+    ///   the header's, or a quoted field left open.
+    /// - Precondition: the format is CSV.
+    public func nextValues() throws -> [SQLValue]? {
+        precondition(format == .csv, "rows by position are read from CSV")
+        guard let record = try readCSVRecord() else { return nil }
+        rowsRead += 1
+        guard record.count == header.count else {
+            throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) fields, but the header has \(header.count)")
+        }
+        return record
     }
 
     /// One JSON object as a row.
@@ -203,68 +216,139 @@ public final class RowReader {
         return objects
     }
 
-    /// A CSV field: NULL (empty and unquoted), text, or a blob (unquoted `\x` + lowercase hex).
-    enum CSVField: Equatable {
-        case null
-        case text(String)
-        case blob(hex: String)
-
-        var value: SQLValue {
-            switch self {
-            case .null: return .null
-            case .text(let s): return .text(s)
-            case .blob(let hex):
-                let digits = Array(hex.utf8)
-                var data = Data(capacity: digits.count / 2)
-                var i = 0
-                while i + 1 < digits.count, let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) {
-                    data.append(high << 4 | low)
-                    i += 2
-                }
-                return .blob(data)
-            }
-        }
-
-        static func nibble(_ b: UInt8) -> UInt8? {
-            switch b {
-            case 48...57: return b - 48
-            case 97...102: return b - 87
-            default: return nil
-            }
-        }
+    /// One CSV record, or nil at the end of the input. A field is NULL when empty and unquoted,
+    /// a blob when unquoted `\x` + lowercase hex (an odd last digit is dropped), else text;
+    /// with `names`, every non-empty field is text as written (a header).
+    /// - Complexity: O(bytes): each chunk is scanned in place (``ByteReader/consumeChunk(_:)``).
+    private func readCSVRecord(names: Bool = false) throws -> [SQLValue]? {
+        guard !bytes.isAtEnd else { return nil }
+        var scanner = CSVRecordScanner(names: names, capacity: header.count)
+        while !scanner.ended, bytes.consumeChunk({ scanner.scan($0) }) {}
+        return try scanner.end()
     }
 
-    /// One CSV record, or nil at the end of the input.
-    private func readCSVRecord() throws -> [CSVField]? {
-        guard !bytes.isAtEnd else { return nil }
-        var fields: [CSVField] = []
-        var field: [UInt8] = []
-        var quoted = false, inQuotes = false
-        func finish() {
-            if !quoted && field.isEmpty { fields.append(.null) }
-            else if !quoted && field.count >= 2 && field[0] == 92 && field[1] == 120 && field.dropFirst(2).allSatisfy({ CSVField.nibble($0) != nil }) {
-                fields.append(.blob(hex: String(decoding: field.dropFirst(2), as: UTF8.self)))
-            } else { fields.append(.text(String(decoding: field, as: UTF8.self))) }
-            field.removeAll(keepingCapacity: true)
-            quoted = false
+    static func nibble(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 48...57: return b - 48
+        case 97...102: return b - 87
+        default: return nil
         }
-        while let b = bytes.next() {
-            if inQuotes {
-                if b == 34 {
-                    if bytes.peek() == 34 { _ = bytes.next(); field.append(34) } else { inQuotes = false }
-                } else { field.append(b) }
-                continue
-            }
-            switch b {
-            case 34 where field.isEmpty && !quoted: inQuotes = true; quoted = true
-            case 44: finish()
-            case 13 where bytes.peek() == 10: break
-            case 10: finish(); return fields
-            default: field.append(b)
+    }
+}
+
+/// Reads one CSV record from chunks of bytes, its state kept between chunks (a record may span
+/// several): a value type, so that the scan runs on locals.
+private struct CSVRecordScanner {
+    /// Where the scan stands: in plain bytes, inside quotes, just past a quote inside quotes
+    /// (a second quote stands for one, anything else closes), just past a CR in plain bytes
+    /// (a LF after it ends the record, anything else keeps the CR).
+    enum State { case plain, inQuotes, quoteInQuotes, afterCR }
+
+    let names: Bool
+    var fields: [SQLValue] = []
+    var field: [UInt8] = []
+    var quoted = false
+    var state = State.plain
+    /// True once the record's line end was read.
+    private(set) var ended = false
+
+    init(names: Bool, capacity: Int) {
+        self.names = names
+        fields.reserveCapacity(capacity)
+        field.reserveCapacity(64)
+    }
+
+    /// Scans `chunk` up to the end of the record or of the chunk; returns the bytes used.
+    mutating func scan(_ chunk: UnsafeBufferPointer<UInt8>) -> Int {
+        var i = 0
+        let n = chunk.count
+        while i < n {
+            switch state {
+            case .plain:
+                let start = i
+                while i < n {
+                    let b = chunk[i]
+                    if b == 44 || b == 10 || b == 13 || b == 34 { break }
+                    i += 1
+                }
+                if i > start { field.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<i])) }
+                guard i < n else { return n }
+                let b = chunk[i]
+                i += 1
+                switch b {
+                case 34 where field.isEmpty && !quoted:
+                    quoted = true
+                    state = .inQuotes
+                case 44:
+                    finishField()
+                case 13:
+                    state = .afterCR
+                case 10:
+                    finishField()
+                    ended = true
+                    return i
+                default:
+                    // A quote inside an unquoted field (or after a closing one): kept as written.
+                    field.append(b)
+                }
+            case .inQuotes:
+                let start = i
+                while i < n && chunk[i] != 34 { i += 1 }
+                if i > start { field.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<i])) }
+                guard i < n else { return n }
+                i += 1
+                state = .quoteInQuotes
+            case .quoteInQuotes:
+                if chunk[i] == 34 {
+                    field.append(34)
+                    i += 1
+                    state = .inQuotes
+                } else {
+                    state = .plain
+                }
+            case .afterCR:
+                state = .plain
+                if chunk[i] == 10 {
+                    finishField()
+                    ended = true
+                    return i + 1
+                }
+                field.append(13)
             }
         }
-        if inQuotes { throw BatchStoreError(.invalidArgument, "CSV: a quoted field is not closed at the end of the file") }
-        finish()
+        return n
+    }
+
+    /// The record's fields, its last field finished when the input ended without a line end.
+    /// - Throws: `BatchStoreError(.invalidArgument)` when the input ended inside quotes.
+    mutating func end() throws -> [SQLValue] {
+        if !ended {
+            switch state {
+            case .inQuotes: throw BatchStoreError(.invalidArgument, "CSV: a quoted field is not closed at the end of the file")
+            case .afterCR: field.append(13)
+            case .plain, .quoteInQuotes: break
+            }
+            finishField()
+        }
         return fields
+    }
+
+    private mutating func finishField() {
+        if !quoted && field.isEmpty {
+            fields.append(.null)
+        } else if !names && !quoted && field.count >= 2 && field[0] == 92 && field[1] == 120
+                    && field.dropFirst(2).allSatisfy({ RowReader.nibble($0) != nil }) {
+            var data = Data(capacity: field.count / 2)
+            var i = 2
+            while i + 1 < field.count, let high = RowReader.nibble(field[i]), let low = RowReader.nibble(field[i + 1]) {
+                data.append(high << 4 | low)
+                i += 2
+            }
+            fields.append(.blob(data))
+        } else {
+            fields.append(.text(String(decoding: field, as: UTF8.self)))
+        }
+        field.removeAll(keepingCapacity: true)
+        quoted = false
     }
 }

@@ -102,10 +102,20 @@ struct Import: ParsableCommand {
         let reader = try RowReader(bytes: ByteReader(handle), format: format)
         let ticker = Ticker("importing")
         defer { ticker.stop() }
-        var request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
-            if dryRun, reader.isAtEnd { throw DryRunDone() }
-            ticker.set(reader.rowsRead)
-            return try reader.next()
+        var request: BatchInsertRequest
+        if format == .csv {
+            // CSV rows by position under the header: names resolved once, not per row.
+            request = BatchInsertRequest(entityName: entityName, columns: reader.columns, conflictPolicy: onConflict.policy, resultType: resultType) {
+                if dryRun, reader.isAtEnd { throw DryRunDone() }
+                ticker.set(reader.rowsRead)
+                return try reader.nextValues()
+            }
+        } else {
+            request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
+                if dryRun, reader.isAtEnd { throw DryRunDone() }
+                ticker.set(reader.rowsRead)
+                return try reader.next()
+            }
         }
         request.checksForeignKeys = foreignKeys == .on
         let start = Date()

@@ -190,6 +190,66 @@ struct DirectorRecord: Encodable, EncodableRecord {
         #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie WHERE id >= 3000") } == 0)
     }
 
+    @Test("rows by position go in as the same rows by name do; a bad column, a column given twice, a short row or a refused row is named and nothing is written")
+    func rowsByPosition() throws {
+        let f = try fixture()
+        // The columns in another order than the table's, NULLs among them.
+        let columns = ["title", "votes", "id", "director_id"]
+        let values: [[SQLValue]] = (0..<60).map { (i: Int) -> [SQLValue] in
+            let votes: SQLValue = i % 4 == 0 ? .null : .integer(Int64(i))
+            let director: SQLValue = i % 3 == 0 ? .null : .integer(1)
+            return [.text("p\(i)"), votes, .integer(Int64(4000 + i)), director]
+        }
+        var iterator = values.makeIterator()
+        let r = try f.context.execute(BatchInsertRequest(entityName: "movie", columns: columns, resultType: .count) { iterator.next() })
+        #expect(r.count == 60)
+        // The same rows by name, 1,000 ids higher: every column must read back the same.
+        let named: [[String: SQLValue]] = values.map { row in
+            var byName = Dictionary(uniqueKeysWithValues: zip(columns, row))
+            if case .integer(let id)? = byName["id"] { byName["id"] = .integer(id + 1000) }
+            return byName
+        }
+        _ = try f.context.execute(BatchInsertRequest(entityName: "movie", objects: named))
+        let (positional, byName) = try direct(f.path) { db in
+            (try Row.fetchAll(db, sql: "SELECT id - 4000 AS k, title, year, votes, director_id FROM movie WHERE id BETWEEN 4000 AND 4999 ORDER BY id"),
+             try Row.fetchAll(db, sql: "SELECT id - 5000 AS k, title, year, votes, director_id FROM movie WHERE id BETWEEN 5000 AND 5999 ORDER BY id"))
+        }
+        #expect(positional.count == 60 && positional == byName)
+        #expect(positional.first.map { $0[3] as Int64? } == .some(nil), "a NULL by position is NULL")
+
+        // Asking for object IDs (another path) gives the same rows.
+        var more = [[SQLValue.text("q"), .integer(1), .integer(6000), .null]].makeIterator()
+        let ids = try f.context.execute(BatchInsertRequest(entityName: "movie", columns: columns, resultType: .objectIDs) { more.next() })
+        #expect(ids.objectIDs?.count == 1)
+
+        func refusal(_ columns: [String], _ rows: [[SQLValue]]) -> String {
+            var iterator = rows.makeIterator()
+            do {
+                _ = try f.context.execute(BatchInsertRequest(entityName: "movie", columns: columns, resultType: .count) { iterator.next() })
+                return "inserted"
+            } catch let error as BatchStoreError {
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+        }
+        let good: [SQLValue] = [.text("x"), .integer(1), .integer(7000), .null]
+        #expect(refusal(["title", "votes", "id", "nope"], [good]).hasPrefix("row 1: movie has no column named \"nope\""))
+        #expect(refusal(["title", "votes", "id", "id"], [good]) == "row 1: the column \"id\" is given twice")
+        #expect(refusal(["title", "votes", "id", "ID"], [good]).hasPrefix("row 1: two keys name the same column"))
+        let rows = (0..<5).map { [SQLValue.text("r"), .integer(1), .integer(Int64(7100 + $0)), .null] }
+        #expect(refusal(columns, rows[..<2] + [[.text("short"), .integer(1)]] + rows[2...]) == "row 3: 2 values for 4 columns")
+        var notNull = rows
+        notNull[3][0] = .null
+        #expect(refusal(columns, notNull).contains("row 4"))
+        var dangling = rows
+        dangling[4][3] = .integer(999)
+        #expect(refusal(columns, dangling).hasPrefix("row 5: movie.director_id = 999 names no row of director"), "\(refusal(columns, dangling))")
+        #expect(try direct(f.path) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movie WHERE id >= 7000") } == 0, "nothing was written")
+        // No row: nothing to check, nothing written.
+        #expect(refusal(["nope"], []) == "inserted")
+    }
+
     @Test func conflictPolicies() throws {
         let f = try fixture()
         let rows: [[String: SQLValue]] = [["id": 1, "name": "Kurosawa Akira"], ["id": 9, "name": "Ozu"], ["id": 11, "name": "Sembène"]]
