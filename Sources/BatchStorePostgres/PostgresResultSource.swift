@@ -200,7 +200,12 @@ final class PostgresIDTable: IDStore {
                 _ = try? session.execute("DROP TABLE IF EXISTS \(table)")
             } ?? session.execute(create, query.arguments) ?? 0
         }
-        var n = try create(packed: packable)
+        var n: Int
+        if packable, progress != nil, let chunking = query.chunking {
+            n = try createInChunks(name, query, column: chunking.column, estimatedRows: chunking.estimatedRows, progress: progress)
+        } else {
+            n = try create(packed: packable)
+        }
         var layout = PostgresIDLayout.numbered
         do {
             if packable, let perPage = try packedLayout(table, count: n) {
@@ -225,6 +230,55 @@ final class PostgresIDTable: IDStore {
         return (n, layout)
     }
 
+    /// Rows per chunk of ``createInChunks(_:_:column:estimatedRows:progress:)``: at 10M rows, 40
+    /// statements, each a fraction of a second.
+    static let chunkRows = 250_000
+
+    /// Creates and fills the packed table `name` from `query` in chunks by its key `column`, so
+    /// that progress counts the rows in so far (one `CREATE TABLE … AS` says nothing until it
+    /// ends): the empty table, then `INSERT … SELECT * FROM (<query>) AS s WHERE s.<column> >
+    /// <last> LIMIT <chunk>` until a chunk comes short (the last key read from the last page), all in one REPEATABLE READ transaction, so
+    /// every chunk reads the same snapshot, as one statement would. On failure or cancel the
+    /// transaction rolls back and no table is left.
+    /// - Returns: the rows filled.
+    private func createInChunks(_ name: String, _ query: IDQuery, column: String, estimatedRows: Int?,
+                                progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int {
+        let table = "pg_temp.\(quoteIdentifier(name))"
+        let c = quoteIdentifier(column)
+        let source = "SELECT * FROM (\(query.select)) AS s"
+        let next = query.arguments.count + 1
+        try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        var total = 0
+        do {
+            try session.execute("CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS \(source) WITH NO DATA", query.arguments)
+            var last: SQLValue?
+            while true {
+                let bound = last.map { _ in " WHERE s.\(c) > $\(next)" } ?? ""
+                let sql = "INSERT INTO \(table) \(source)\(bound) LIMIT \(Self.chunkRows)"
+                let arguments = query.arguments + (last.map { [$0] } ?? [])
+                let added = try watching(progress, rows: (total, estimatedRows)) { watch, cancel in
+                    try session.execute(sql, arguments, every: 0.05, watch: watch, cancel: cancel) ?? 0
+                } ?? session.execute(sql, arguments) ?? 0
+                total += added
+                guard added == Self.chunkRows else { break }
+                // The last key in is the largest, on the last page: one page read (a RETURNING
+                // of every key made each chunk twice as slow).
+                // (The page is asked first: a bound computed in the statement is volatile, and
+                // made it a scan of the whole table calling pg_relation_size for every row.)
+                let pages = try session.query("SELECT pg_relation_size('\(table)') / current_setting('block_size')::int8").first?.first?.integerValue ?? 1
+                var max = try session.query("SELECT max(\(c)) FROM \(table) WHERE ctid >= '(\(Swift.max(pages - 1, 0)),0)'").first?.first ?? .null
+                if max == .null { max = try session.query("SELECT max(\(c)) FROM \(table)").first?.first ?? .null }
+                guard max != .null else { throw BatchStoreError(.invalidQuery, "the ID table \(name) holds rows but no largest key") }
+                last = max
+            }
+            try session.execute("COMMIT")
+        } catch {
+            _ = try? session.execute("ROLLBACK")
+            throw error
+        }
+        return total
+    }
+
     /// The rows per page of a freshly filled table of `count` rows, when its pages hold them in
     /// order, `perPage` on each but the last: nil when any check fails. A fresh heap (no deletes,
     /// no updates) numbers each page's tuples from 1 without gaps, so the checks prove it whatever
@@ -247,11 +301,13 @@ final class PostgresIDTable: IDStore {
         return perPage
     }
 
-    /// Runs `body` with a watch that reports the seconds so far to `progress` and a cancel that
-    /// asks the server to cancel this session's statement; nil (without running `body`) when
+    /// Runs `body` with a watch that reports the seconds so far (and `rows`: the rows in so far
+    /// and the estimate of all) to `progress` and a cancel that asks the server to cancel this
+    /// session's statement; nil (without running `body`) when
     /// there is no `progress` or no way to cancel. A cancel makes the call throw `.cancelled`,
     /// also when the statement had ended as it came (after `onLateCancel`, which undoes it).
-    func watching<T>(_ progress: ((IDFetchProgress) -> IDFetchDecision)?, _ body: (_ watch: (Double) -> Bool, _ cancel: () -> Void) throws -> T,
+    func watching<T>(_ progress: ((IDFetchProgress) -> IDFetchDecision)?, rows: (sofar: Int, estimated: Int?) = (0, nil),
+                     _ body: (_ watch: (Double) -> Bool, _ cancel: () -> Void) throws -> T,
                      onLateCancel: () -> Void = {}) throws -> T? {
         guard let progress, let cancel else { return nil }
         beforeWatching?()
@@ -261,7 +317,7 @@ final class PostgresIDTable: IDStore {
         let value: T
         do {
             value = try body({ seconds in
-                progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: seconds)) == .proceed
+                progress(IDFetchProgress(rowsScanned: rows.sofar, estimatedRows: rows.estimated, elapsed: seconds)) == .proceed
             }, {
                 cancelled = true
                 cancel(pid)
@@ -542,7 +598,17 @@ final class PostgresResultSource: ResultSource {
             sql = "SELECT \(select.isEmpty ? "NULL AS c0" : select) FROM \(builder.fromClause)\(condition)" + ordered
         }
         try prepare(sql)
-        return IDQuery(select: sql, arguments: builder.arguments)
+        var query = IDQuery(select: sql, arguments: builder.arguments)
+        // Ordered by an integer key alone: a fill may read it in chunks by key, counting its rows.
+        if selectList == nil, request.effectiveSortDescriptors.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0,
+           !request.reversesOrder, isAddressable, idTable.columns.count == 1, let key = idTable.columns.first,
+           [20, 21, 23].contains(key.baseTypeOID) {
+            let estimate = request.predicate == nil
+                ? (try? idTable.session.query("SELECT reltuples::int8 FROM pg_catalog.pg_class WHERE oid = \(table.oid) AND reltuples >= 0"))?.first?.first?.integerValue.map(Int.init)
+                : nil
+            query.chunking = (key.name, estimate)
+        }
+        return query
     }
 
     /// The row's columns under `t`, each read as its kind.

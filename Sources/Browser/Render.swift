@@ -259,7 +259,8 @@ private func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout
         parts.append(state.sheets.isEmpty ? state.table ?? "" : state.sheetPath.joined(separator: " › "))
         if let fraction = state.loading {
             let percent = fraction >= 0 ? " \(Int(fraction * 100))%" : ""
-            // SQLite counts the rows it has looked at; PostgreSQL says nothing until the end.
+            // SQLite counts the rows it has looked at; PostgreSQL the rows in when it fills
+            // unsorted IDs in chunks, else only the seconds.
             let sofar = state.loadingRows > 0 || state.loadingSeconds == 0 ? "\(rows(state.loadingRows)) so far" : "\(String(format1: state.loadingSeconds)) s"
             if state.tailRows != nil {
                 parts.append(state.tailStart.map { "row \(group($0 + 1)), read ahead (the cursor lands when the IDs are in)" } ?? "last rows (row numbers once the IDs are in)")

@@ -513,6 +513,45 @@ struct PostgresBrowserTests {
         #expect(active.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
+    @Test("an unsorted open with progress fills its IDs in chunks by key: progress counts the rows in so far (a percent of the table's estimate when unfiltered), the result is the one statement's, and a cancel between chunks leaves no temp table")
+    func unsortedOpenCountsItsRows() throws {
+        let server = try PostgresServer.require()
+        // More rows than two chunks, with keys that skip (a chunk's bound is the last key read).
+        let database = try server.makeDatabase("chunks", sql: """
+            CREATE TABLE big(id int PRIMARY KEY, v text);
+            INSERT INTO big SELECT g * 3, 'v' || g FROM generate_series(1, 600000) g;
+            ANALYZE big;
+            """)
+        let store = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        for format in [nil, "id > 300000 OR v ENDSWITH '7'"] {
+            var seen: [IDFetchProgress] = []
+            let request = BatchStore.FetchRequest(entityName: "big", predicate: try format.map { try FetchPredicate(format: $0) })
+            let result = try store.fetchBatched(request, progress: { p in
+                seen.append(p)
+                return .proceed
+            })
+            let expected = try store.fetchBatched(request)
+            #expect(result.count == expected.count && result.count == (format == nil ? 600_000 : 510_000), "\(format ?? "all")")
+            for position in [0, 1, 249_999, 250_000, 250_001, 499_999, 500_000, result.count - 1] where position < result.count {
+                #expect(result[position]?.objectID == expected[position]?.objectID, "\(format ?? "all") position \(position)")
+            }
+            #expect(seen.map(\.rowsScanned) == seen.map(\.rowsScanned).sorted(), "rows so far only grow")
+            if format == nil {
+                // Seen during the second or third chunk, as at least one chunk was in.
+                #expect(seen.contains { $0.rowsScanned >= 250_000 && $0.rowsScanned < 600_000 }, "\(seen.map(\.rowsScanned))")
+                #expect(seen.contains { ($0.fractionCompleted ?? 0) > 0.3 && ($0.fractionCompleted ?? 1) < 1 })
+            } else {
+                #expect(seen.allSatisfy { $0.estimatedRows == nil }, "a filter's rows are not the table's")
+            }
+        }
+        // A cancel once a chunk is in: the fetch stops and its table is gone.
+        #expect {
+            _ = try store.fetchBatched(BatchStore.FetchRequest(entityName: "big"), progress: { p in p.rowsScanned > 0 ? .cancel : .proceed })
+        } throws: { ($0 as? BatchStoreError)?.code == .cancelled }
+        let left = try server.psql("SELECT count(*) FROM pg_class WHERE relname LIKE 'bs_ids%' AND relpersistence = 't'", database: database)
+        #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
     @Test("streamRows gives the rows and order fetchBatched gives, in one statement; an error the body throws stops it and comes back as thrown")
     func streamRowsMatchesBatches() throws {
         let server = try PostgresServer.require()

@@ -26,6 +26,12 @@ package struct IDQuery {
     package let arguments: [SQLValue]
     /// A query for an estimate of the rows the fetch scans (for progress), or nil.
     package let estimateSQL: String?
+    /// Set when the SELECT is ordered by one integer ID column alone, ascending, with no limit
+    /// or offset: a fill may then read it in chunks, each
+    /// `SELECT * FROM (<select>) AS s WHERE s.<column> > <the last one read> LIMIT <n>`, and count
+    /// its rows as it goes. `estimatedRows` is the planner's guess of the rows it holds, when it
+    /// reads a whole table.
+    package var chunking: (column: String, estimatedRows: Int?)? = nil
 
     /// A query given as SQL text (a search over an ID table).
     package init(select: String, arguments: [SQLValue], estimateSQL: String? = nil) {
