@@ -2,9 +2,11 @@
 #if PostgreSQL
 import BatchStore
 import BatchStorePostgres
+import Browser
 import FaultlineDemo
 import Foundation
 import Synchronization
+import TerminalCore
 
 /// `faultline bench <postgres URL>`: the batched result over PostgreSQL beside PostgreSQL's own
 /// statements, in one run (issue 15's targets).
@@ -46,6 +48,8 @@ extension Benchmark {
         var sweepPeakRSSAtMillion: Int?
         /// `psql … | pspg` on the same sort, when it could run.
         var pager: PagerFigures?
+        /// `j`/`k` typed while the sorted result's IDs load, in the browser.
+        var loadKeys: BrowserBenchmark.LoadKeyFigures?
         var notMeasured: [String]
     }
 
@@ -138,6 +142,25 @@ extension Benchmark {
         }
         comparisons.append(Comparison(name: "first screen (100 rows) of that sort", oursSeconds: median(ours), rawSeconds: median(raw), target: 1.2,
                                       baseline: "SELECT * ORDER BY \(sortColumn), key LIMIT 100"))
+
+        // G typed as the sorted result's first rows show: the browser reads the last screen by the
+        // reversed query on a second session while the IDs load; against that query alone.
+        note("G while that sort's IDs load, against … ORDER BY … DESC LIMIT a screen, alone")
+        raw = []
+        let shown: Int
+        (ours, shown) = try peekTimes(repeats: options.repeats) { terminal in
+            try Browser(context: PostgresContext(store: store), name: "bench", options: BrowserOptions(table: table.name, sort: sortColumn), backend: terminal)
+        }
+        for _ in 0..<options.repeats {
+            raw.append(try time { _ = try session.query("SELECT * FROM \(q) ORDER BY \(s) DESC, \(k) DESC LIMIT \(shown)") })
+        }
+        note("keys typed every 20 ms while that sort's IDs load, in the browser…")
+        let loadKeys = try BrowserBenchmark.keysDuringLoad(sortKey: sortColumn, repeats: options.repeats) { terminal in
+            try Browser(context: PostgresContext(store: store), name: "bench", options: BrowserOptions(table: table.name, sort: sortColumn), backend: terminal)
+        }
+        comparisons.append(Comparison(name: "G while the IDs load: last \(shown) rows of that sort\(ours.isEmpty ? " (the fetch always ended first: not measured)" : "")",
+                                      oursSeconds: ours.isEmpty ? 0 : median(ours), rawSeconds: median(raw), target: 1.5,
+                                      baseline: "SELECT * ORDER BY \(sortColumn) DESC, key DESC LIMIT \(shown), alone"))
 
         if let title = table.columns.first(where: { $0.kind == .text }), let searched = sweepable {
             note("a search for a missing value in \(title.name), against … WHERE \(title.name) ILIKE '%…%'")
@@ -275,7 +298,7 @@ extension Benchmark {
 
         let figures = PostgresFigures(rows: rows, table: table.name, sortColumn: sortColumn, server: store.serverVersion, comparisons: comparisons,
                                       faultMilliseconds: faultMilliseconds, faultTargetMilliseconds: 2, sweepPeakRSS: peak, sweepPeakRSSAtMillion: peakAtMillion,
-                                      pager: pager, notMeasured: notMeasured)
+                                      pager: pager, loadKeys: loadKeys, notMeasured: notMeasured)
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -295,6 +318,7 @@ extension Benchmark {
                          + pad(String(format: "%.2fx", c.ratio), 8) + mark)
             lines.append("    raw: \(c.baseline)")
         }
+        if let keys = f.loadKeys { lines += loadKeyLines(keys) }
         lines.append(pad("one batch fault (100 rows, random position)", 44) + String(format: "%.2f ms", f.faultMilliseconds)
                      + (f.faultMilliseconds <= f.faultTargetMilliseconds ? "   ≤ 2 ms ok" : "   ≤ 2 ms MISSED"))
         let rssOK = f.sweepPeakRSS <= 40 << 20
@@ -604,7 +628,6 @@ extension Benchmark {
         return sum
     }
 
-    private static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
 }
 
 /// Set once the first screen has come: the bench then cancels the ID fetch it does not need.

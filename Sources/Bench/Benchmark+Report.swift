@@ -308,14 +308,7 @@ struct BenchRun {
          pad("  open (first frame)", 44) + String(format: "%.2f s", f.openSeconds) + ", peak RSS \(f.peakRSS / 1_048_576) MB"]
     }
 
-    func loadKeyLines(_ f: BrowserBenchmark.LoadKeyFigures) -> [String] {
-        let ratio = f.fetchSeconds > 0 ? f.fetchWithKeysSeconds / f.fetchSeconds : 0
-        return ["keys while a sort by title of \(formatCount(f.rows)) rows loads (j/k every 20 ms over the first rows, \(f.keys) keys, typed to next frame)",
-                pad("  p50 / p99 / max", 44) + String(format: "%.2f / %.2f / %.2f ms", f.p50Milliseconds, f.p99Milliseconds, f.maxMilliseconds)
-                    + (f.keys == 0 ? "   (no key landed during the load: not measured)" : f.p99Milliseconds <= 50 ? "   (p99 ≤ 50 ms ok)" : "   (p99 ≤ 50 ms MISSED)"),
-                pad("  the fetch with those keys / alone", 44) + String(format: "%.3f / %.3f s = %.2fx", f.fetchWithKeysSeconds, f.fetchSeconds, ratio)
-                    + (ratio <= 1.05 ? "   (≤ 1.05x ok)" : "   (≤ 1.05x MISSED)")]
-    }
+    func loadKeyLines(_ f: BrowserBenchmark.LoadKeyFigures) -> [String] { Benchmark.loadKeyLines(f) }
 
     /// With `--plot`, writes the memory plot of `sweeps`.
     func writePlot(_ sweeps: [Benchmark.MemorySweep], rows: Int) throws {
@@ -332,7 +325,7 @@ struct BenchRun {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+    func pad(_ s: String, _ n: Int) -> String { Benchmark.pad(s, n) }
 
     /// The batched sweep, and the eager one unless skipped, each in a fresh process.
     func memorySweeps() throws -> [Benchmark.MemorySweep] {
@@ -371,5 +364,20 @@ struct BenchRun {
             throw BatchStoreError(.sqlite(-1), "the memory worker failed (exit \(process.terminationStatus))")
         }
         return data
+    }
+}
+
+extension Benchmark {
+    /// `s` padded with spaces to `n` characters (one space after a longer one): a report's column.
+    static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    /// The lines of keys typed while a sort loads (either engine).
+    static func loadKeyLines(_ f: BrowserBenchmark.LoadKeyFigures) -> [String] {
+        let ratio = f.fetchSeconds > 0 ? f.fetchWithKeysSeconds / f.fetchSeconds : 0
+        return ["keys while a sort by \(f.sortKey) of \(formatCount(f.rows)) rows loads (j/k every 20 ms over the first rows, \(f.keys) keys, typed to next frame)",
+                pad("  p50 / p99 / max", 44) + String(format: "%.2f / %.2f / %.2f ms", f.p50Milliseconds, f.p99Milliseconds, f.maxMilliseconds)
+                    + (f.keys == 0 ? "   (no key landed during the load: not measured)" : f.p99Milliseconds <= 50 ? "   (p99 ≤ 50 ms ok)" : "   (p99 ≤ 50 ms MISSED)"),
+                pad("  the fetch with those keys / alone", 44) + String(format: "%.3f / %.3f s = %.2fx", f.fetchWithKeysSeconds, f.fetchSeconds, ratio)
+                    + (ratio <= 1.05 ? "   (≤ 1.05x ok)" : "   (≤ 1.05x MISSED)")]
     }
 }

@@ -184,12 +184,26 @@ public enum Benchmark {
     /// A repeat where the fetch ended before `G` was read (nothing to wait for) is not counted.
     static func lastRowsDuringLoad(path: String, sortKey: String, repeats: Int) throws -> Comparison {
         let raw = try RawConnection(path: path)
-        var ours: [Double] = [], base: [Double] = []
+        var base: [Double] = []
+        let (ours, shown) = try peekTimes(repeats: repeats) { terminal in
+            try Browser(store: try PersistentStore(path: path, options: .init(readOnly: true)), options: BrowserOptions(table: "movie", sort: sortKey), backend: terminal)
+        }
+        let sql = "SELECT id, title, year, rating, votes, genre, director_id FROM movie ORDER BY \(quoteIdentifier(sortKey)) DESC, rowid DESC LIMIT \(shown)"
+        for _ in 0..<repeats { base.append(try time { try raw.sweep(sql) }) }
+        return Comparison(name: "G while the IDs load: last \(shown) rows of a sort by \(sortKey)\(ours.isEmpty ? " (the fetch always ended first: not measured)" : "")",
+                          oursSeconds: ours.isEmpty ? 0 : median(ours), rawSeconds: median(base),
+                          target: 1.5, baseline: "SELECT … ORDER BY \(sortKey) DESC, rowid DESC LIMIT \(shown), alone")
+    }
+
+    /// `G` typed as the first rows of a sorted sheet show, `repeats` times, each in a browser
+    /// `makeBrowser` opens on a 200x50 in-memory screen: the seconds of each read of the last
+    /// rows (a repeat where the fetch ended before it is not counted), and the rows a screen shows.
+    static func peekTimes(repeats: Int, makeBrowser: (MemoryTerminal) throws -> Browser) throws -> (seconds: [Double], shown: Int) {
+        var times: [Double] = []
         var shown = 48
         for _ in 0..<repeats {
-            let store = try PersistentStore(path: path, options: .init(readOnly: true))
             let terminal = MemoryTerminal(width: 200, height: 50)
-            let browser = try Browser(store: store, options: BrowserOptions(table: "movie", sort: sortKey), backend: terminal)
+            let browser = try makeBrowser(terminal)
             var peeked: Double?
             browser.log = { line in
                 guard line.hasPrefix("peeked the last"), let seconds = line.split(separator: " ").dropLast().last.flatMap({ Double($0) }) else { return }
@@ -197,14 +211,11 @@ public enum Benchmark {
             }
             terminal.keys = [.char("G")]
             browser.start()
+            while browser.idle() {}
             shown = browser.state.gridHeight
-            if let peeked { ours.append(peeked) }
+            if let peeked { times.append(peeked) }
         }
-        let sql = "SELECT id, title, year, rating, votes, genre, director_id FROM movie ORDER BY \(quoteIdentifier(sortKey)) DESC, rowid DESC LIMIT \(shown)"
-        for _ in 0..<repeats { base.append(try time { try raw.sweep(sql) }) }
-        return Comparison(name: "G while the IDs load: last \(shown) rows of a sort by \(sortKey)\(ours.isEmpty ? " (the fetch always ended first: not measured)" : "")",
-                          oursSeconds: ours.isEmpty ? 0 : median(ours), rawSeconds: median(base),
-                          target: 1.5, baseline: "SELECT … ORDER BY \(sortKey) DESC, rowid DESC LIMIT \(shown), alone")
+        return (times, shown)
     }
 
     /// `/` for a value no row holds, from the first row of a result sorted by `sortKey`: ours

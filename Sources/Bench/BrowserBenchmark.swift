@@ -86,6 +86,7 @@ enum BrowserBenchmark {
 extension BrowserBenchmark {
     struct LoadKeyFigures: Sendable, Codable {
         var rows: Int
+        var sortKey: String
         var keys: Int
         var p50Milliseconds: Double
         var p99Milliseconds: Double
@@ -148,23 +149,32 @@ extension BrowserBenchmark {
 
     static func keysDuringLoad(path: String, table: String = "movie", sortKey: String, repeats: Int, width: Int = 200, height: Int = 50) throws -> LoadKeyFigures {
         let store = try PersistentStore(path: path, options: .init(readOnly: true))
+        return try keysDuringLoad(sortKey: sortKey, repeats: repeats, width: width, height: height) { terminal in
+            try Browser(store: store, options: BrowserOptions(table: table, sort: sortKey), backend: terminal)
+        }
+    }
+
+    /// The same over any engine: `makeBrowser` opens the sorted sheet on the terminal it is given.
+    static func keysDuringLoad(sortKey: String, repeats: Int, width: Int = 200, height: Int = 50,
+                               makeBrowser: (any TerminalBackend) throws -> Browser) throws -> LoadKeyFigures {
         var latencies: [Double] = []
         var alone: [Double] = [], withKeys: [Double] = []
         var rows = 0
         for round in 0..<(2 * repeats) {
             let sending = round % 2 == 1
             let terminal = TimedKeys(width: width, height: height, interval: 0.02, sending: sending)
-            let browser = try Browser(store: store, options: BrowserOptions(table: table, sort: sortKey), backend: terminal)
+            let browser = try makeBrowser(terminal)
             terminal.ready = { [unowned browser] in browser.state.firstRowsShown }
             let started = TimedKeys.now()
             browser.start()
+            while browser.idle() {}
             let seconds = TimedKeys.now() - started
             rows = browser.state.count
             if sending { withKeys.append(seconds); latencies += terminal.latencies } else { alone.append(seconds) }
         }
         latencies.sort()
         func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1000 }
-        return LoadKeyFigures(rows: rows, keys: latencies.count, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
+        return LoadKeyFigures(rows: rows, sortKey: sortKey, keys: latencies.count, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
                               maxMilliseconds: (latencies.last ?? 0) * 1000, fetchSeconds: Benchmark.median(alone), fetchWithKeysSeconds: Benchmark.median(withKeys))
     }
 }
