@@ -382,7 +382,7 @@ extension Benchmark {
         try session.execute("DROP TABLE IF EXISTS pg_temp.bench_ids")
         try session.execute("CREATE TEMP TABLE bench_ids AS SELECT \(k) AS key FROM \(q) WHERE \(k) <= \(bound) ORDER BY \(c), \(k)")
         try session.execute("ANALYZE pg_temp.bench_ids")
-        defer { try? session.execute("DROP TABLE IF EXISTS pg_temp.bench_ids") }
+        defer { _ = try? session.execute("DROP TABLE IF EXISTS pg_temp.bench_ids") }
         var semiJoin: [Double] = []
         for _ in 0..<repeats {
             count.raw.append(try time { counted.raw = Int(try session.query("SELECT count(*) FROM \(q) WHERE \(k) <= \(bound)").first?.first?.integerValue ?? -1) })
@@ -465,8 +465,8 @@ extension Benchmark {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-bench-\(getpid())-wide.csv").path
         defer {
             try? FileManager.default.removeItem(atPath: file)
-            try? session.execute("DROP TABLE IF EXISTS \(wide)")
-            try? session.execute("DROP TABLE IF EXISTS \(parent)")
+            _ = try? session.execute("DROP TABLE IF EXISTS \(wide)")
+            _ = try? session.execute("DROP TABLE IF EXISTS \(parent)")
         }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         try runTimed([executable, "export", url, "--table", wide, "--format", "csv"], stdout: file)
