@@ -108,6 +108,20 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
     }
 
     /// The rows `request` matches as one streamed statement (``PostgresStore/streamRows(_:_:)``).
+    /// The first rows of `request` by one `… ORDER BY … LIMIT` on this context's own session
+    /// (kept open), with no ID table: objects that hold their values.
+    public func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        var request = request
+        request.fetchBatchSize = request.fetchLimit > 0 ? request.fetchLimit : Int.max
+        let table = try store.table(named: request.entityName)
+        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
+        let source = PostgresResultSource(store: store, table: table, entity: try store.entity(named: table.name), lease: try sessionLease())
+        return try source.firstRows(request, progress: nil)
+    }
+
+    /// Opens this context's session now.
+    public func prepareForReads() throws { _ = try sessionLease() }
+
     public func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws {
         try store.streamRows(request, body)
     }

@@ -157,7 +157,11 @@ final class PostgresIDTable: IDStore {
         serverVersion >= 140_000 && keyed && !columns.isEmpty && columns.allSatisfy { Self.fixedWidthTypes.contains($0.baseTypeOID) }
     }
 
+    /// True once a fill began: the table may exist (a source that only read first rows made none).
+    private(set) var wasFilled = false
+
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
+        wasFilled = true
         (count, layout) = try build(name, query, progress: progress)
         analyzed = false
     }
@@ -230,9 +234,10 @@ final class PostgresIDTable: IDStore {
         return (n, layout)
     }
 
-    /// Rows per chunk of ``createInChunks(_:_:column:estimatedRows:progress:)``: at 10M rows, 40
-    /// statements, each a fraction of a second.
-    static let chunkRows = 250_000
+    /// Rows in the `n`th chunk (from 0) of ``createInChunks(_:_:column:estimatedRows:progress:)``:
+    /// 100,000, doubling to at most 1,000,000, so the first count comes at once and a large
+    /// fetch takes few statements (at 10M rows, 14, each a fraction of a second).
+    static func chunkRows(_ n: Int) -> Int { min(1_000_000, 100_000 << min(n, 4)) }
 
     /// Creates and fills the packed table `name` from `query` in chunks by its key `column`, so
     /// that progress counts the rows in so far (one `CREATE TABLE … AS` says nothing until it
@@ -252,15 +257,18 @@ final class PostgresIDTable: IDStore {
         do {
             try session.execute("CREATE TEMP TABLE \(quoteIdentifier(name)) USING heap AS \(source) WITH NO DATA", query.arguments)
             var last: SQLValue?
+            var chunk = 0
             while true {
+                let limit = Self.chunkRows(chunk)
+                chunk += 1
                 let bound = last.map { _ in " WHERE s.\(c) > $\(next)" } ?? ""
-                let sql = "INSERT INTO \(table) \(source)\(bound) LIMIT \(Self.chunkRows)"
+                let sql = "INSERT INTO \(table) \(source)\(bound) LIMIT \(limit)"
                 let arguments = query.arguments + (last.map { [$0] } ?? [])
                 let added = try watching(progress, rows: (total, estimatedRows)) { watch, cancel in
                     try session.execute(sql, arguments, every: 0.05, watch: watch, cancel: cancel) ?? 0
                 } ?? session.execute(sql, arguments) ?? 0
                 total += added
-                guard added == Self.chunkRows else { break }
+                guard added == limit else { break }
                 // The last key in is the largest, on the last page: one page read (a RETURNING
                 // of every key made each chunk twice as slow).
                 // (The page is asked first: a bound computed in the statement is volatile, and
@@ -527,12 +535,19 @@ final class PostgresResultSource: ResultSource {
         hasTextFunctions = true
     }
 
-    init(store: PostgresStore, table: PostgresTable, entity: Entity, session: PostgresSession) {
+    convenience init(store: PostgresStore, table: PostgresTable, entity: Entity, session: PostgresSession) {
+        self.init(store: store, table: table, entity: entity, lease: PostgresSessionLease(session))
+    }
+
+    /// A source on a session others hold too (a context's own, for ``firstRows(_:progress:)``
+    /// alone): it closes when the last holder lets go.
+    init(store: PostgresStore, table: PostgresTable, entity: Entity, lease: PostgresSessionLease) {
+        let session = lease.session
         self.store = store
         self.table = table
         self.entity = entity
         self.faultsAsRecords = store.faultsAsRecords
-        self.lease = PostgresSessionLease(session)
+        self.lease = lease
         self.idTable = PostgresIDTable(session: session, columns: PostgresIDColumn.of(table), keyed: table.rowKey != .none,
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
         uncontained = UncontainedRows(table: table)
@@ -544,7 +559,7 @@ final class PostgresResultSource: ResultSource {
         link.owner = nil
         sweep?.stop()
         // The ID table goes now; the session stays open while an undo journal made in it does.
-        idTable.session.executeDetached("DROP TABLE IF EXISTS \(idTable.qualifiedName)")
+        if idTable.wasFilled { idTable.session.executeDetached("DROP TABLE IF EXISTS \(idTable.qualifiedName)") }
     }
 
     var ids: any IDStore { idTable }

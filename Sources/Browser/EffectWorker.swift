@@ -37,6 +37,11 @@ final class EffectWorker: @unchecked Sendable {
 
     /// Runs `job` after the jobs before it; `state` is the state it was asked from.
     func submit(_ job: EffectRunner.Job, state: BrowserState) {
+        if case .effect(.open) = job {
+            // The reader is readied as a load starts, so that `G` during it pays for its query
+            // alone, not for a connection (over PostgreSQL, most of the gap to the query alone).
+            peekQueue.async { [peeker] in peeker.warm() }
+        }
         inbox.begin()
         queue.async { [self] in
             let inbox = self.inbox
@@ -136,6 +141,13 @@ final class Peeker: @unchecked Sendable {
         return log
     }
 
+    /// Opens the reader and what its reads need, if not yet done; a failure is left for the read
+    /// that needs it to say.
+    func warm() {
+        if reader == nil, let makeReader { reader = try? makeReader() }
+        try? reader?.prepareForReads()
+    }
+
     /// The actions `effect` leads to; a failure is logged and leads to none (the key that asked
     /// waits for the fetch, which puts it right).
     func run(_ effect: Effect) -> [Action] {
@@ -153,12 +165,9 @@ final class Peeker: @unchecked Sendable {
             var request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
                                        sortDescriptors: sorts, fetchLimit: count, fetchBatchSize: max(count, 1))
             request.reversesOrder = true
-            let last = try reader.fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
-            var rows: [RowSnapshot] = []
-            for position in (0..<last.count).reversed() {
-                guard let object = try last.object(at: position) else { continue }
-                // No ID: a row read outside the result's ID table is shown, never marked or edited.
-                rows.append(RowSnapshot(id: nil, values: RowSnapshot.values(of: object, showingStore: showsStores), exists: true))
+            // No ID: a row read outside the result's ID table is shown, never marked or edited.
+            let rows = try reader.firstRows(request).reversed().map { object in
+                RowSnapshot(id: nil, values: RowSnapshot.values(of: object, showingStore: showsStores), exists: true)
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             log.append("peeked the last \(rows.count) rows of \(table) in \(seconds) s")

@@ -92,6 +92,14 @@ public protocol FetchingContext: AnyObject {
     /// The engine's own estimate of each table's rows, by entity name, read at once from its
     /// statistics (PostgreSQL's `reltuples`); empty where there is none (SQLite).
     func estimatedRowCounts() -> [String: Int]
+    /// The first `fetchLimit` rows of `request` (all of them without a limit: keep it small) as
+    /// objects that hold their values, for showing: where the engine can, one statement on a
+    /// connection this context keeps, with no ID table (PostgreSQL); elsewhere through a
+    /// batched result. What the browser reads the last rows of a sort with while its IDs load.
+    func firstRows(_ request: FetchRequest) throws -> [ManagedObject]
+    /// Opens what reads need ahead of the first one (PostgreSQL: this context's session), so that
+    /// the first read pays for its query alone; does nothing where nothing needs opening.
+    func prepareForReads() throws
 }
 
 extension FetchingContext {
@@ -101,6 +109,11 @@ extension FetchingContext {
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }
     public var editResultType: BatchResultType { .changes }
     public func estimatedRowCounts() -> [String: Int] { [:] }
+    public func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        let result = try fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
+        return try (0..<result.count).compactMap { try result.object(at: $0) }
+    }
+    public func prepareForReads() throws {}
 }
 
 /// A context with an identity map, on either engine (one store's ``ManagedObjectContext``,
