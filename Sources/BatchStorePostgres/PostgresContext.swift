@@ -109,10 +109,16 @@ public final class PostgresContext: ValueStreamingContext, ObjectContext, Object
 
     /// The rows `request` matches as one streamed statement (``PostgresStore/streamRows(_:_:)``).
     /// The first rows of `request` by one `… ORDER BY … LIMIT` on this context's own session
-    /// (kept open), with no ID table: objects that hold their values.
+    /// (kept open), with no ID table: objects that hold their values. Without a limit, every row
+    /// through a batched result.
     public func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        guard request.fetchLimit > 0 else {
+            // No limit: every row, through a batched result (as on SQLite).
+            let result = try fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
+            return try (0..<result.count).compactMap { try result.object(at: $0) }
+        }
         var request = request
-        request.fetchBatchSize = request.fetchLimit > 0 ? request.fetchLimit : Int.max
+        request.fetchBatchSize = request.fetchLimit
         let table = try store.table(named: request.entityName)
         guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
         let source = PostgresResultSource(store: store, table: table, entity: try store.entity(named: table.name), lease: try sessionLease())

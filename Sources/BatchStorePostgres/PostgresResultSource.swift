@@ -121,6 +121,16 @@ final class PostgresIDTable: IDStore {
     let cancel: ((Int) -> Void)?
     /// Runs before a statement that may be cancelled is sent (the result's read ahead settles).
     var beforeWatching: (() -> Void)?
+    /// Whether a fill may go in chunks by its ``IDQuery/chunking`` column, asked only when a
+    /// progress handler waits (queries of the catalog): nil when the column is not unique over
+    /// the rows read (a table with inheritance children, whose rows can share a key with the
+    /// parent's: a chunk bound would skip one of them), else the planner's estimate of the rows
+    /// when the query reads the whole table (`whole`).
+    var chunkPlan: ((_ whole: Bool) throws -> ChunkPlan?)?
+
+    struct ChunkPlan {
+        var estimatedRows: Int?
+    }
 
     /// Base types of a fixed width that never need TOAST: rows of only these are all one size.
     static let fixedWidthTypes: Set<Int64> = [16, 20, 21, 23, 26, 27, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950]
@@ -205,8 +215,8 @@ final class PostgresIDTable: IDStore {
             } ?? session.execute(create, query.arguments) ?? 0
         }
         var n: Int
-        if packable, progress != nil, let chunking = query.chunking {
-            n = try createInChunks(name, query, column: chunking.column, estimatedRows: chunking.estimatedRows, progress: progress)
+        if packable, progress != nil, let chunking = query.chunking, let plan = try chunkPlan?(chunking.whole) {
+            n = try createInChunks(name, query, column: chunking.column, estimatedRows: plan.estimatedRows, progress: progress)
         } else {
             n = try create(packed: packable)
         }
@@ -236,7 +246,7 @@ final class PostgresIDTable: IDStore {
 
     /// Rows in the `n`th chunk (from 0) of ``createInChunks(_:_:column:estimatedRows:progress:)``:
     /// 100,000, doubling to at most 1,000,000, so the first count comes at once and a large
-    /// fetch takes few statements (at 10M rows, 14, each a fraction of a second).
+    /// fetch takes few statements (at 10M rows, 13, each a fraction of a second).
     static func chunkRows(_ n: Int) -> Int { min(1_000_000, 100_000 << min(n, 4)) }
 
     /// Creates and fills the packed table `name` from `query` in chunks by its key `column`, so
@@ -552,6 +562,13 @@ final class PostgresResultSource: ResultSource {
                                        serverVersion: store.serverVersionNumber, cancel: { [weak store] pid in store?.cancelStatement(of: pid) })
         uncontained = UncontainedRows(table: table)
         idTable.beforeWatching = { [weak self] in self?.settleReadAhead() }
+        idTable.chunkPlan = { [weak self] whole in
+            guard let self, try !PostgresContext.hasInheritanceChildren(self.table, self.session) else { return nil }
+            let estimate = whole
+                ? try self.session.query("SELECT reltuples::int8 FROM pg_catalog.pg_class WHERE oid = \(self.table.oid) AND reltuples >= 0").first?.first?.integerValue
+                : nil
+            return PostgresIDTable.ChunkPlan(estimatedRows: estimate.map(Int.init))
+        }
         link.owner = uncontained
     }
 
@@ -618,10 +635,7 @@ final class PostgresResultSource: ResultSource {
         if selectList == nil, request.effectiveSortDescriptors.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0,
            !request.reversesOrder, isAddressable, idTable.columns.count == 1, let key = idTable.columns.first,
            [20, 21, 23].contains(key.baseTypeOID) {
-            let estimate = request.predicate == nil
-                ? (try? idTable.session.query("SELECT reltuples::int8 FROM pg_catalog.pg_class WHERE oid = \(table.oid) AND reltuples >= 0"))?.first?.first?.integerValue.map(Int.init)
-                : nil
-            query.chunking = (key.name, estimate)
+            query.chunking = (key.name, request.predicate == nil)
         }
         return query
     }

@@ -8,7 +8,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     /// One JSON array of objects, read whole.
     case json
     /// RFC 4180 with a header line of column names, streamed: an empty unquoted field is NULL,
-    /// `""` is empty text, an unquoted `\x…` (lowercase hex) field is a blob.
+    /// `""` is empty text, an unquoted `\x…` field of an even number of lowercase hex digits is
+    /// a blob (anything else is text as written).
     case csv
 }
 
@@ -113,7 +114,7 @@ public final class RowReader {
         guard let record = try readCSVRecord() else { return nil }
         rowsRead += 1
         guard record.count == header.count else {
-            throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) fields, but the header has \(header.count)")
+            throw BatchStoreError(.invalidArgument, "CSV row \(rowsRead): \(record.count) field\(record.count == 1 ? "" : "s"), but the header has \(header.count)")
         }
         return record
     }
@@ -217,7 +218,7 @@ public final class RowReader {
     }
 
     /// One CSV record, or nil at the end of the input. A field is NULL when empty and unquoted,
-    /// a blob when unquoted `\x` + lowercase hex (an odd last digit is dropped), else text;
+    /// a blob when unquoted `\x` + an even number of lowercase hex digits, else text as written;
     /// with `names`, every non-empty field is text as written (a header).
     /// - Complexity: O(bytes): each chunk is scanned in place (``ByteReader/consumeChunk(_:)``).
     private func readCSVRecord(names: Bool = false) throws -> [SQLValue]? {
@@ -336,7 +337,7 @@ private struct CSVRecordScanner {
     private mutating func finishField() {
         if !quoted && field.isEmpty {
             fields.append(.null)
-        } else if !names && !quoted && field.count >= 2 && field[0] == 92 && field[1] == 120
+        } else if !names && !quoted && field.count >= 2 && field.count % 2 == 0 && field[0] == 92 && field[1] == 120
                     && field.dropFirst(2).allSatisfy({ RowReader.nibble($0) != nil }) {
             var data = Data(capacity: field.count / 2)
             var i = 2

@@ -13,7 +13,7 @@ struct Import: ParsableCommand {
         discussion: """
             ndjson: one JSON object per line, streamed. json: one array of objects (read whole). csv: a header \
             line of column names, then rows (RFC 4180; an empty unquoted field is NULL, "" is empty text, an \
-            unquoted \\x… field is a blob), streamed. Keys are column names; missing ones take the column default; \
+            unquoted \\x field of an even number of lowercase hex digits is a blob), streamed; the header is checked before any row. Keys are column names; missing ones take the column default; \
             an unknown one is an error. This reads the NDJSON and CSV that `export` writes (not its TSV).
             """)
 
@@ -75,7 +75,7 @@ struct Import: ParsableCommand {
             // sends every row and rolls back.
             #if PostgreSQL
             let context = PostgresContext(store: try PostgresStore(url: database))
-            try insert(handle, format: format, entityName: try context.entity(named: table).name, resultType: .count) { request in
+            try insert(handle, format: format, entity: try context.entity(named: table), resultType: .count) { request in
                 let counts = try context.executeCounting(request)
                 return (counts.total, counts.inserted, counts.updated)
             }
@@ -88,7 +88,7 @@ struct Import: ParsableCommand {
         let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
         let context = try ManagedObjectContext(store: store)
         // An upsert keeps its written keys apart (inserted, updated), so the message can say which.
-        try insert(handle, format: format, entityName: try store.entity(named: table).name, resultType: onConflict == .upsert ? .changes : .count) { request in
+        try insert(handle, format: format, entity: try store.entity(named: table), resultType: onConflict == .upsert ? .changes : .count) { request in
             let result = try context.execute(request)
             let changes = result.changes ?? ChangeSet()
             return (result.count ?? 0, changes.insertedCount, changes.updatedCount)
@@ -97,9 +97,11 @@ struct Import: ParsableCommand {
 
     /// Reads the file's rows into a batch insert that `execute` runs (answering rows written, and
     /// of them inserted and updated, as the engine counts them), and reports; a dry run's handler ends the rows with ``DryRunDone`` once all were read.
-    private func insert(_ handle: FileHandle, format: ImportFormat, entityName: String, resultType: BatchResultType,
+    private func insert(_ handle: FileHandle, format: ImportFormat, entity: Entity, resultType: BatchResultType,
                         execute: (BatchInsertRequest) throws -> (total: Int, inserted: Int, updated: Int)) throws {
+        let entityName = entity.name
         let reader = try RowReader(bytes: ByteReader(handle), format: format)
+        if format == .csv { try checkHeader(reader.columns, of: entity) }
         let ticker = Ticker("importing")
         defer { ticker.stop() }
         var request: BatchInsertRequest
@@ -137,6 +139,29 @@ struct Import: ParsableCommand {
                 // before it could tell the split, so it says only what it read and checked.
                 printError("read and checked \(counted(reader.rowsRead, "row")); with --on-conflict \(onConflict.rawValue) some may be \(onConflict == .ignore ? "skipped" : "updated") rather than inserted (dry run: rolled back, nothing was written)")
             }
+        }
+    }
+}
+
+extension Import {
+    /// A CSV header's names, checked before any row is read (a file of no rows, or one whose line
+    /// ends the reader does not know, would otherwise say nothing): each names a column that can
+    /// be set, each column once.
+    /// - Throws: `BatchStoreError` naming the file and the name at fault.
+    func checkHeader(_ names: [String], of entity: Entity) throws {
+        var seen: [Int: String] = [:]
+        for name in names {
+            guard let index = entity.indexOfAttribute(named: name) else {
+                throw BatchStoreError(.noSuchAttribute, "\(file): the header names \(name.debugDescription), which is no column of \(entity.name); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
+            }
+            let column = entity.attributes[index].name
+            if let other = seen[index] {
+                throw BatchStoreError(.invalidArgument, "\(file): the header names the column \(column) twice (\(other.debugDescription) and \(name.debugDescription); names are case-insensitive)")
+            }
+            if entity.attributes[index].isGenerated {
+                throw BatchStoreError(.readOnly, "\(file): the header names \(entity.name).\(column), a generated column, which cannot be set")
+            }
+            seen[index] = name
         }
     }
 }

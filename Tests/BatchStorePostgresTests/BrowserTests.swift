@@ -550,6 +550,27 @@ struct PostgresBrowserTests {
         } throws: { ($0 as? BatchStoreError)?.code == .cancelled }
         let left = try server.psql("SELECT count(*) FROM pg_class WHERE relname LIKE 'bs_ids%' AND relpersistence = 't'", database: database)
         #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+
+        // Inheritance children can hold a parent's key: one statement, or a chunk bound would
+        // skip a row; the same rows either way.
+        try server.psql("""
+            CREATE TABLE parent(id int PRIMARY KEY);
+            INSERT INTO parent SELECT g FROM generate_series(1, 100000) g;
+            CREATE TABLE child() INHERITS (parent);
+            INSERT INTO child VALUES (100000), (200000);
+            ANALYZE parent;
+            """, database: database)
+        let inheriting = try PostgresStore(url: server.url(database: database), environment: noPasswordFile)
+        let withProgress = try inheriting.fetchBatched(BatchStore.FetchRequest(entityName: "parent"), progress: { _ in .proceed })
+        let oneStatement = try inheriting.fetchBatched(BatchStore.FetchRequest(entityName: "parent"))
+        #expect(withProgress.count == 100_002 && oneStatement.count == 100_002)
+
+        // The first rows by one statement on the context's session, with a limit or without.
+        let context = PostgresContext(store: store)
+        var last = BatchStore.FetchRequest(entityName: "big", fetchLimit: 3)
+        last.reversesOrder = true
+        #expect(try context.firstRows(last).map { try $0.value(forKey: "id") } == [.integer(1_800_000), .integer(1_799_997), .integer(1_799_994)])
+        #expect(try context.firstRows(BatchStore.FetchRequest(entityName: "big", predicate: try FetchPredicate(format: "id < 10"))).count == 3)
     }
 
     @Test("streamRows gives the rows and order fetchBatched gives, in one statement; an error the body throws stops it and comes back as thrown")

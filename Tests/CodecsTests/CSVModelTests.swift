@@ -8,7 +8,7 @@ import Testing
 /// plain byte-at-a-time reading of the same rules, on random inputs read in chunks of every size.
 @Suite struct CSVModelTests {
     /// The rules, one byte at a time: a header, then records of fields; NULL for an empty unquoted
-    /// field, a blob for unquoted `\x` + lowercase hex (an odd last digit dropped), else text; a
+    /// field, a blob for unquoted `\x` + an even number of lowercase hex digits, else text; a
     /// quote opens a quoted field only as a field's first byte; CR is dropped before LF.
     /// The records the rules read, and the error that ended the reading early, if any.
     static func model(_ input: [UInt8]) -> (records: [[SQLValue]], error: BatchStoreError?) {
@@ -24,7 +24,7 @@ import Testing
             func finish() {
                 if !quoted && field.isEmpty {
                     fields.append(.null)
-                } else if !records.isEmpty && !quoted && field.count >= 2 && field[0] == 92 && field[1] == 120 && field.dropFirst(2).allSatisfy({ nibble($0) != nil }) {
+                } else if !records.isEmpty && !quoted && field.count >= 2 && field.count % 2 == 0 && field[0] == 92 && field[1] == 120 && field.dropFirst(2).allSatisfy({ nibble($0) != nil }) {
                     let digits = Array(field.dropFirst(2))
                     fields.append(.blob(Data(stride(from: 0, to: digits.count - 1, by: 2).map { (nibble(digits[$0]) ?? 0) << 4 | (nibble(digits[$0 + 1]) ?? 0) })))
                 } else {
@@ -67,7 +67,7 @@ import Testing
         guard !records.isEmpty else { return .failure(error ?? BatchStoreError(.invalidArgument, "no header")) }
         records[0] = records[0].map { if case .text = $0 { return $0 } else { return .text("") } }
         if let bad = records.dropFirst().firstIndex(where: { $0.count != records[0].count }) {
-            return .failure(BatchStoreError(.invalidArgument, "CSV row \(bad): \(records[bad].count) fields, but the header has \(records[0].count)"))
+            return .failure(BatchStoreError(.invalidArgument, "CSV row \(bad): \(records[bad].count) field\(records[bad].count == 1 ? "" : "s"), but the header has \(records[0].count)"))
         }
         if let error { return .failure(error) }
         return .success(records)

@@ -91,6 +91,8 @@ func same(_ a: SQLValue?, _ b: SQLValue?) -> Bool {
             #expect(columns.indices.allSatisfy { row.first?[columns[$0]] == values[$0] }, "\(format): \(row)")
         }
         #expect(try read("a\n\\xzz\n", .csv) == [["a": .text("\\xzz")]], "not hex: text")
+        #expect(try read("a\n\\x0af\n\\x0aff\n\\x\n", .csv) == [["a": .text("\\x0af")], ["a": .blob(Data([0x0A, 0xFF]))], ["a": .blob(Data())]],
+                "an odd number of digits is text as written, not a blob cut short")
     }
 
     @Test func largeBlobsAndTextCrossChunkBoundaries() throws {

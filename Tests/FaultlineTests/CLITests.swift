@@ -77,7 +77,22 @@ func tsv(_ value: DatabaseValue) -> String {
         let db = scratch.path("d.sqlite")
         _ = try CLI.run(["demo", "--rows", "50", "--output", db])
         let missing = scratch.path("missing.sqlite")
+        // CSV files whose header is wrong, even with no rows after it (or rows a CR-only line end
+        // hides in the header), and a key an INTEGER PRIMARY KEY cannot hold.
+        func csv(_ name: String, _ text: String) throws -> String {
+            let path = scratch.path(name)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let unknown = try csv("unknown.csv", "id,nickname\n")
+        let twice = try csv("twice.csv", "id,ID,title\n1,1,x\n")
+        let classicMac = try csv("mac.csv", "id,title\r1,x\r2,y\r")
+        let notAnInteger = try csv("abc.csv", "id,title,year,genre\n100007,fine,2001,Drama\nabc,x,2002,Drama\n")
         let cases: [([String], Int32, String)] = [
+            (["import", db, "--table", "movie", unknown], 2, "the header names \"nickname\", which is no column of movie"),
+            (["import", db, "--table", "movie", twice], 2, "the header names the column id twice (\"id\" and \"ID\""),
+            (["import", db, "--table", "movie", classicMac], 2, "which is no column of movie"),
+            (["import", db, "--table", "movie", notAnInteger], 1, "row 2: movie.id = \"abc\" is not an integer"),
             (["export", missing, "--table", "movie"], 1, "no such file"),
             (["export", scratch.url.path, "--table", "movie"], 1, "is a directory"),
             (["export", db, "--table", "nope"], 1, "no table or view named \"nope\""),

@@ -56,8 +56,9 @@ public struct BatchInsertRequest {
     }
 
     /// Rows by position from `rows`, called until it returns nil: each gives the values of
-    /// `columns`, in that order (a CSV file's records under its header). Names are resolved
-    /// once, not per row, so this is the fastest way in for many rows of the same columns.
+    /// `columns`, in that order (a CSV file's records under its header). On SQLite names are
+    /// resolved once, not per row, so this is the fastest way in for many rows of the same
+    /// columns; PostgreSQL reads the rows by name.
     /// A row with another number of values, or `columns` naming a column twice, fails the insert.
     public init(entityName: String, columns: [String], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
                 rows: @escaping () throws -> [SQLValue]?) {
@@ -205,6 +206,18 @@ extension ManagedObjectContext {
                     if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY,
                        let problem = try? Self.danglingReference(db, entity: entity, schema: store.schema, pairs: pairs) {
                         return BatchStoreError(.constraint, "row \(rowNumber): \(problem); nothing was written (--foreign-keys off imports such rows as they are)")
+                    }
+                    // A value an INTEGER PRIMARY KEY cannot hold: name it, as SQLite does not.
+                    if error.resultCode == .SQLITE_MISMATCH,
+                       let (column, value) = pairs.first(where: { pair in
+                           let attribute = entity.attributes[pair.column]
+                           guard attribute.primaryKeyPosition != nil, attribute.declaredType.uppercased() == "INTEGER" else { return false }
+                           if case .integer = pair.value { return false }
+                           return pair.value != .null
+                       }) {
+                        let shown: String
+                        if case .text(let text) = value { shown = text.debugDescription } else { shown = "\(value)" }
+                        return BatchStoreError(.constraint, "row \(rowNumber): \(entity.name).\(entity.attributes[column].name) = \(shown) is not an integer, and an INTEGER PRIMARY KEY holds only integers; nothing was written")
                     }
                     return BatchStoreError.wrap(error, context: "row \(rowNumber)")
                 }

@@ -29,9 +29,9 @@ package struct IDQuery {
     /// Set when the SELECT is ordered by one integer ID column alone, ascending, with no limit
     /// or offset: a fill may then read it in chunks, each
     /// `SELECT * FROM (<select>) AS s WHERE s.<column> > <the last one read> LIMIT <n>`, and count
-    /// its rows as it goes. `estimatedRows` is the planner's guess of the rows it holds, when it
-    /// reads a whole table.
-    package var chunking: (column: String, estimatedRows: Int?)? = nil
+    /// its rows as it goes (if the engine finds the column unique: see the fill). `whole`: no
+    /// predicate, so the table's estimate of its rows is the result's.
+    package var chunking: (column: String, whole: Bool)? = nil
 
     /// A query given as SQL text (a search over an ID table).
     package init(select: String, arguments: [SQLValue], estimateSQL: String? = nil) {
