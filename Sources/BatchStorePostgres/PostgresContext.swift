@@ -22,7 +22,7 @@ import Foundation
 /// last ``undoDepth`` edits can be undone.
 ///
 /// Not thread-safe: one thread uses it at a time, as with `ManagedObjectContext`.
-public final class PostgresContext: ValueStreamingContext, ObjectContext, ObjectOwner {
+public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingContext, ObjectContext, ObjectOwner {
     public let store: PostgresStore
     private var lookupLease: PostgresSessionLease?
     /// True once the lookup session has the `pg_temp` text functions.

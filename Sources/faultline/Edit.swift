@@ -100,7 +100,7 @@ struct EditOptions: ParsableArguments {
     /// reports. With several files the request runs in every store (all or nothing).
     func perform(verb: String, assigned: [String] = [], dryRunCount: (any FetchingContext, Entity) throws -> Int,
                  execute: (any FetchingContext, Entity) throws -> BatchResult,
-                 executeStreamingIDs: (any FetchingContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
+                 executeStreamingIDs: (any ChangedIDStreamingContext, Entity, (ObjectID) throws -> Void) throws -> Int) throws {
         let (context, entity, stores) = try source.open(.init(walAtFirstWrite: true))
         if dryRun {
             // Every refusal the real run would make comes first (the count runs them), then what it would change.
@@ -125,10 +125,11 @@ struct EditOptions: ParsableArguments {
         let start = Date()
         let ticker = Ticker(verb == "update" ? "updating" : "deleting")
         defer { ticker.stop() }
-        if self.result == .ids, source.postgresURL != nil {
-            // Over PostgreSQL the changed keys wait in a server temp table until the transaction
-            // has committed, then stream here: no ID array, and no ID printed for a rolled-back edit.
-            let n = try executeStreamingIDs(context, entity) { print($0.uriRepresentation) }
+        if self.result == .ids, let streaming = context as? any ChangedIDStreamingContext {
+            // Where the engine can (PostgreSQL), the changed keys wait on its side until the
+            // transaction has committed, then stream here: no ID array, and no ID printed for a
+            // rolled-back edit.
+            let n = try executeStreamingIDs(streaming, entity) { print($0.uriRepresentation) }
             printError("\(verb)d \(counted(n, "row")) in \(String(format: "%.2f", Date().timeIntervalSince(start))) s")
             return
         }
@@ -184,14 +185,7 @@ struct Update: ParsableCommand {
                                 return report.rowsMatched
                             },
                             execute: { context, entity in try context.execute(request(entity), undoable: false) },
-                            executeStreamingIDs: { context, entity, body in
-                                #if PostgreSQL
-                                if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
-                                throw BatchStoreError(.invalidArgument, "--result ids streams from a PostgreSQL context only")
-                                #else
-                                throw postgresNotBuilt()
-                                #endif
-                            })
+                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
     }
 }
 
@@ -219,13 +213,6 @@ struct Delete: ParsableCommand {
         try options.perform(verb: "delete",
                             dryRunCount: { context, entity in try context.countDelete(request(entity)) },
                             execute: { context, entity in try context.execute(request(entity), undoable: false) },
-                            executeStreamingIDs: { context, entity, body in
-                                #if PostgreSQL
-                                if let context = context as? PostgresContext { return try context.execute(request(entity), changedIDs: body) }
-                                throw BatchStoreError(.invalidArgument, "--result ids streams from a PostgreSQL context only")
-                                #else
-                                throw postgresNotBuilt()
-                                #endif
-                            })
+                            executeStreamingIDs: { context, entity, body in try context.execute(request(entity), changedIDs: body) })
     }
 }

@@ -137,6 +137,18 @@ public protocol ObjectContext: FetchingContext {
 
 extension ManagedObjectContext: ObjectContext {}
 
+/// A context that runs an edit and then hands back each changed row's ID as the engine streams
+/// it, after the commit, without holding them all (PostgreSQL's: the changed keys wait in a
+/// temp table of the server): client memory O(1) however many rows changed. Callers that print
+/// changed IDs prefer this when a context offers it.
+public protocol ChangedIDStreamingContext: FetchingContext {
+    /// Runs `request` in one transaction, then calls `body` with each changed row's ID (in key
+    /// order); returns how many changed.
+    func execute(_ request: BatchUpdateRequest, changedIDs body: (ObjectID) throws -> Void) throws -> Int
+    /// ``execute(_:changedIDs:)`` for a delete.
+    func execute(_ request: BatchDeleteRequest, changedIDs body: (ObjectID) throws -> Void) throws -> Int
+}
+
 /// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite
 /// statement to read from); callers that write rows out prefer this when a context offers it.
 public protocol ValueStreamingContext: FetchingContext {
