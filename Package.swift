@@ -109,7 +109,7 @@ let package = Package(
         // the faultline binary and tmux: shared by the test targets.
         .target(
             name: "TestSupport",
-            dependencies: ["BatchStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["BatchStore", "Browser", "TerminalCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/TestSupport"
         ),
         .testTarget(

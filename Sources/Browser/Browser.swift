@@ -101,10 +101,14 @@ public final class Browser {
         let size = backend.size
         state = BrowserState(width: size.width, height: size.height, databaseName: name)
         state.engineName = data.engineName
+        state.engineTraits = data.engineTraits
     }
 
     /// Objects alive in the browser's context(s).
     package var registeredObjectCount: Int { worker.read { $0.data.registeredObjectCount } }
+
+    /// The results the data holds, one per table sheet the state names (for tests).
+    package var heldResultCount: Int { worker.read { $0.results.count } }
 
     /// The first column's name when several stores are shown: which store a row comes from.
     static let storeColumn = BrowserState.storeColumn

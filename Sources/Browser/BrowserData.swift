@@ -38,11 +38,7 @@ final class BrowserData {
     /// The rows of `request`, one statement, forward only: read in place (`inPlace`) where the
     /// engine allows it (SQLite), else as values (`values`: PostgreSQL).
     func streamRows(_ request: FetchRequest, inPlace: (StreamedRow) throws -> Void, values: ([SQLValue]) throws -> Void) throws {
-        if let streaming = context as? any ValueStreamingContext {
-            try streaming.streamValues(request, values)
-        } else {
-            try context.streamRows(request, inPlace)
-        }
+        try context.streamRows(request, inPlace: inPlace, values: values)
     }
 
     /// The object `id` names, read from its store (one store's context, or the coordinated
@@ -51,6 +47,8 @@ final class BrowserData {
     func existingObject(with id: ObjectID) throws -> ManagedObject { try context.existingObject(with: id) }
     /// The engine holding the IDs, for messages (`SQLite`, `PostgreSQL`).
     var engineName: String { context.engineName }
+    /// What the engine can do (see ``EngineTraits``).
+    var engineTraits: EngineTraits { context.engineTraits }
 
     // Edits act on the rows of `result` only: the `marked` ones that are still in it, or (nil)
     // every row of it; given `values` (an edit from a frequency sheet), only the rows whose

@@ -244,7 +244,7 @@ extension EffectRunner {
         // The file may have changed under the results below this one: they read their own rows
         // from now on. This one is fetched again, as the file is now (its version is kept only
         // once the fetch is complete: a cancelled one leaves the old ID table, and its version).
-        for i in parked.indices { parked[i].collectionVersion = nil }
+        for id in results.keys where id != collectionID { results[id]?.version = nil }
         let version = data.dataVersion()
         let newCursor = try refreshing { try collection.refresh(keeping: anchors) } ?? min(c, max(0, collection.count - 1))
         collectionVersion = version

@@ -5,7 +5,7 @@ extension EffectRunner {
     /// Opens `table` with a progressive fetch: the first batch goes on screen at once, then the
     /// ID fetch runs with a progress line; a cancel keeps what was shown before.
     /// With `push`, the result is a new sheet over the one on screen (which stays on screen
-    /// until it is fetched, and is parked below it).
+    /// until it is fetched, and its result stays held under it).
     /// `note` goes before the message that says how many rows were fetched.
     func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, push: Bool = false, note: String? = nil, state: BrowserState,
               cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
@@ -48,15 +48,15 @@ extension EffectRunner {
             let members = (try? opened.members(of: Array(marks.ids))) ?? []
             kept = Marks(result: resultSerial, ids: Set(members))
         }
-        if push {
-            parked.append(ParkedSheet(collection: collection, collectionID: collectionID, collectionVersion: collectionVersion,
-                                      frequencies: frequencies, frequenciesID: frequenciesID))
-            frequencies = nil
-            frequenciesID = nil
+        // A new sheet's result joins those held (the one on screen stays, under it); an open in
+        // place replaces the shown one, whose frequency sheet, if any, stays with the sheet.
+        var held = HeldResult(collection: opened, version: version)
+        if !push, let shownID, let replaced = results.removeValue(forKey: shownID) {
+            held.frequencies = replaced.frequencies
+            held.frequenciesID = replaced.frequenciesID
         }
-        collection = opened
-        collectionID = resultSerial
-        collectionVersion = version
+        results[resultSerial] = held
+        shownID = resultSerial
         lastFaultSeconds = nil
         let seconds = clock() - started
         let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? (entity.isReadOnly ? entity.engineReadOnlyReason ?? "\(entity.name) is a view or has no row key" : nil)

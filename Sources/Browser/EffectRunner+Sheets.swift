@@ -1,14 +1,39 @@
 import BatchStore
 import Foundation
 
-/// A sheet under the one on screen, as the data holds it: its result and, for a frequency sheet,
-/// its counts.
-struct ParkedSheet {
-    var collection: BrowserResult?
-    var collectionID: Int?
-    var collectionVersion: Int?
+/// A table sheet's result as the data holds it, under its result ID.
+struct HeldResult {
+    var collection: BrowserResult
+    /// `PRAGMA data_version` just before the result was fetched or refreshed (nil: unknown, or an
+    /// edit since may have changed its rows): while the file's is the same, the rows its fetch
+    /// matches now are its rows, and frequencies and summaries read them with the fetch's WHERE.
+    var version: Int?
+    /// The frequency sheet over it, if one is open, and that sheet's result ID: edits of its
+    /// values aimed at any other are refused.
     var frequencies: ValueFrequencies?
     var frequenciesID: Int?
+}
+
+extension EffectRunner {
+    /// The table result on screen or under the sheet on screen (``shownID``'s).
+    var collection: BrowserResult? { shownID.flatMap { results[$0]?.collection } }
+    /// Its ID (``BrowserState/resultID`` of its table sheet).
+    var collectionID: Int? { collection == nil ? nil : shownID }
+    /// Its data version (see ``HeldResult/version``).
+    var collectionVersion: Int? {
+        get { shownID.flatMap { results[$0]?.version } }
+        set { if let shownID { results[shownID]?.version = newValue } }
+    }
+    /// The frequency sheet on screen, over ``collection`` (nil: no frequency sheet is open over it).
+    var frequencies: ValueFrequencies? {
+        get { shownID.flatMap { results[$0]?.frequencies } }
+        set { if let shownID { results[shownID]?.frequencies = newValue } }
+    }
+    /// Its result ID.
+    var frequenciesID: Int? {
+        get { shownID.flatMap { results[$0]?.frequenciesID } }
+        set { if let shownID { results[shownID]?.frequenciesID = newValue } }
+    }
 }
 
 extension EffectRunner {
@@ -212,10 +237,11 @@ extension EffectRunner {
     }
 
     /// Which rows of ``collection`` a frequency or a summary reads: those its fetch's WHERE matches
-    /// now (the table's indexes serve them) while the file is as it was when the result was
-    /// fetched; else the rows of its ID table.
+    /// now (the table's indexes serve them) while the file is surely as it was when the result was
+    /// fetched; else the rows of its ID table. Only an exact data version proves that: a server's
+    /// lags another session's commit, and a row inserted since would be counted.
     func rowsToRead() -> ResultRows {
-        guard let fetched = collectionVersion, let now = data.dataVersion(), now == fetched else { return .fetched }
+        guard data.engineTraits.exactDataVersion, let fetched = collectionVersion, let now = data.dataVersion(), now == fetched else { return .fetched }
         return .matchingNow
     }
 
@@ -302,21 +328,21 @@ extension EffectRunner {
         return trimmed.count <= 15 ? d : nil
     }
 
-    /// Esc or q on a stacked sheet: a frequency sheet's counts go; a summary holds nothing here; a
-    /// table sheet's result goes and the sheet under it comes back.
-    func closeSheet(_ role: SheetRole) {
+    /// Esc or q on a stacked sheet (`state` is the state it left, the sheet under it on screen): a
+    /// frequency sheet's counts go; a summary holds nothing here; a table sheet's result goes, and
+    /// the result the state now shows (its table sheet's, or the one under its frequency,
+    /// summary or text sheet) is the one shown. Results no sheet of the state names are let go.
+    func closeSheet(_ role: SheetRole, state: BrowserState) {
         switch role {
         case .frequency: frequencies = nil; frequenciesID = nil; return
         case .summary, .text: return
         case .table: break
         }
-        guard let below = parked.popLast() else { return }
         if !eagerArray.isEmpty { eagerArray = []; environment.returnFreeMemory() }
-        collection = below.collection
-        collectionID = below.collectionID
-        collectionVersion = below.collectionVersion
-        frequencies = below.frequencies
-        frequenciesID = below.frequenciesID
+        let named = Set(state.sheets.compactMap(\.resultID) + [state.resultID].compactMap { $0 })
+        // A frequency sheet's table is always a sheet below it: the IDs of the sheets are enough.
+        results = results.filter { named.contains($0.key) }
+        shownID = state.resultID.flatMap { id in results[id] != nil ? id : results.first { $0.value.frequenciesID == id }?.key }
         lastFaultSeconds = nil
     }
 }

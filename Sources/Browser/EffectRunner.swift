@@ -19,23 +19,15 @@ final class EffectRunner {
     let data: BrowserData
     let options: BrowserOptions
     let environment: BrowserEnvironment
-    var collection: BrowserResult?
-    /// The number of the result in `collection` (``BrowserState/resultID``); edits aimed at any
-    /// other result are refused.
-    var collectionID: Int?
+    /// Every table sheet's result the state still names, by its result ID
+    /// (``BrowserState/resultID``, ``SavedSheet/resultID``): the state's sheets are the one stack;
+    /// the data keeps each sheet's result under its ID and lets go of those no sheet names.
+    var results: [Int: HeldResult] = [:]
+    /// The ID of the table result on screen, or under the sheet on screen (a frequency, summary
+    /// or text sheet over it); edits aimed at any other result are refused.
+    var shownID: Int?
     var resultSerial = 0
     var eagerArray: [ManagedObject] = []
-    /// `PRAGMA data_version` just before ``collection`` was fetched or refreshed (nil: unknown, or
-    /// an edit since may have changed its rows): while the file's is the same, the rows its fetch
-    /// matches now are its rows, and frequencies and summaries read them with the fetch's WHERE.
-    var collectionVersion: Int?
-    /// The frequency sheet on screen, over ``collection`` (nil: a table sheet is on screen).
-    var frequencies: ValueFrequencies?
-    /// The number of the frequency sheet in ``frequencies`` (its ``BrowserState/resultID``): edits
-    /// of its values aimed at any other are refused.
-    var frequenciesID: Int?
-    /// The sheets under the one on screen, bottom first: what Esc goes back to.
-    var parked: [ParkedSheet] = []
     var dataVersion: Int?
     /// Seconds the last batch fault took, on ``BrowserEnvironment/now`` (nil: none since the
     /// result opened).
@@ -137,7 +129,7 @@ final class EffectRunner {
         case .copy(let request):
             return try copy(request, cancel: cancel, report: report)
         case .closeSheet(let role):
-            closeSheet(role)
+            closeSheet(role, state: state)
             return []
         case .summarize(let columns, let result):
             return try summarize(columns, result: result, cancel: cancel, report: report)

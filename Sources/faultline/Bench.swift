@@ -57,7 +57,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
-        if let db, PostgresStoreURL.isStoreURL(db) {
+        if let db, isPostgresURL(db) {
             guard !(browserOnly || memoryOnly || shellOnly || sheetsOnly || skipEager || plot != nil) else {
                 throw ValidationError("with a PostgreSQL URL, bench takes --rows, --table, --sort-column, --repeats and --json only")
             }

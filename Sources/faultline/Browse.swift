@@ -1,8 +1,5 @@
 import ArgumentParser
 import BatchStore
-#if PostgreSQL
-import BatchStorePostgres
-#endif
 import Browser
 import FaultlineDemo
 import Foundation
@@ -84,15 +81,11 @@ struct ViewOptions: ParsableArguments {
         let environment = ProcessInfo.processInfo.environment
         options.osc52 = environment["FAULTLINE_OSC52"] == "1"
         options.copyDirectory = Self.stateFolder(environment)
-        if paths.contains(where: PostgresStoreURL.isStoreURL) {
-            #if PostgreSQL
+        if paths.contains(where: isPostgresURL) {
             guard paths.count == 1 else { throw BatchStoreError(.invalidArgument, "a PostgreSQL URL cannot be browsed together with other stores") }
-            let store = try PostgresStore(url: paths[0])
-            if let table { _ = try store.entity(named: table) }
-            return OpenedView(stores: [], coordinator: nil, postgres: store, options: options)
-            #else
-            throw postgresNotBuilt()
-            #endif
+            let server = try serverContext(paths[0])
+            if let table { _ = try server.entity(named: table) }
+            return OpenedView(stores: [], coordinator: nil, server: server, options: options)
         }
         let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
@@ -115,26 +108,19 @@ struct ViewOptions: ParsableArguments {
 struct OpenedView {
     let stores: [PersistentStore]
     let coordinator: PersistentStoreCoordinator?
-    #if PostgreSQL
-    var postgres: PostgresStore? = nil
-    #endif
+    /// A server's context (a PostgreSQL URL), instead of files.
+    var server: (any FetchingContext)? = nil
     var options: BrowserOptions
 
     /// What the screen and a picture's title call it: the file names, or the database's.
     var title: String {
-        #if PostgreSQL
-        if let postgres { return "\(postgres.name) (PostgreSQL)" }
-        #endif
+        if let server { return "\(server.storeNames.joined(separator: " ")) (\(server.engineName))" }
         return stores.map { ($0.path as NSString).lastPathComponent }.joined(separator: " ")
     }
 
     /// A browser over the files (one store, or several as one), or the database, on `backend`.
     func browser(backend: TerminalBackend, environment: BrowserEnvironment) throws -> Browser {
-        #if PostgreSQL
-        if let postgres {
-            return try Browser(context: PostgresContext(store: postgres), name: title, options: options, backend: backend, environment: environment)
-        }
-        #endif
+        if let server { return try Browser(context: server, name: title, options: options, backend: backend, environment: environment) }
         if let coordinator { return try Browser(coordinator: coordinator, options: options, backend: backend, environment: environment) }
         return try Browser(store: stores[0], options: options, backend: backend, environment: environment)
     }

@@ -1,8 +1,5 @@
 import ArgumentParser
 import BatchStore
-#if PostgreSQL
-import BatchStorePostgres
-#endif
 import Browser
 import Foundation
 
@@ -23,12 +20,12 @@ struct TableOptions: ParsableArguments {
 
     /// The PostgreSQL URL given instead of a file, if one was (`postgres://…`, `postgresql://…`).
     var postgresURL: String? {
-        databases.count == 1 && PostgresStoreURL.isStoreURL(databases[0]) ? databases[0] : nil
+        databases.count == 1 && isPostgresURL(databases[0]) ? databases[0] : nil
     }
 
     func validate() throws {
         guard !databases.isEmpty else { throw ValidationError("name the SQLite file") }
-        if databases.count > 1, databases.contains(where: PostgresStoreURL.isStoreURL) {
+        if databases.count > 1, databases.contains(where: isPostgresURL) {
             throw ValidationError("a PostgreSQL URL cannot be combined with other stores")
         }
         if stores != nil && databases.count < 2 { throw ValidationError("--stores needs several files") }
@@ -47,12 +44,8 @@ struct TableOptions: ParsableArguments {
     /// stores have it.
     func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
         if let postgresURL {
-            #if PostgreSQL
-            let context = PostgresContext(store: try PostgresStore(url: postgresURL))
+            let context = try serverContext(postgresURL)
             return (context, try context.entity(named: table), 1)
-            #else
-            throw postgresNotBuilt()
-            #endif
         }
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {

@@ -1,8 +1,5 @@
 import ArgumentParser
 import BatchStore
-#if PostgreSQL
-import BatchStorePostgres
-#endif
 import FaultlineCodecs
 import Foundation
 import TerminalCore
@@ -39,15 +36,6 @@ struct Export: ParsableCommand {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
-        if let url = source.postgresURL {
-            #if PostgreSQL
-            try exportPostgres(url, predicate: predicate, sort: sort)
-            return
-            #else
-            _ = url
-            throw postgresNotBuilt()
-            #endif
-        }
         let (context, entity, _) = try source.open(.init(readOnly: true))
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset)
@@ -59,42 +47,21 @@ struct Export: ParsableCommand {
         try out.write(writer.header())
         if limit != 0 {
             // One forward pass, one statement: every row is read once, so no ID table is needed.
-            try context.streamRows(request) { row in
+            try context.streamRows(request, inPlace: { row in
                 let start = out.bytes.count
                 writer.append(row, store: withStore ? storeNames[row.storeIndex] : nil, to: &out.bytes)
                 try out.didAppend(from: start)
-            }
-        }
-        try out.write(writer.footer())
-        try out.flush()
-    }
-}
-
-#if PostgreSQL
-extension Export {
-    /// A PostgreSQL table, read as one statement streamed row by row
-    /// (`PostgresStore.streamRows`), as export reads a SQLite file: every row read once, from one
-    /// snapshot, written as it comes, so client memory stays flat whatever the row count.
-    func exportPostgres(_ url: String, predicate: FetchPredicate?, sort: [BatchStore.SortDescriptor]) throws {
-        let store = try PostgresStore(url: url)
-        let entity = try store.entity(named: source.table)
-        let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
-                                   fetchLimit: limit ?? 0, fetchOffset: offset)
-        var writer = RowWriter(format: format, columns: entity.attributes.map(\.name))
-        let out = BufferedOutput()
-        try out.write(writer.header())
-        if limit != 0 {
-            try store.streamRows(request) { values in
+            }, values: { values in
+                // A server's rows come as values, one statement streamed from one snapshot.
                 let start = out.bytes.count
                 writer.append(values, to: &out.bytes)
                 try out.didAppend(from: start)
-            }
+            })
         }
         try out.write(writer.footer())
         try out.flush()
     }
 }
-#endif
 
 /// Collects output bytes and writes them to stdout in 64 KiB chunks.
 final class BufferedOutput {

@@ -1,8 +1,5 @@
 import ArgumentParser
 import BatchStore
-#if PostgreSQL
-import BatchStorePostgres
-#endif
 import FaultlineCodecs
 import Browser
 import Foundation
@@ -67,38 +64,24 @@ struct Import: ParsableCommand {
             }
             handle = h
         }
-        if PostgresStoreURL.isStoreURL(database) {
+        let context: any InsertingContext
+        if isPostgresURL(database) {
             if foreignKeys == .off {
                 throw BatchStoreError(.invalidArgument, "--foreign-keys off is for SQLite files: PostgreSQL checks every foreign key (nothing was written)")
             }
-            // Multi-row INSERTs in one transaction (PostgresContext.executeCounting); a dry run
-            // sends every row and rolls back.
-            #if PostgreSQL
-            let context = PostgresContext(store: try PostgresStore(url: database))
-            try insert(handle, format: format, entity: try context.entity(named: table), resultType: .count) { request in
-                let counts = try context.executeCounting(request)
-                return (counts.total, counts.inserted, counts.updated)
-            }
-            return
-            #else
-            throw postgresNotBuilt()
-            #endif
+            // Multi-row INSERTs (or COPY) in one transaction; a dry run sends every row and rolls back.
+            context = try serverContext(database)
+        } else {
+            // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
+            context = try ManagedObjectContext(store: try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun)))
         }
-        // WAL at the first write, as the other verbs; a dry run writes nothing, so it never switches.
-        let store = try PersistentStore(path: database, options: .init(walAtFirstWrite: !dryRun))
-        let context = try ManagedObjectContext(store: store)
-        // An upsert keeps its written keys apart (inserted, updated), so the message can say which.
-        try insert(handle, format: format, entity: try store.entity(named: table), resultType: onConflict == .upsert ? .changes : .count) { request in
-            let result = try context.execute(request)
-            let changes = result.changes ?? ChangeSet()
-            return (result.count ?? 0, changes.insertedCount, changes.updatedCount)
-        }
+        try insert(handle, format: format, entity: try context.entity(named: table)) { try context.executeCounting($0) }
     }
 
     /// Reads the file's rows into a batch insert that `execute` runs (answering rows written, and
     /// of them inserted and updated, as the engine counts them), and reports; a dry run's handler ends the rows with ``DryRunDone`` once all were read.
-    private func insert(_ handle: FileHandle, format: ImportFormat, entity: Entity, resultType: BatchResultType,
-                        execute: (BatchInsertRequest) throws -> (total: Int, inserted: Int, updated: Int)) throws {
+    private func insert(_ handle: FileHandle, format: ImportFormat, entity: Entity,
+                        execute: (BatchInsertRequest) throws -> InsertCounts) throws {
         let entityName = entity.name
         let reader = try RowReader(bytes: ByteReader(handle), format: format)
         if format == .csv { try checkHeader(reader.columns, of: entity) }
@@ -107,13 +90,13 @@ struct Import: ParsableCommand {
         var request: BatchInsertRequest
         if format == .csv {
             // CSV rows by position under the header: names resolved once, not per row.
-            request = BatchInsertRequest(entityName: entityName, columns: reader.columns, conflictPolicy: onConflict.policy, resultType: resultType) {
+            request = BatchInsertRequest(entityName: entityName, columns: reader.columns, conflictPolicy: onConflict.policy, resultType: .count) {
                 if dryRun, reader.isAtEnd { throw DryRunDone() }
                 ticker.set(reader.rowsRead)
                 return try reader.nextValues()
             }
         } else {
-            request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: resultType) {
+            request = BatchInsertRequest(entityName: entityName, conflictPolicy: onConflict.policy, resultType: .count) {
                 if dryRun, reader.isAtEnd { throw DryRunDone() }
                 ticker.set(reader.rowsRead)
                 return try reader.next()
@@ -122,7 +105,8 @@ struct Import: ParsableCommand {
         request.checksForeignKeys = foreignKeys == .on
         let start = Date()
         do {
-            let (total, inserted, updated) = try execute(request)
+            let counts = try execute(request)
+            let (total, inserted, updated) = (counts.total, counts.inserted, counts.updated)
             print(total)
             let seconds = String(format: "%.2f", Date().timeIntervalSince(start))
             if onConflict == .upsert {

@@ -198,6 +198,32 @@ struct CrossEngineTests {
         return (rows, path, pg, context)
     }
 
+    @Test("a wrong name, call or argument count is the same error, in the same words, on both engines (one function table, one key-path walk)")
+    func sameErrorsOnBothEngines() throws {
+        let server = try PostgresServer.require()
+        var g = Generator(state: 7)
+        let dir = TempDir()
+        let (_, _, pg, context) = try Self.fixture(server, &g, dir: dir, name: "errors")
+        func error(_ run: () throws -> Void) -> String {
+            do { try run(); return "no error" } catch let e as BatchStoreError { return "\(e.code): \(e.message)" } catch { return "\(error)" }
+        }
+        let formats = ["nosuch == 1", "ID == 1", "abs(nosuch, 1) == 1", "abs(1, 2) == 1", "foo(1) == 1", "foo(nosuch) == 1",
+                       "substr(1) == 'x'", "nosuch.id == 1", "id.x == 1"]
+        for format in formats {
+            let request = BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: format))
+            let onSQLite = error { _ = try context.fetchAll(request) }
+            let onPostgres = error { _ = try pg.fetchBatched(request) }
+            #expect(onSQLite != "no error", "\(format)")
+            #expect(onSQLite == onPostgres, "\(format)")
+        }
+        // The arguments are compiled before the call is checked: a bad argument is named first.
+        let first = error { _ = try context.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: "abs(nosuch, 1) == 1"))) }
+        #expect(first.contains("nosuch"), "\(first)")
+        // An unknown function is named before its arguments (a misspelt call's argument is not the problem).
+        let unknown = error { _ = try context.fetchAll(BatchStore.FetchRequest(entityName: "r", predicate: try FetchPredicate(format: "foo(nosuch) == 1"))) }
+        #expect(unknown.contains("unknown function foo()"), "\(unknown)")
+    }
+
     @Test("random predicates and sorts select the same rows in the same order on both engines")
     func randomPredicatesAgree() throws {
         let server = try PostgresServer.require()

@@ -15,4 +15,11 @@ struct PostgresSaveModelTests {
         #expect(failure == nil, "\(failure ?? "")")
         #expect(kinds.isSuperset(of: SaveModel.kinds), "\(kinds)")
     }
+
+    @Test("one contract per operation on both engines: another context's object is refused by delete and left alone by refresh; a merged-deleted object cannot be deleted")
+    func contracts() throws {
+        let server = try PostgresServer.require()
+        let failure = try SaveModel.contracts { try PostgresContextModelTests.engine(server) }
+        #expect(failure == nil, "\(failure ?? "")")
+    }
 }

@@ -15,7 +15,7 @@ import TestSupport
         let computed = PostgresTextFunctions.computeStatements()
         if ProcessInfo.processInfo.environment["FAULTLINE_WRITE_TEXT_FUNCTIONS"] == "1" {
             let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Sources/BatchStorePostgres/PostgresTextFunctions+Tables.swift")
+                .appendingPathComponent("Sources/BatchStorePostgres/Connection/PostgresTextFunctions+Tables.swift")
             try Self.source(computed).write(to: file, atomically: true, encoding: .utf8)
         }
         // Compared as a Bool: a failure names the first function that differs, not 130 KB of SQL.

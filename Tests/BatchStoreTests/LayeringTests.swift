@@ -1,19 +1,33 @@
 import Foundation
 import Testing
 
-/// STYLE.md's layout, checked: BatchStore's folders stack, and code in one folder never names a
-/// type declared in a folder that builds on it (extensions of lower types live in the higher
-/// folder that adds the feature).
-@Suite("BatchStore's folders stack")
+/// STYLE.md's layout, checked for both engines: each module's folders stack, and code in one
+/// folder never names a type declared in a folder that builds on it (extensions of lower types
+/// live in the higher folder that adds the feature).
+@Suite("The engines' folders stack")
 struct LayeringTests {
-    /// Lowest first. Files directly in Sources/BatchStore (errors, values) are the base.
-    static let order = ["", "Diagnostics", "Store", "Objects", "Predicate", "Fetching", "Batch", "Coordinator"]
+    /// A module and its folders, lowest first; files directly in the module's folder are the base.
+    struct Layout: CustomTestStringConvertible, Sendable {
+        let module: String
+        let order: [String]
+        var testDescription: String { module }
+    }
+
+    static let layouts = [
+        // Errors and values; SQLite's diagnostics; the store (connection, schema); objects and
+        // contexts; the predicate compiler; batched fetching; batch requests; several stores.
+        Layout(module: "BatchStore", order: ["", "Diagnostics", "Store", "Objects", "Predicate", "Fetching", "Batch", "Coordinator"]),
+        // Value kinds; the connection (URL, password file, session, text functions); the schema
+        // and store; the predicate compiler; the context's objects; batched fetching (ID table,
+        // result source, sweeps, frequencies); batch requests, undo and edits through a result.
+        Layout(module: "BatchStorePostgres", order: ["", "Values", "Connection", "Store", "Predicate", "Objects", "Fetching", "Batch"]),
+    ]
     /// Names a collection declares for itself, which would match anywhere.
     static let ignored: Set<String> = ["Element", "Index", "Indices", "SubSequence", "Iterator", "Kind", "Key", "Entry", "Storage"]
 
-    static var root: URL {
+    static func root(_ layout: Layout) -> URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/BatchStore")
+            .appendingPathComponent("Sources/\(layout.module)")
     }
 
     /// The text of a Swift file without comments and string literals.
@@ -23,9 +37,10 @@ struct LayeringTests {
         return noComments.replacingOccurrences(of: #""(?:[^"\\\n]|\\.)*""#, with: "\"\"", options: .regularExpression)
     }
 
-    static func files() throws -> [(url: URL, level: Int)] {
+    static func files(_ layout: Layout) throws -> [(url: URL, level: Int)] {
         var files: [(URL, Int)] = []
-        for (level, folder) in order.enumerated() {
+        let root = root(layout)
+        for (level, folder) in layout.order.enumerated() {
             let dir = folder.isEmpty ? root : root.appendingPathComponent(folder)
             for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() where name.hasSuffix(".swift") {
                 files.append((dir.appendingPathComponent(name), level))
@@ -34,12 +49,12 @@ struct LayeringTests {
         return files
     }
 
-    @Test("every folder of Sources/BatchStore is in the order, and no type refers upward")
-    func noUpwardReferences() throws {
+    @Test("every folder of the module is in the order, and no type refers upward", arguments: layouts)
+    func noUpwardReferences(_ layout: Layout) throws {
         // The DocC catalog is documentation, not a layer.
-        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root.path).filter { !$0.hasSuffix(".swift") && !$0.hasSuffix(".docc") }
-        #expect(Set(folders) == Set(Self.order.dropFirst()), "a new folder needs its place in the order")
-        let files = try Self.files()
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root(layout).path).filter { !$0.hasSuffix(".swift") && !$0.hasSuffix(".docc") }
+        #expect(Set(folders) == Set(layout.order.dropFirst()), "a new folder needs its place in the order")
+        let files = try Self.files(layout)
         let declaration = try NSRegularExpression(pattern: #"(?m)^\s*(?:(?:public|package|private|fileprivate|internal|final|indirect)\s+)*(?:class|struct|enum|protocol|typealias)\s+([A-Z]\w*)"#)
         var declaredAt: [String: Int] = [:]
         for file in files {
@@ -56,7 +71,7 @@ struct LayeringTests {
             let code = try Self.code(file.url)
             for (name, level) in declaredAt where level > file.level {
                 if code.range(of: "\\b\(name)\\b", options: .regularExpression) != nil {
-                    upward.append("\(file.url.lastPathComponent) (\(Self.order[file.level])) names \(name) (\(Self.order[level]))")
+                    upward.append("\(file.url.lastPathComponent) (\(layout.order[file.level])) names \(name) (\(layout.order[level]))")
                 }
             }
         }

@@ -14,6 +14,12 @@ struct SaveModelTests {
         #expect(kinds.isSuperset(of: SaveModel.kinds), "\(kinds)")
     }
 
+    @Test("one contract per operation on both engines: another context's object is refused by delete and left alone by refresh; a merged-deleted object cannot be deleted")
+    func contracts() throws {
+        let failure = try SaveModel.contracts(make: ContextModelTests.engine)
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
     @Test("the model notices a save that succeeds where it should fail, and passes the same steps on a true engine")
     func modelBites() throws {
         // An update of a row another connection deleted must fail the save and write nothing;

@@ -81,6 +81,32 @@ struct FrequencySheetTests {
         #expect(b.state.cursorColumn == 1)
     }
 
+    @Test("the data holds one result per table sheet the state names, and lets go of a sheet's as Esc leaves it")
+    func resultsFollowTheSheets() throws {
+        let dir = TempDir()
+        let (b, _) = try browser(try movies(dir))
+        #expect(b.heldResultCount == 1)
+        b.send(keys("l"))
+        b.send(.char("F"))
+        #expect(b.state.frequencySheet != nil && b.heldResultCount == 1, "a frequency sheet's counts go with the result under it")
+        b.send(.enter)
+        #expect(b.state.table == "m" && b.state.sheetDepth == 2 && b.heldResultCount == 2, "\(b.state.sheetPath)")
+        // An open in place (a sort) replaces the sheet's result: still two.
+        b.send(.char("s"))
+        #expect(b.heldResultCount == 2)
+        b.send(.escape)
+        #expect(b.state.frequencySheet != nil && b.heldResultCount == 1, "\(b.state.sheetPath)")
+        // The frequency sheet's value rows are still read from the result under it.
+        b.send(.enter)
+        #expect(b.state.sheetDepth == 2 && b.state.count == 5, "\(b.state.sheetPath): \(b.state.count)")
+        b.send([.escape, .escape])
+        #expect(b.state.sheetDepth == 0 && b.state.count == 12 && b.heldResultCount == 1)
+        // Edits act on the result on screen after all that.
+        b.send(keys("v"))
+        b.send(.char("D"))
+        #expect(b.state.isConfirming, "\(b.state.message ?? "")")
+    }
+
     @Test("mixed storage classes: 1 and 1.0 are one value, '1' another; Enter on each opens exactly its rows")
     func mixedStorageClasses() throws {
         let dir = TempDir()

@@ -72,6 +72,19 @@ import TestSupport
         #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT votes FROM movie WHERE id = 3") } == 6)
     }
 
+    @Test("an upsert that writes one key twice counts the rows it wrote, as the file's statements did")
+    func upsertCountsRowsWritten() throws {
+        let scratch = TempDir()
+        let path = try makeDemo(scratch)
+        let rows = scratch.path("twice.ndjson")
+        try Data("{\"id\": 1, \"votes\": 5}\n{\"id\": 1, \"votes\": 7}\n{\"id\": 900000, \"title\": \"new\", \"year\": 2020, \"genre\": \"Noir\"}\n".utf8).write(to: URL(fileURLWithPath: rows))
+        let r = try CLI.run(["import", path, "--table", "movie", rows, "--on-conflict", "upsert"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "3\n", "\(r.stdout)")
+        #expect(r.stderr.hasPrefix("upserted 3 rows from \(rows): 1 inserted, 1 updated, in "), "\(r.stderr)")
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT votes FROM movie WHERE id = 1") } == 7)
+    }
+
     @Test("import --dry-run leaves the file byte for byte, in its journal mode; a real import switches it to WAL")
     func importDryRunWritesNothing() throws {
         let scratch = TempDir()

@@ -309,4 +309,35 @@ public enum SaveModel {
         }
         return (nil, kinds)
     }
+
+    /// The contracts one object graph gives both engines' contexts, checked on two fresh engines
+    /// from `make`: a delete of another context's object throws `.invalidArgument` (it was a
+    /// trap on SQLite) and changes neither; a refresh of another context's object leaves it as it
+    /// was; a delete of an object whose row a merge said was deleted throws `.objectNotFound`.
+    /// Nil when every contract held, else what broke.
+    public static func contracts(make: () throws -> ContextModel.Engine) throws -> String? {
+        let engine = try make(), other = try make()
+        guard let context = engine.context as? any SavingContext else { return "\(engine.name)'s context does not save" }
+        let stranger = other.context.object(with: other.id(2))
+        _ = try stranger.value(forKey: "v")
+        do {
+            try context.delete(stranger)
+            return "\(engine.name): a delete of another context's object was taken"
+        } catch let error as BatchStoreError where error.code == .invalidArgument {
+            if stranger.isDeleted || context.hasChanges { return "\(engine.name): the refused delete marked something" }
+        }
+        context.refresh(stranger, mergeChanges: false)
+        if stranger.isFault { return "\(engine.name): a refresh through another context refaulted its object" }
+        let gone = context.object(with: engine.id(3))
+        _ = try gone.value(forKey: "v")
+        context.merge(ChangeSet(inserted: [], updated: [], deleted: [engine.id(3)]))
+        guard gone.isDeleted else { return "\(engine.name): the merged delete did not mark the object" }
+        do {
+            try context.delete(gone)
+            return "\(engine.name): a delete of an object a merge marked deleted was taken"
+        } catch let error as BatchStoreError where error.code == .objectNotFound {
+            if context.hasChanges { return "\(engine.name): the refused delete left a pending change" }
+        }
+        return nil
+    }
 }

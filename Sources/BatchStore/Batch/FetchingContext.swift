@@ -7,8 +7,11 @@ import Foundation
 ///
 /// Not thread-safe, like the contexts: use it on the thread or actor that made it.
 public protocol FetchingContext: AnyObject {
-    /// The engine that holds the IDs and runs the SQL (`SQLite`, `PostgreSQL`), for messages.
+    /// The engine that holds the IDs and runs the SQL (`SQLite`, `PostgreSQL`): a word for
+    /// messages, never a thing to decide on (ask ``engineTraits`` what the engine can do).
     var engineName: String { get }
+    /// What the engine behind the context can do, for callers that word or offer things by it.
+    var engineTraits: EngineTraits { get }
     /// The result type an edit should ask for so that its changes can be merged here:
     /// ``BatchResultType/changes`` where merging them is cheap (SQLite's: the keys stay in a temp
     /// table of the file's connection), ``BatchResultType/count`` where the caller should refresh
@@ -102,8 +105,37 @@ public protocol FetchingContext: AnyObject {
     func prepareForReads() throws
 }
 
+/// What an engine can do that a caller may word or offer differently: asked of a context
+/// (``FetchingContext/engineTraits``) instead of comparing its ``FetchingContext/engineName``.
+public struct EngineTraits: Sendable, Equatable {
+    /// The engine reports how many rows a running statement has read so far (SQLite's VM step
+    /// counter), so a long count can say "n rows read".
+    public var reportsRowsRead: Bool
+    /// The data lives in files this process opened (SQLite), rather than on a server: a change by
+    /// another writer is a changed file, and a file can be deleted or replaced under it.
+    public var holdsFiles: Bool
+    /// ``FetchingContext/dataVersion()`` moves with every commit of another writer as soon as it
+    /// is made (SQLite's `data_version`), so an unchanged version proves the data unchanged. A
+    /// server's version is read from statistics that lag its commits (PostgreSQL's, by up to a
+    /// second or more): it says a change happened, never that none did.
+    public var exactDataVersion: Bool
+
+    public init(reportsRowsRead: Bool, holdsFiles: Bool, exactDataVersion: Bool) {
+        self.reportsRowsRead = reportsRowsRead
+        self.holdsFiles = holdsFiles
+        self.exactDataVersion = exactDataVersion
+    }
+
+    /// SQLite's: a file, with a step counter and an exact data version.
+    public static let sqliteFile = EngineTraits(reportsRowsRead: true, holdsFiles: true, exactDataVersion: true)
+    /// A server's: no step counter a client can read, nothing on this machine's disk, and a data
+    /// version that lags.
+    public static let server = EngineTraits(reportsRowsRead: false, holdsFiles: false, exactDataVersion: false)
+}
+
 extension FetchingContext {
     public var engineName: String { "SQLite" }
+    public var engineTraits: EngineTraits { .sqliteFile }
     public var fileProblem: String? { nil }
     public func settleMovedFile() {}
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }
@@ -149,12 +181,64 @@ public protocol ChangedIDStreamingContext: FetchingContext {
     func execute(_ request: BatchDeleteRequest, changedIDs body: (ObjectID) throws -> Void) throws -> Int
 }
 
+/// What a batch insert wrote, as ``InsertingContext/executeCounting(_:)`` answers it.
+public struct InsertCounts: Sendable, Equatable {
+    public var inserted: Int
+    /// Rows an upsert updated (0 for the other policies).
+    public var updated: Int
+    /// Rows written, as the engine counted its statements' rows where it did (SQLite: an upsert
+    /// that writes one key twice wrote two rows, where ``inserted`` and ``updated`` count keys).
+    package var written: Int?
+    /// Rows written: ``inserted`` plus ``updated`` unless the engine counted them itself.
+    public var total: Int { written ?? inserted + updated }
+
+    public init(inserted: Int, updated: Int) {
+        self.inserted = inserted
+        self.updated = updated
+    }
+}
+
+/// A context that runs a batch insert and answers only how many rows it inserted and updated,
+/// keeping no IDs (what an import of millions of rows asks for): each engine by its fastest path
+/// (SQLite's prepared statement, PostgreSQL's `COPY`).
+public protocol InsertingContext: FetchingContext {
+    /// Runs `request` in one transaction: every row or none; its result type is the engine's
+    /// business (an upsert needs to tell inserted rows from updated ones).
+    func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts
+}
+
+extension ManagedObjectContext: InsertingContext {
+    public func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts {
+        var request = request
+        // An upsert keeps its written keys apart (inserted, updated); the other policies count.
+        request.resultType = request.conflictPolicy == .upsert ? .changes : .count
+        let result = try execute(request)
+        guard let changes = result.changes else { return InsertCounts(inserted: result.count ?? 0, updated: 0) }
+        var counts = InsertCounts(inserted: changes.insertedCount, updated: changes.updatedCount)
+        counts.written = result.count
+        return counts
+    }
+}
+
 /// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite
 /// statement to read from); callers that write rows out prefer this when a context offers it.
 public protocol ValueStreamingContext: FetchingContext {
     /// The rows `request` matches, in its order, each as its entity's column values, one
     /// statement, forward only.
     func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws
+}
+
+extension FetchingContext {
+    /// The rows of `request`, one statement, forward only: read in place (`inPlace`) where the
+    /// engine reads them so (SQLite, one store or several), else as values (`values`, a
+    /// ``ValueStreamingContext``: PostgreSQL). What a writer of rows (export, `:w`, `y`) calls.
+    public func streamRows(_ request: FetchRequest, inPlace: (StreamedRow) throws -> Void, values: ([SQLValue]) throws -> Void) throws {
+        if let streaming = self as? any ValueStreamingContext {
+            try streaming.streamValues(request, values)
+        } else {
+            try streamRows(request, inPlace)
+        }
+    }
 }
 
 extension ManagedObjectContext: FetchingContext {

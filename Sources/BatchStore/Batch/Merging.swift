@@ -123,53 +123,9 @@ extension ManagedObjectContext {
     }
 
     func merge(updated: ChangeIndex, deleted: ChangeIndex, stored: [StoredChanges], inserted: Int) -> MergeReport {
-        var report = MergeReport()
-        report.inserted = inserted
-        var touchedEntities = Set<ObjectIdentifier>()
-        let objects = allRegisteredObjects()
-        // Stored tables are asked only about the objects this context holds.
-        var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
-        var unknown = Set<ObjectIdentifier>()
-        for changes in stored where changes.kind != .inserted && changes.count > 0 {
-            let held = objects.compactMap { $0.entity === changes.entity && !$0.isInserted ? $0.objectID : nil }
-            guard !held.isEmpty else { continue }
-            do {
-                let hits = try changes.matching(held)
-                if changes.kind == .deleted { storedDeleted.formUnion(hits) } else { storedUpdated.formUnion(hits) }
-            } catch {
-                // The table could not be read (its connection failed): refault every object of the
-                // entity, which is always correct (a deleted row shows as gone when next faulted).
-                unknown.insert(ObjectIdentifier(changes.entity))
-            }
-        }
-        let hasStored = !storedUpdated.isEmpty || !storedDeleted.isEmpty || !unknown.isEmpty
-        for object in objects {
-            let id = object.objectID
-            let entityKey = ObjectIdentifier(id.entity)
-            guard updated.touches(id.entity) || deleted.touches(id.entity) || hasStored else { continue }
-            if deleted.contains(id) || storedDeleted.contains(id) {
-                markDeleted(object)
-                report.deleted.append(id)
-                touchedEntities.insert(entityKey)
-            } else if updated.contains(id) || storedUpdated.contains(id) || (unknown.contains(entityKey) && !object.isInserted) {
-                if !object.changes.isEmpty {
-                    switch mergePolicy {
-                    case .error:
-                        report.conflicts.append(id)
-                        continue
-                    case .storeWins:
-                        refresh(object, mergeChanges: false)
-                    case .inMemoryWins:
-                        refresh(object, mergeChanges: true)
-                    }
-                } else {
-                    object.values = nil
-                }
-                report.updated.append(id)
-                touchedEntities.insert(entityKey)
-            }
-        }
-        if !touchedEntities.isEmpty { report.batchesInvalidated += openResults.evictStale(of: touchedEntities) }
-        return report
+        var merged = graph.merge(updated: updated.contains, deleted: deleted.contains,
+                                 mayTouch: { updated.touches($0) || deleted.touches($0) }, stored: stored, inserted: inserted)
+        if !merged.touched.isEmpty { merged.report.batchesInvalidated += openResults.evictStale(of: merged.touched) }
+        return merged.report
     }
 }

@@ -5,48 +5,37 @@ extension ManagedObjectContext {
     // MARK: - Changes and saving
 
     /// True when some object has unsaved changes.
-    public var hasChanges: Bool { !changed.isEmpty }
+    public var hasChanges: Bool { !graph.changed.isEmpty }
 
     /// Objects with unsaved changes (inserted, updated or deleted), in no particular order.
-    public var changedObjects: [ManagedObject] { Array(changed.values) }
+    public var changedObjects: [ManagedObject] { Array(graph.changed.values) }
 
     func noteChanged(_ object: ManagedObject) {
-        changed[object.objectID] = object
+        graph.changed[object.objectID] = object
     }
 
-    func isPendingDelete(_ object: ManagedObject) -> Bool { pendingDeletes.contains(object.objectID) }
+    func isPendingDelete(_ object: ManagedObject) -> Bool { graph.pendingDeletes.contains(object.objectID) }
 
     /// Inserts a new object with `values`; it gets a permanent ID when saved.
     /// - Throws: `.noSuchEntity`, `.noSuchAttribute`, `.readOnly`.
     public func insertObject(into entityName: String, values: [String: SQLValue] = [:]) throws -> ManagedObject {
         let entity = try store.entity(named: entityName)
         try checkWritable(entity)
-        let id = ObjectID(entity: entity, key: .temporary(nextTemporaryID))
-        nextTemporaryID += 1
-        let object = ManagedObject(objectID: id, link: link, values: nil)
-        object.isInserted = true
-        for (k, v) in values {
-            let i = try object.attributeIndex(k)
-            object.changes[i] = v
+        var changes: [Int: SQLValue] = [:]
+        for (name, value) in values {
+            guard let index = entity.indexOfAttribute(named: name) else {
+                throw BatchStoreError(.noSuchAttribute, "\(entity.name) has no column named \(name.debugDescription)")
+            }
+            changes[index] = value
         }
-        register(object)
-        changed[id] = object
-        return object
+        return graph.insert(entity, changes: changes)
     }
 
-    /// Marks `object` for deletion at the next save.
+    /// Marks `object` for deletion at the next save; an inserted object is dropped at once.
+    /// - Throws: `.readOnly`; `.invalidArgument` for an object of another context,
+    ///   `.objectNotFound` for one whose row a merge said was deleted.
     public func delete(_ object: ManagedObject) throws {
-        try checkWritable(object.entity)
-        precondition(object.link.context === self, "delete(_:) got an object of another context")
-        if object.isInserted {
-            changed[object.objectID] = nil
-            unregister(object)
-            object.isDeleted = true
-            return
-        }
-        object.isDeleted = true
-        pendingDeletes.insert(object.objectID)
-        changed[object.objectID] = object
+        try graph.delete(object) { try checkWritable(object.entity) }
     }
 
     /// Writes every change object by object, in one transaction: an `INSERT`, `UPDATE … WHERE
@@ -58,10 +47,9 @@ extension ManagedObjectContext {
     ///   from SQLite; then nothing is written and the changes stay pending.
     /// - Complexity: O(changed objects) statements.
     public func save() throws {
-        guard !changed.isEmpty else { return }
+        guard hasChanges else { return }
         if let parent { try pushChanges(to: parent); return }
-        let order = SaveOrder(store.schema.entities)
-        let objects = Array(changed.values).sorted(by: order.writesBefore)
+        let objects = graph.changesInSaveOrder(store.schema.entities)
         var insertedKeys: [(ManagedObject, ObjectKey)] = []
         try withDatabase { db in
             switchToWALBeforeWriting(db)
@@ -88,7 +76,7 @@ extension ManagedObjectContext {
                             }
                             insertedKeys.append((object, .primaryKey(key)))
                         }
-                    } else if pendingDeletes.contains(object.objectID) {
+                    } else if isPendingDelete(object) {
                         try db.cachedStatement(sql: stmts.deleteByKey).bound(object.objectID.keyValues).execute()
                     } else if !object.changes.isEmpty {
                         let indexes = object.changes.keys.sorted()
@@ -102,48 +90,20 @@ extension ManagedObjectContext {
                 return .commit
             }
         }
-        // Success: commit the new state in memory.
-        for object in objects {
-            if pendingDeletes.contains(object.objectID) {
-                unregister(object)
-                object.values = nil
-            } else if !object.isInserted, var values = object.values {
-                for (i, v) in object.changes { values[i] = v }
-                object.values = values
-            }
-            object.changes.removeAll()
-        }
-        for (object, key) in insertedKeys {
-            unregister(object)
-            let id = ObjectID(entity: object.entity, key: key)
-            // One live object per row: a fault that held this key before stops standing for it.
-            if let earlier = registeredObject(for: id), earlier !== object { earlier.supersede() }
-            object.objectID = id
-            object.isInserted = false
-            object.values = nil // defaults are read on next access
-            register(object)
-        }
-        changed.removeAll()
-        pendingDeletes.removeAll()
+        // Success: commit the new state in memory (an inserted object's defaults are read at its
+        // next access).
+        graph.didSave(objects, insertedKeys: insertedKeys) { _ in nil }
     }
 
     /// Discards every unsaved change.
-    public func rollback() {
-        for object in changed.values {
-            object.changes.removeAll()
-            if object.isInserted { unregister(object); object.isDeleted = true }
-            if pendingDeletes.contains(object.objectID) { object.isDeleted = false }
-        }
-        changed.removeAll()
-        pendingDeletes.removeAll()
-    }
+    public func rollback() { graph.rollback() }
 
     private func pushChanges(to parent: ManagedObjectContext) throws {
-        for object in changed.values {
+        for object in graph.changed.values {
             if object.isInserted {
                 let values = Dictionary(uniqueKeysWithValues: object.changes.map { (object.entity.attributes[$0.key].name, $0.value) })
                 _ = try parent.insertObject(into: object.entity.name, values: values)
-            } else if pendingDeletes.contains(object.objectID) {
+            } else if isPendingDelete(object) {
                 try parent.delete(parent.object(with: object.objectID))
             } else {
                 let target = parent.object(with: object.objectID)
@@ -152,7 +112,7 @@ extension ManagedObjectContext {
             }
             object.changes.removeAll()
         }
-        changed.removeAll()
-        pendingDeletes.removeAll()
+        graph.changed.removeAll()
+        graph.pendingDeletes.removeAll()
     }
 }

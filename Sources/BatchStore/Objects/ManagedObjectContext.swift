@@ -24,20 +24,21 @@ public final class ManagedObjectContext {
     public let parent: ManagedObjectContext?
 
     /// How a merge treats objects with unsaved changes whose rows a batch updated.
-    public var mergePolicy: MergePolicy = .error
+    public var mergePolicy: MergePolicy {
+        get { graph.mergePolicy }
+        set { graph.mergePolicy = newValue }
+    }
 
     /// The context's own SQLite connection and temp tables.
     let connection: Connection
+    /// The objects, their identity map and unsaved changes, and the rules both engines share.
+    package let graph = ObjectGraph(link: ContextLink(nil))
     /// At most one live object per ID.
-    let identity = IdentityMap()
+    var identity: IdentityMap { graph.identity }
     /// Per-context state of the folders that build on this one, by type (see ``featureState(_:make:)``).
     private var features: [ObjectIdentifier: AnyObject] = [:]
     /// Shared by every object of this context; cleared in `deinit`.
-    private(set) var link = ContextLink(nil)
-    /// Objects with unsaved changes, held strongly until saved or rolled back.
-    var changed: [ObjectID: ManagedObject] = [:]
-    var pendingDeletes: Set<ObjectID> = []
-    var nextTemporaryID: UInt64 = 1
+    var link: ContextLink { graph.link }
     private var statementsByEntity: [Entity: EntityStatements] = [:]
     /// True once the file is known to be in WAL mode (see ``switchToWALBeforeWriting(_:)``).
     private var walSwitched = false
@@ -240,7 +241,6 @@ public final class ManagedObjectContext {
     /// Called from the object's `deinit`: removes its entry, unless the entry is another object's by now.
     func objectDidDeallocate(_ object: ManagedObject) { identity.unregister(object) }
 
-    func unregister(_ object: ManagedObject) { identity.unregister(object) }
 
     // MARK: - Faults
 

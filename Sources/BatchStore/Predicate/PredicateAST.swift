@@ -100,7 +100,7 @@ public struct FetchPredicate: Sendable, Equatable, CustomStringConvertible {
 
 extension SQLValue {
     /// True for `.text`.
-    var isText: Bool {
+    package var isText: Bool {
         if case .text = self { return true }
         return false
     }

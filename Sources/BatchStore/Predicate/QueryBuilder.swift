@@ -3,14 +3,17 @@ import Foundation
 /// Compiles predicates, expressions and sort keys against one entity into SQL text with `?`
 /// placeholders and an argument list. Names are resolved against the schema and quoted; values are
 /// only ever bound.
-package final class QueryBuilder {
+package final class QueryBuilder: PredicateDialect {
+    package static let trueSQL = "1"
+    package static let falseSQL = "0"
     let entity: Entity
     let schema: Schema
     let alias: String
     /// Whether key paths may cross relationships (they add LEFT JOINs); off for UPDATE … SET.
     let allowsJoins: Bool
-    private(set) var joins: [String] = []
-    private var joinAliases: [String: (alias: String, entity: Entity)] = [:]
+    /// The LEFT JOINs the key paths compiled so far need.
+    private var paths: KeyPathJoins<Entity>
+    var joins: [String] { paths.joins }
     private(set) var arguments: [SQLValue] = []
     /// The attached database the tables live in: `main`, or a coordinator's alias for a store.
     let databaseName: String
@@ -21,6 +24,8 @@ package final class QueryBuilder {
         self.alias = alias
         self.allowsJoins = allowsJoins
         self.databaseName = databaseName
+        paths = KeyPathJoins(alias: alias, destination: { schema.entity(named: $0) },
+                             qualifiedName: { "\(databaseName).\(quoteIdentifier($0.name))" })
     }
 
     /// `main."table" AS t LEFT JOIN …` for the joins key paths needed so far.
@@ -44,67 +49,11 @@ package final class QueryBuilder {
 
     // MARK: Key paths
 
-    /// The attribute or relationship `name` of `entity`, matched exactly: key paths are
-    /// case-sensitive, as in key-value coding. A wrong case or a near miss is named in the error.
+    /// The attribute `name` of `entity`, matched exactly: key paths are case-sensitive, as in
+    /// key-value coding. A wrong case or a near miss is named in the error.
     private func attribute(_ name: String, of entity: Entity, column: Int) throws -> Attribute {
         if let i = entity.attributeIndex[name] { return entity.attributes[i] }
-        let names = entity.attributes.map(\.name)
-        let where_ = column > 0 ? " (column \(column))" : ""
-        var message = "\(entity.name) has no column named \(name.debugDescription)\(where_)"
-        if let suggestion = Self.suggestion(for: name, among: names + entity.relationships.map(\.name)) {
-            message += "; did you mean \(suggestion.debugDescription)?" + Self.caseNote(name, suggestion)
-        } else {
-            message += "; columns: " + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
-        }
-        throw BatchStoreError(.noSuchAttribute, message, column: column > 0 ? column : nil)
-    }
-
-    /// " (names are case-sensitive)" when `suggestion` differs from `name` only by case.
-    package static func caseNote(_ name: String, _ suggestion: String) -> String {
-        name.caseInsensitiveCompare(suggestion) == .orderedSame ? " (names are case-sensitive)" : ""
-    }
-
-    /// The name among `names` that `name` most likely meant: the same but for case, else one within
-    /// two edits (for names of four or more characters).
-    package static func suggestion(for name: String, among names: [String]) -> String? {
-        if let same = names.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return same }
-        guard name.count >= 4 else { return nil }
-        let lower = Array(name.lowercased())
-        var best: (String, Int)?
-        for candidate in names {
-            let d = editDistance(lower, Array(candidate.lowercased()), limit: 2)
-            if d <= 2, d < (best?.1 ?? 3) { best = (candidate, d) }
-        }
-        return best?.0
-    }
-
-    private static func editDistance(_ a: [Character], _ b: [Character], limit: Int) -> Int {
-        if abs(a.count - b.count) > limit { return limit + 1 }
-        var previous = Array(0...b.count)
-        for i in 1...max(1, a.count) where !a.isEmpty {
-            var row = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(1, b.count) where !b.isEmpty {
-                row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = row
-        }
-        return previous[b.count]
-    }
-
-    /// The relationship `name` of `entity` (exact name, or its single source column's exact name).
-    private func relationship(_ name: String, of entity: Entity, path: [String]) throws -> Relationship {
-        if let r = entity.relationships.first(where: { $0.name == name })
-            ?? entity.relationships.first(where: { $0.sourceColumns == [name] }) {
-            return r
-        }
-        var message = "\(entity.name) has no relationship named \(name.debugDescription)"
-        let names = entity.relationships.map(\.name) + entity.relationships.compactMap { $0.sourceColumns.count == 1 ? $0.sourceColumns[0] : nil }
-        if let suggestion = Self.suggestion(for: name, among: names) {
-            message += "; did you mean \(suggestion.debugDescription)?" + Self.caseNote(name, suggestion)
-        } else {
-            message += " (relationships: \(entity.relationships.map(\.name).joined(separator: ", ").ifEmpty("none")))"
-        }
-        throw BatchStoreError(.noSuchAttribute, message)
+        throw KeyPathJoins<Entity>.noColumn(name, in: entity, column: column)
     }
 
     func column(for path: [String], at column: Int = 0) throws -> String {
@@ -113,39 +62,7 @@ package final class QueryBuilder {
 
     /// The SQL of a key path and the affinity of the column it ends at.
     private func resolve(_ path: [String], at column: Int) throws -> (sql: String, affinity: String, isRowid: Bool) {
-        guard let last = path.last, !path.contains(where: \.isEmpty) else {
-            throw BatchStoreError(.syntax, "empty name in key path \(path.joined(separator: ".").debugDescription)")
-        }
-        var current = entity
-        var currentAlias = alias
-        var walked: [String] = []
-        for part in path.dropLast() {
-            guard allowsJoins else {
-                throw BatchStoreError(.invalidQuery, "key path \(path.joined(separator: ".")) crosses a relationship, which is not allowed here")
-            }
-            let rel = try relationship(part, of: current, path: path)
-            walked.append(rel.name)
-            let key = walked.joined(separator: "\u{1F}")
-            if let existing = joinAliases[key] {
-                current = existing.entity
-                currentAlias = existing.alias
-                continue
-            }
-            guard let destination = schema.entity(named: rel.destinationEntityName) else {
-                throw BatchStoreError(.noSuchEntity, "relationship \(rel.name) points to a missing table \(rel.destinationEntityName.debugDescription)")
-            }
-            var destColumns = rel.destinationColumns
-            if destColumns.isEmpty { destColumns = destination.primaryKey.isEmpty ? destination.keyColumns : destination.primaryKey }
-            guard destColumns.count == rel.sourceColumns.count else {
-                throw BatchStoreError(.invalidQuery, "relationship \(rel.name) has mismatched key columns")
-            }
-            let joinAlias = "j\(joinAliases.count + 1)"
-            let on = zip(rel.sourceColumns, destColumns).map { "\(joinAlias).\(quoteIdentifier($1)) = \(currentAlias).\(quoteIdentifier($0))" }
-            joins.append("LEFT JOIN \(databaseName).\(quoteIdentifier(destination.name)) AS \(joinAlias) ON \(on.joined(separator: " AND "))")
-            joinAliases[key] = (joinAlias, destination)
-            current = destination
-            currentAlias = joinAlias
-        }
+        let (currentAlias, current, last) = try paths.walk(path, from: entity, allowsJoins: allowsJoins)
         if current.attributeIndex[last] == nil, let rowid = current.rowidName, ["rowid", "_rowid_", "oid"].contains(last.lowercased()) {
             return ("\(currentAlias).\(rowid)", "INTEGER", true)
         }
@@ -275,64 +192,34 @@ package final class QueryBuilder {
     }
 
     private func compileFunction(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
-        func arity(_ range: ClosedRange<Int>) throws {
-            guard range.contains(args.count) else {
-                let expected = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
-                throw BatchStoreError(.invalidQuery, "\(name)() at column \(column) takes \(expected) argument\(range.upperBound == 1 ? "" : "s"), not \(args.count)")
-            }
-        }
+        // An unknown name first; then the arguments, whose errors come before a wrong count.
+        try PredicateFunctions.checkName(name, column: column)
         let compiled = try args.map { try operand($0).sql }
+        try PredicateFunctions.check(name, arguments: args.count, column: column)
         func result(_ sql: String, _ kind: Operand.Kind, certain: Bool) -> Operand {
             Operand(sql: sql, kind: kind, certain: certain, name: "\(name)()")
         }
         switch name {
-        case "now": try arity(0...0); return result("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", .text, certain: true)
-        case "lowercase", "lower": try arity(1...1); return result("bs_case(\(compiled[0]), 0)", .text, certain: false)
-        case "uppercase", "upper": try arity(1...1); return result("bs_case(\(compiled[0]), 1)", .text, certain: false)
-        case "coalesce": try arity(1...64); return result(compiled.count == 1 ? compiled[0] : "coalesce(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
-        case "abs": try arity(1...1); return result("abs(\(compiled[0]))", .number, certain: true)
-        case "round": try arity(1...2); return result("round(\(compiled.joined(separator: ", ")))", .number, certain: true)
-        case "length": try arity(1...1); return result("length(\(compiled[0]))", .number, certain: true)
-        case "trim": try arity(1...1); return result("trim(\(compiled[0]))", .text, certain: false)
-        case "concat": try arity(1...64); return result("(" + compiled.map { "coalesce(\($0), '')" }.joined(separator: " || ") + ")", .text, certain: true)
-        case "substr", "substring": try arity(2...3); return result("substr(\(compiled.joined(separator: ", ")))", .text, certain: false)
+        case "now": return result("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", .text, certain: true)
+        case "lowercase", "lower": return result("bs_case(\(compiled[0]), 0)", .text, certain: false)
+        case "uppercase", "upper": return result("bs_case(\(compiled[0]), 1)", .text, certain: false)
+        case "coalesce": return result(compiled.count == 1 ? compiled[0] : "coalesce(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
+        case "abs": return result("abs(\(compiled[0]))", .number, certain: true)
+        case "round": return result("round(\(compiled.joined(separator: ", ")))", .number, certain: true)
+        case "length": return result("length(\(compiled[0]))", .number, certain: true)
+        case "trim": return result("trim(\(compiled[0]))", .text, certain: false)
+        case "concat": return result("(" + compiled.map { "coalesce(\($0), '')" }.joined(separator: " || ") + ")", .text, certain: true)
+        case "substr", "substring": return result("substr(\(compiled.joined(separator: ", ")))", .text, certain: false)
         // An extension (NSExpression has no such function): the value as SQLite writes it as
         // text, for searching what a grid shows (`string(year) CONTAINS "19"`).
-        case "string": try arity(1...1); return result("CAST(\(compiled[0]) AS TEXT)", .text, certain: true)
-        case "min": try arity(2...64); return result("min(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
-        case "max": try arity(2...64); return result("max(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
-        default:
-            throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, string, min, max")
+        case "string": return result("CAST(\(compiled[0]) AS TEXT)", .text, certain: true)
+        case "min": return result("min(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
+        case "max": return result("max(\(compiled.joined(separator: ", ")))", .unknown, certain: false)
+        default: preconditionFailure("PredicateFunctions.check knows \(name)() and this switch does not")
         }
     }
 
     // MARK: Predicates
-
-    /// Compiles a predicate to an SQL condition with NSPredicate's two-valued logic.
-    ///
-    /// Every comparison is true or false, never unknown: a comparison with a NULL operand is false
-    /// (except `== nil`, `!= nil` and `!=`, which NSPredicate defines for nil), and `NOT P` is
-    /// `NOT coalesce(P, 0)`, the exact complement of `P`. AND and OR need no such care: SQL's
-    /// three-valued AND and OR, read with unknown as false, agree with two-valued logic.
-    func compile(_ p: PredicateNode) throws -> String {
-        switch p {
-        case .constant(let b): return b ? "1" : "0"
-        case .not(let inner): return "NOT coalesce(\(try compile(inner)), 0)"
-        case .and(let terms): return balancedSQL(try terms.map { try compile($0) }, "AND")
-        case .or(let terms): return balancedSQL(try terms.map { try compile($0) }, "OR")
-        case .between(let e, let lo, let hi, let flags):
-            return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
-        case .inList(let e, let items, let flags):
-            return try membership(e, items, flags)
-        case .comparison(let l, let op, let flags, let r):
-            switch op {
-            case .equal: return try equality(l, flags, r)
-            case .notEqual: return try inequality(l, flags, r)
-            case .less, .lessOrEqual, .greater, .greaterOrEqual: return try ordering(l, op, flags, r)
-            case .beginsWith, .endsWith, .contains, .like, .matches: return try stringOperation(l, op, flags, r)
-            }
-        }
-    }
 
     /// `l == r`: nil equals nil only; numbers equal numbers, text text, blobs blobs; no conversion
     /// between kinds (`year == "2001"` does not match the integer 2001).
@@ -340,7 +227,7 @@ package final class QueryBuilder {
     /// A bare column compared with a constant keeps the plain `=` (so an index serves it); when the
     /// column's affinity would convert the constant to another kind, a `typeof()` guard keeps only
     /// rows whose value really is of the constant's kind. Other pairs drop affinity with unary `+`.
-    private func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    package func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) {
             let other = l == .value(.null) ? r : l
             if other == .value(.null) { return "1" }
@@ -367,7 +254,7 @@ package final class QueryBuilder {
     private func binary(_ sql: String) -> String { "(\(sql)) COLLATE BINARY" }
 
     /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
-    private func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    package func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) {
             let other = l == .value(.null) ? r : l
             if other == .value(.null) { return "0" }
@@ -388,7 +275,7 @@ package final class QueryBuilder {
 
     /// `l < r` and the like: false when either side is nil or the two are of different kinds;
     /// an error before anything runs when the schema already says they differ.
-    private func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    package func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "0" }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         let known: Set<Operand.Kind> = [.number, .text, .blob]
@@ -430,7 +317,7 @@ package final class QueryBuilder {
     }
 
     /// `x IN {a, b, …}`: `x == a OR x == b …`, as one `IN (…)` where the items allow it.
-    private func membership(_ e: ExpressionNode, _ items: [ExpressionNode], _ flags: Int) throws -> String {
+    package func membership(_ e: ExpressionNode, _ items: [ExpressionNode], _ flags: Int) throws -> String {
         if items.isEmpty { return "0" }
         var parts: [String] = []
         if items.contains(.value(.null)) { parts.append(try equality(e, 0, .value(.null))) }
@@ -457,19 +344,9 @@ package final class QueryBuilder {
 
     /// BEGINSWITH, ENDSWITH, CONTAINS, LIKE and MATCHES: text only (nil, numbers and blobs do not
     /// match); an empty string is found in nothing, as with Foundation's `range(of:)`.
-    private func stringOperation(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    package func stringOperation(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "0" }
-        for side in [l, r] {
-            if case .value(let v) = side, !v.isText {
-                throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(v.description) is \(Operand.kind(of: v) == .number ? "a number" : "a blob")")
-            }
-            if case .keyPath(let path, let column) = side {
-                let affinity = try QueryBuilder(copying: self).resolve(path, at: column).affinity
-                if Operand.kind(ofAffinity: affinity) == .number {
-                    throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(path.joined(separator: ".")) is an \(affinity) column")
-                }
-            }
-        }
+        try requireTextSides(l, op, r)
         if op == .matches {
             if case .value(.text(let pattern)) = r, let problem = SQLFunctions.validateRegex(pattern) {
                 throw BatchStoreError(.invalidQuery, problem)
@@ -513,6 +390,13 @@ package final class QueryBuilder {
         return "(bs_has(\(code), \(lo.sql), \(ro.sql)) = 1)"
     }
 
+    /// "an INTEGER" or "a REAL" for a column of that affinity.
+    package func numberColumnType(_ path: [String], at column: Int) throws -> String? {
+        let affinity = try QueryBuilder(copying: self).resolve(path, at: column).affinity
+        guard Operand.kind(ofAffinity: affinity) == .number else { return nil }
+        return affinity == "INTEGER" ? "an INTEGER" : "a \(affinity)"
+    }
+
     /// The bare column and the constant, when one side is each.
     private func columnAndConstant(_ a: Operand, _ b: Operand) -> (column: Operand, constant: Operand)? {
         if a.affinity != nil, b.constant != nil { return (a, b) }
@@ -553,21 +437,4 @@ package final class QueryBuilder {
         }
         return out
     }
-}
-
-extension String {
-    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
-}
-
-/// `terms` joined by `op` (AND, OR) as a balanced tree of parenthesised groups of at most eight:
-/// both engines nest a flat `a OR b OR c …` one level per term (SQLite refuses past 1,000), so
-/// 5,000 ORs would fail; balanced, they nest about log2(n / 8) levels. The terms keep their order
-/// (and so their bound arguments theirs).
-package func balancedSQL(_ terms: [String], _ op: String) -> String {
-    func group(_ part: ArraySlice<String>) -> String {
-        if part.count <= 8 { return "(" + part.joined(separator: " \(op) ") + ")" }
-        let middle = part.startIndex + part.count / 2
-        return "(" + group(part[..<middle]) + " \(op) " + group(part[middle...]) + ")"
-    }
-    return group(terms[...])
 }

@@ -24,12 +24,15 @@ import Foundation
 ///   read as.
 ///
 /// Names are resolved against the schema and quoted; values are only ever bound.
-final class PostgresQueryBuilder {
+final class PostgresQueryBuilder: PredicateDialect {
+    static let trueSQL = "TRUE"
+    static let falseSQL = "FALSE"
     let table: PostgresTable
     let schema: PostgresSchema
     let alias: String
-    private(set) var joins: [String] = []
-    private var joinAliases: [String: (alias: String, table: PostgresTable)] = [:]
+    /// The LEFT JOINs the key paths compiled so far need.
+    private var paths: KeyPathJoins<PostgresTable>
+    var joins: [String] { paths.joins }
     private(set) var arguments: [SQLValue] = []
 
     /// True when the database's character classes are ASCII only (`datctype` C or POSIX), so a
@@ -41,6 +44,7 @@ final class PostgresQueryBuilder {
         self.schema = schema
         self.alias = alias
         self.asciiCharacterClasses = asciiCharacterClasses
+        paths = KeyPathJoins(alias: alias, destination: { schema.table(named: $0) }, qualifiedName: \.qualifiedSQL)
     }
 
     /// `"schema"."table" AS t LEFT JOIN …` for the joins key paths needed so far.
@@ -65,65 +69,15 @@ final class PostgresQueryBuilder {
 
     /// The column `name` of `table`, matched exactly (key paths are case-sensitive); a near miss is
     /// named in the error.
-    private func column(_ name: String, of table: PostgresTable, column position: Int) throws -> PostgresColumn {
+    func column(_ name: String, of table: PostgresTable, column position: Int) throws -> PostgresColumn {
         if let c = table.columns.first(where: { $0.name == name }) { return c }
-        let names = table.columns.map(\.name)
-        let where_ = position > 0 ? " (column \(position))" : ""
-        var message = "\(table.name) has no column named \(name.debugDescription)\(where_)"
-        if let suggestion = QueryBuilder.suggestion(for: name, among: names + table.relationships.map(\.name)) {
-            message += "; did you mean \(suggestion.debugDescription)?" + QueryBuilder.caseNote(name, suggestion)
-        } else {
-            message += "; columns: " + names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", …" : "")
-        }
-        throw BatchStoreError(.noSuchAttribute, message, column: position > 0 ? position : nil)
-    }
-
-    private func relationship(_ name: String, of table: PostgresTable) throws -> Relationship {
-        if let r = table.relationships.first(where: { $0.name == name }) ?? table.relationships.first(where: { $0.sourceColumns == [name] }) {
-            return r
-        }
-        var message = "\(table.name) has no relationship named \(name.debugDescription)"
-        let names = table.relationships.map(\.name) + table.relationships.compactMap { $0.sourceColumns.count == 1 ? $0.sourceColumns[0] : nil }
-        if let suggestion = QueryBuilder.suggestion(for: name, among: names) {
-            message += "; did you mean \(suggestion.debugDescription)?" + QueryBuilder.caseNote(name, suggestion)
-        } else {
-            message += " (relationships: \(table.relationships.map(\.name).joined(separator: ", ").isEmpty ? "none" : table.relationships.map(\.name).joined(separator: ", ")))"
-        }
-        throw BatchStoreError(.noSuchAttribute, message)
+        throw KeyPathJoins<PostgresTable>.noColumn(name, in: table, column: position)
     }
 
     /// The column a key path ends at, under the alias of the table that holds it (joining to-one
     /// relationships on the way).
     func resolve(_ path: [String], at position: Int = 0) throws -> (alias: String, column: PostgresColumn) {
-        guard let last = path.last, !path.contains(where: \.isEmpty) else {
-            throw BatchStoreError(.syntax, "empty name in key path \(path.joined(separator: ".").debugDescription)")
-        }
-        var current = table
-        var currentAlias = alias
-        var walked: [String] = []
-        for part in path.dropLast() {
-            let rel = try relationship(part, of: current)
-            walked.append(rel.name)
-            let key = walked.joined(separator: "\u{1F}")
-            if let existing = joinAliases[key] {
-                current = existing.table
-                currentAlias = existing.alias
-                continue
-            }
-            guard let destination = schema.table(named: rel.destinationEntityName) else {
-                throw BatchStoreError(.noSuchEntity, "relationship \(rel.name) points to a missing table \(rel.destinationEntityName.debugDescription)")
-            }
-            let destColumns = rel.destinationColumns.isEmpty ? destination.primaryKey : rel.destinationColumns
-            guard destColumns.count == rel.sourceColumns.count, !destColumns.isEmpty else {
-                throw BatchStoreError(.invalidQuery, "relationship \(rel.name) has mismatched key columns")
-            }
-            let joinAlias = "j\(joinAliases.count + 1)"
-            let on = zip(rel.sourceColumns, destColumns).map { "\(joinAlias).\(quoteIdentifier($1)) = \(currentAlias).\(quoteIdentifier($0))" }
-            joins.append("LEFT JOIN \(destination.qualifiedSQL) AS \(joinAlias) ON \(on.joined(separator: " AND "))")
-            joinAliases[key] = (joinAlias, destination)
-            current = destination
-            currentAlias = joinAlias
-        }
+        let (currentAlias, current, last) = try paths.walk(path, from: table)
         return (currentAlias, try column(last, of: current, column: position))
     }
 
@@ -193,7 +147,7 @@ final class PostgresQueryBuilder {
         }
         switch e {
         case .value(let v):
-            let name = v.isTextValue ? (v.textValue ?? "").debugDescription : v.description
+            let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
             var o = Operand(sql: bind(v), kind: Operand.kind(of: v), constant: v, name: name)
             if case .integer = v { o.isInteger = true }
             return o
@@ -240,22 +194,19 @@ final class PostgresQueryBuilder {
     }
 
     /// The operand as text (numbers and blobs in their text form).
-    private func textForm(_ o: Operand) -> String { o.kind == .text ? o.sql : "(\(o.sql))::text" }
+    func textForm(_ o: Operand) -> String { o.kind == .text ? o.sql : "(\(o.sql))::text" }
 
-    private func requireNumber(_ o: Operand, for op: String) throws {
+    func requireNumber(_ o: Operand, for op: String) throws {
         guard o.kind == .number || o.kind == .null else {
             throw BatchStoreError(.invalidQuery, "'\(op)' needs numbers, and \(o.name) is \(o.kind == .text ? "text" : "a blob")")
         }
     }
 
-    private func function(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
-        func arity(_ range: ClosedRange<Int>) throws {
-            guard range.contains(args.count) else {
-                let expected = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
-                throw BatchStoreError(.invalidQuery, "\(name)() at column \(column) takes \(expected) argument\(range.upperBound == 1 ? "" : "s"), not \(args.count)")
-            }
-        }
+    func function(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
+        // An unknown name first; then the arguments, whose errors come before a wrong count.
+        try PredicateFunctions.checkName(name, column: column)
         let operands = try args.map { try operand($0) }
+        try PredicateFunctions.check(name, arguments: args.count, column: column)
         func result(_ sql: String, _ kind: Operand.Kind) -> Operand { Operand(sql: sql, kind: kind, name: "\(name)()") }
         /// The kind shared by every non-nil operand, or an error naming the two kinds met.
         func commonKind() throws -> Operand.Kind {
@@ -267,46 +218,37 @@ final class PostgresQueryBuilder {
         }
         switch name {
         case "now":
-            try arity(0...0)
             return result(#"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#, .text)
         case "lowercase", "lower", "uppercase", "upper":
-            try arity(1...1)
             let function = name.hasPrefix("l") ? "bs_lower" : "bs_upper"
             return operands[0].kind == .text ? result("pg_temp.\(function)(\(operands[0].sql))", .text) : result(operands[0].sql, operands[0].kind)
         case "coalesce":
-            try arity(1...64)
             let kind = try commonKind()
             var o = result(operands.count == 1 ? operands[0].sql : "coalesce(\(operands.map(\.sql).joined(separator: ", ")))", kind)
             o.isInteger = operands.allSatisfy { $0.isInteger || $0.kind == .null }
             return o
         case "abs":
-            try arity(1...1)
             try requireNumber(operands[0], for: "abs()")
             var o = result("abs(\(operands[0].sql))", .number)
             o.isInteger = operands[0].isInteger
             return o
         case "round":
-            try arity(1...2)
             try operands.forEach { try requireNumber($0, for: "round()") }
             // SQLite rounds half away from zero and answers a real, as numeric's round does.
             // SQLite reads negative digits as 0.
             let digits = operands.count == 2 ? ", greatest((\(operands[1].sql))::int, 0)" : ""
             return result("(round((\(operands[0].sql))::numeric\(digits)))::float8", .number)
         case "length":
-            try arity(1...1)
             let o = operands[0]
             var length = result(o.kind == .blob ? "octet_length(\(o.sql))" : "char_length(\(textForm(o)))", .number)
             length.isInteger = true
             return length
         case "trim":
-            try arity(1...1)
             // SQLite's trim() answers text, a number's text form included.
             return result("btrim(\(textForm(operands[0])), ' ')", .text)
         case "concat":
-            try arity(1...64)
             return result("(" + operands.map { "coalesce(\(textForm($0)), '')" }.joined(separator: " || ") + ")", .text)
         case "substr", "substring":
-            try arity(2...3)
             for o in operands.dropFirst() {
                 if let v = o.constant?.doubleValue, v < 0 {
                     throw BatchStoreError(.invalidQuery, "substr() at column \(column) with a negative start or length is not supported on PostgreSQL yet")
@@ -315,10 +257,8 @@ final class PostgresQueryBuilder {
             let rest = operands.dropFirst().map { "(\($0.sql))::int" }.joined(separator: ", ")
             return result("substr(\(textForm(operands[0])), \(rest))", .text)
         case "string":
-            try arity(1...1)
             return result(textForm(operands[0]), .text)
         case "min", "max":
-            try arity(2...64)
             let kind = try commonKind()
             // SQLite's min() and max() are nil when any argument is; least() and greatest() skip nils.
             let anyNil = operands.map { "\($0.sql) IS NULL" }.joined(separator: " OR ")
@@ -326,125 +266,21 @@ final class PostgresQueryBuilder {
             var o = result("(CASE WHEN \(anyNil) THEN NULL ELSE \(name == "min" ? "least" : "greatest")(\(values)) END)", kind)
             o.isInteger = operands.allSatisfy { $0.isInteger || $0.kind == .null }
             return o
-        default:
-            throw BatchStoreError(.invalidQuery, "unknown function \(name)() at column \(column); known: now, lowercase, uppercase, coalesce, abs, round, length, trim, concat, substr, string, min, max")
-        }
-    }
-
-    // MARK: Assignments
-
-    /// The guards a batch update's or insert's values go through, as PL/pgSQL functions of the
-    /// session's `pg_temp` (PL/pgSQL is in every database unless it was dropped):
-    /// `pg_temp.bs_integral(v, column)`: `v` when it has no fraction, else an error naming the
-    /// column and the value, for integer columns: one for float8, checked in float8 (a whole float8
-    /// casts to int8 exactly; through numeric it would keep 15 digits only), one for numeric;
-    /// `pg_temp.bs_boolean(v, column)`: true for 1, false for 0, else an error.
-    static let guardFunctions = ["float8", "numeric"].map { type in """
-        CREATE OR REPLACE FUNCTION pg_temp.bs_integral(v \(type), col text) RETURNS \(type) LANGUAGE plpgsql IMMUTABLE AS $$
-        BEGIN
-          IF v <> trunc(v) THEN
-            RAISE EXCEPTION '% holds integers, and the new value % has a fraction', col, v USING ERRCODE = '22003';
-          END IF;
-          RETURN v;
-        END $$
-        """ } + ["""
-        CREATE OR REPLACE FUNCTION pg_temp.bs_boolean(v float8, col text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
-        BEGIN
-          IF v = 1 THEN RETURN true; ELSIF v = 0 THEN RETURN false; END IF;
-          RAISE EXCEPTION '% holds booleans (1 or 0), and the new value is %', col, v USING ERRCODE = '22003';
-        END $$
-        """]
-
-    /// Type OIDs whose explicit cast from text cuts a value that is too long (`bpchar`, `varchar`,
-    /// `bit`, `varbit`): these take a new value by assignment, which refuses it instead.
-    static let lengthLimitedTypes: Set<Int64> = [1042, 1043, 1560, 1562]
-    /// Types whose every cast from text keeps only part of it (`"char"`: one byte, `name`: 63
-    /// bytes): not written.
-    static let cuttingTypes: Set<Int64> = [18, 19]
-
-    /// The SQL that stores `o` in `column` of `table` as a batch update's new value: cast to the
-    /// column's type as its input function reads text (a value it cannot read is an error naming
-    /// it), a number with a fraction refused for an integer column (PostgreSQL's own cast would
-    /// round it), nil as NULL. Length-limited text types (and domains over them, by base type)
-    /// take the value by assignment, which refuses a value too long, where an explicit cast would
-    /// cut it.
-    func assignment(_ o: Operand, to column: PostgresColumn, in table: PostgresTable) throws -> String {
-        let type = column.declaredType
-        if Self.cuttingTypes.contains(column.baseTypeOID) {
-            throw BatchStoreError(.invalidQuery, "\(table.name).\(column.name) is a \(type) column, whose casts cut text short: Faultline does not write it")
-        }
-        // A nil constant is bound as text: its cast is NULL of the column's type.
-        if o.kind == .null { return "CAST(\(o.sql) AS \(type))" }
-        func refuse() -> BatchStoreError {
-            let what = o.kind == .blob ? "a blob" : o.kind == .text ? "text" : "a number"
-            return BatchStoreError(.invalidQuery, "\(table.name).\(column.name) is a \(type) column, and \(o.name) is \(what)")
-        }
-        let lengthLimited = Self.lengthLimitedTypes.contains(column.baseTypeOID)
-        func fromText(_ text: String) -> String {
-            // bit(n) takes no text by assignment: through varbit, whose assignment checks the length.
-            if [1560, 1562].contains(column.baseTypeOID) { return "CAST(\(text) AS varbit)" }
-            return lengthLimited ? text : "CAST(\(text) AS \(type))"
-        }
-        switch column.kind {
-        case .integer:
-            switch o.kind {
-            case .number where o.isInteger: return "CAST(CAST(\(o.sql) AS int8) AS \(type))"
-            case .number:
-                // The operand keeps its own type (float8 or numeric): the overload checks it exactly.
-                let name = bind(.text(table.name + "." + column.name))
-                return "CAST(CAST(pg_temp.bs_integral(\(o.sql), \(name)) AS int8) AS \(type))"
-            case .text: return fromText(o.sql)
-            default: throw refuse()
-            }
-        case .boolean:
-            switch o.kind {
-            // 1 and 0 only: PostgreSQL would read 2 or 0.5 as true, where SQLite keeps the number.
-            case .number: return "pg_temp.bs_boolean((\(o.sql))::float8, \(bind(.text(table.name + "." + column.name))))"
-            case .text: return "CAST(\(o.sql) AS \(type))"
-            default: throw refuse()
-            }
-        case .real:
-            guard o.kind == .number || o.kind == .text else { throw refuse() }
-            return "CAST(\(o.sql) AS \(type))"
-        case .numeric:
-            // float8 to numeric keeps 15 digits; its text form is the shortest exact one.
-            guard o.kind == .number || o.kind == .text else { throw refuse() }
-            return o.kind == .number && !o.isInteger ? "CAST((\(o.sql))::text AS \(type))" : "CAST(\(o.sql) AS \(type))"
-        case .blob:
-            guard o.kind == .blob else { throw refuse() }
-            return o.sql
-        case .timestamp:
-            // A number is no date: PostgreSQL would read 20010203 as 2001-02-03.
-            guard o.kind == .text else { throw refuse() }
-            return fromText(o.sql)
-        case .text, .json, .uuid, .array:
-            guard o.kind != .blob else { throw refuse() }
-            return fromText(textForm(o))
+        default: preconditionFailure("PredicateFunctions.check knows \(name)() and this switch does not")
         }
     }
 
     // MARK: Predicates
 
-    /// Compiles a predicate to an SQL condition with NSPredicate's two-valued logic.
-    func compile(_ p: PredicateNode) throws -> String {
-        switch p {
-        case .constant(let b): return b ? "TRUE" : "FALSE"
-        case .not(let inner): return "NOT coalesce(\(try compile(inner)), FALSE)"
-        case .and(let terms): return balancedSQL(try terms.map { try compile($0) }, "AND")
-        case .or(let terms): return balancedSQL(try terms.map { try compile($0) }, "OR")
-        case .between(let e, let lo, let hi, let flags):
-            return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
-        case .inList(let e, let items, let flags):
-            if items.isEmpty { return "FALSE" }
-            return "(" + (try items.map { try equality(e, flags, $0) }).joined(separator: " OR ") + ")"
-        case .comparison(let l, let op, let flags, let r):
-            switch op {
-            case .equal: return try equality(l, flags, r)
-            case .notEqual: return "NOT coalesce(\(try equality(l, flags, r)), FALSE)"
-            case .less, .lessOrEqual, .greater, .greaterOrEqual: return try ordering(l, op, flags, r)
-            case .beginsWith, .endsWith, .contains, .like, .matches: return try stringOperation(l, op, flags, r)
-            }
-        }
+    /// `e IN {…}`: `e == a OR e == b …`.
+    func membership(_ e: ExpressionNode, _ items: [ExpressionNode], _ flags: Int) throws -> String {
+        if items.isEmpty { return "FALSE" }
+        return "(" + (try items.map { try equality(e, flags, $0) }).joined(separator: " OR ") + ")"
+    }
+
+    /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
+    func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        "NOT coalesce(\(try equality(l, flags, r)), FALSE)"
     }
 
     /// Type OIDs (of a column's base type) whose values compare in their own type when a text
@@ -467,7 +303,7 @@ final class PostgresQueryBuilder {
     /// by the type's own input function, as psql reads `time_hour < '2013-1-2'` (the session's
     /// time zone for timestamptz, `2013-1-2` as a date), so a predicate means what psql means. A
     /// literal the type cannot read is an error the server names (exit 2). Nil otherwise.
-    private func typedComparison(_ l: ExpressionNode, _ op: String, _ flags: Int, _ r: ExpressionNode) throws -> String? {
+    func typedComparison(_ l: ExpressionNode, _ op: String, _ flags: Int, _ r: ExpressionNode) throws -> String? {
         guard flags == 0 else { return nil }
         func typedColumn(_ e: ExpressionNode) throws -> (sql: String, column: PostgresColumn)? {
             guard case .keyPath(let path, let position) = e else { return nil }
@@ -485,7 +321,7 @@ final class PostgresQueryBuilder {
     }
 
     /// `l == r`: nil equals nil only; numbers equal numbers, text text, blobs blobs, never across kinds.
-    private func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) {
             let other = l == .value(.null) ? r : l
             if other == .value(.null) { return "TRUE" }
@@ -514,7 +350,7 @@ final class PostgresQueryBuilder {
     }
 
     /// `l < r` and the like: false when either side is nil; an error when the kinds differ.
-    private func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "FALSE" }
         if let typed = try typedComparison(l, op.rawValue, flags, r) { return typed }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
@@ -526,19 +362,9 @@ final class PostgresQueryBuilder {
 
     /// BEGINSWITH, ENDSWITH, CONTAINS, LIKE and MATCHES: text only (nil, numbers and blobs do not
     /// match); an empty string is found in nothing, as with Foundation's `range(of:)`.
-    private func stringOperation(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
+    func stringOperation(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "FALSE" }
-        for side in [l, r] {
-            if case .value(let v) = side, !v.isTextValue {
-                throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(v.description) is \(Operand.kind(of: v) == .number ? "a number" : "a blob")")
-            }
-            if case .keyPath(let path, let position) = side {
-                let (_, column) = try PostgresQueryBuilder(copying: self).resolve(path, at: position)
-                if Self.columnOperand(column, alias: alias, name: "").kind == .number {
-                    throw BatchStoreError(.invalidQuery, "\(op.rawValue) compares text, and \(path.joined(separator: ".")) is a \(column.declaredType) column")
-                }
-            }
-        }
+        try requireTextSides(l, op, r)
         if op == .matches { return try matches(l, flags, r) }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         // Blobs hold no text: nothing matches, as on SQLite.
@@ -560,130 +386,6 @@ final class PostgresQueryBuilder {
         }
     }
 
-    /// An NSPredicate LIKE pattern (`*` any run, `?` one character, `\` makes the next one
-    /// literal) as a PostgreSQL LIKE pattern with `\` as its escape; nil for a pattern that
-    /// matches nothing (a `\` at its end).
-    static func likePattern(_ pattern: String) -> String? {
-        var out = ""
-        var escaped = false
-        for c in pattern.unicodeScalars {
-            if escaped {
-                if c == "%" || c == "_" || c == "\\" { out += "\\" }
-                out.unicodeScalars.append(c)
-                escaped = false
-                continue
-            }
-            switch c {
-            case "\\": escaped = true
-            case "*": out += "%"
-            case "?": out += "_"
-            case "%", "_": out += "\\" + String(c)
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return escaped ? nil : out
-    }
-
-    /// MATCHES: the whole text matches the regular expression. The pattern must be a constant in
-    /// the part of ICU's syntax (NSPredicate's) that PostgreSQL's regular expressions read the same
-    /// way; see ``postgresRegex(_:)``.
-    private func matches(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
-        guard case .value(.text(let pattern)) = r else {
-            throw BatchStoreError(.invalidQuery, "MATCHES on PostgreSQL needs its pattern as a constant")
-        }
-        if let problem = SQLFunctions.validateRegex(pattern) { throw BatchStoreError(.invalidQuery, problem) }
-        let folded = flags & 2 != 0 ? SQLFunctions.fold(pattern, flags: 2) : pattern
-        if flags & 1 != 0, asciiCharacterClasses {
-            throw BatchStoreError(.invalidQuery, "MATCHES[c] on PostgreSQL folds case by the database's locale, which is C (ASCII only) here; write the pattern for both cases, as in [Ee]lan, or compare lowercase(x)")
-        }
-        let regex = try Self.postgresRegex(folded, asciiCharacterClasses: asciiCharacterClasses)
-        let lo = try operand(l)
-        guard lo.kind == .text else { return "FALSE" }
-        let subject = flags & 2 != 0 ? "pg_temp.bs_fold_d(\(lo.sql))" : lo.sql
-        return "(\(subject) \(flags & 1 != 0 ? "~*" : "~") \(bind(.text(regex))))"
-    }
-
-    /// An ICU regular expression as a PostgreSQL one (ARE) that matches the same whole strings:
-    /// wrapped in `^(?:…)$`, and `.` written as "any character but a line end", as ICU reads it
-    /// (ARE's `.` matches a newline). Constructs the two read differently are refused by name:
-    /// `\b` (a word boundary in ICU, a backspace in ARE), `\B`, `\A`, `\z`, `\Z`, `\G`, `\p{…}`,
-    /// `\P{…}`, `\Q…\E`, `\h`, `\R`, `\X`, `\N`, possessive quantifiers, atomic groups, named
-    /// groups and inline options. Where the database's character classes are ASCII only, so are
-    /// `\w`, `\W`, `\d`, `\D`, `\s`, `\S` and `[:class:]`, which ICU reads over all of Unicode.
-    static func postgresRegex(_ pattern: String, asciiCharacterClasses: Bool = false) throws -> String {
-        let scalars = Array(pattern.unicodeScalars)
-        var out = ""
-        var i = 0
-        var inBracket = false
-        func refuseClass(_ what: String) -> BatchStoreError {
-            BatchStoreError(.invalidQuery, "MATCHES on PostgreSQL: \(what) in \(pattern.debugDescription) would match ASCII only (the database's character type is C); write the characters out, as in [0-9] or [A-Za-z]")
-        }
-        func refuse(_ what: String) -> BatchStoreError {
-            BatchStoreError(.invalidQuery, "MATCHES on PostgreSQL: \(what) in \(pattern.debugDescription) means something else to PostgreSQL's regular expressions; write the pattern without it")
-        }
-        while i < scalars.count {
-            let c = scalars[i]
-            if c == "\\", i + 1 < scalars.count {
-                let next = scalars[i + 1]
-                if "bBAzZGpPQEhHRXNkvVx".unicodeScalars.contains(next) { throw refuse("\\\(next)") }
-                if asciiCharacterClasses, "wWdDsS".unicodeScalars.contains(next) { throw refuseClass("\\\(next)") }
-                out.unicodeScalars.append(c)
-                out.unicodeScalars.append(next)
-                i += 2
-                continue
-            }
-            if inBracket {
-                if c == "]" { inBracket = false }
-                if c == "[" {
-                    // A POSIX class, [:alpha:], reads the same in both; set operations do not.
-                    guard i + 1 < scalars.count, scalars[i + 1] == ":",
-                          let end = (i + 2..<scalars.count).first(where: { scalars[$0] == ":" && $0 + 1 < scalars.count && scalars[$0 + 1] == "]" }) else {
-                        throw refuse("a nested character class")
-                    }
-                    let name = String(String.UnicodeScalarView(scalars[i...(end + 1)]))
-                    if asciiCharacterClasses { throw refuseClass(name) }
-                    out += name
-                    i = end + 2
-                    continue
-                }
-                out.unicodeScalars.append(c)
-                i += 1
-                continue
-            }
-            switch c {
-            case "[":
-                // ICU reads a top-level [:alpha:] as a class; PostgreSQL as the characters in it.
-                if i + 1 < scalars.count, scalars[i + 1] == ":" { throw refuse("a [:class:] outside brackets") }
-                inBracket = true
-                out.unicodeScalars.append(c)
-                // A ']' first in the class is a literal in both syntaxes; so is a '^' before it.
-                if i + 1 < scalars.count, scalars[i + 1] == "^" { out += "^"; i += 1 }
-                if i + 1 < scalars.count, scalars[i + 1] == "]" { out += "]"; i += 1 }
-            case ".":
-                out += "[^\\n\\v\\f\\r\\u0085\\u2028\\u2029]"
-            case "(":
-                if i + 1 < scalars.count, scalars[i + 1] == "?" {
-                    let rest = String(String.UnicodeScalarView(scalars[(i + 2)...].prefix(2)))
-                    if !(rest.hasPrefix(":") || rest.hasPrefix("=") || rest.hasPrefix("!") || rest == "<=" || rest == "<!") {
-                        throw refuse("(?\(rest.prefix(1))")
-                    }
-                }
-                out.unicodeScalars.append(c)
-            case "$":
-                // ICU's $ also matches before a final line end; PostgreSQL's only at the end.
-                if i + 1 < scalars.count { throw refuse("a $ before the end of the pattern") }
-                out.unicodeScalars.append(c)
-            case "*", "+", "?", "}":
-                out.unicodeScalars.append(c)
-                if i + 1 < scalars.count, scalars[i + 1] == "+" { throw refuse("a possessive quantifier") }
-            default:
-                out.unicodeScalars.append(c)
-            }
-            i += 1
-        }
-        return "^(?:\(out))$"
-    }
-
     // MARK: Sorts
 
     /// `expr ASC NULLS FIRST` / `expr DESC NULLS LAST`, text by code point: SQLite's order.
@@ -692,14 +394,15 @@ final class PostgresQueryBuilder {
         return "\(o.ordered) \(sort.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
     }
 
+    /// "a bigint", "an integer" (the column's declared type) for a column of numbers.
+    func numberColumnType(_ path: [String], at position: Int) throws -> String? {
+        let (_, column) = try PostgresQueryBuilder(copying: self).resolve(path, at: position)
+        guard Self.columnOperand(column, alias: alias, name: "").kind == .number else { return nil }
+        let type = column.declaredType
+        return ("aeiou".contains(type.prefix(1).lowercased()) ? "an " : "a ") + type
+    }
+
     private convenience init(copying other: PostgresQueryBuilder) {
         self.init(table: other.table, schema: other.schema, alias: other.alias)
-    }
-}
-
-extension SQLValue {
-    var isTextValue: Bool {
-        if case .text = self { return true }
-        return false
     }
 }

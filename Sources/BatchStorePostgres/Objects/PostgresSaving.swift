@@ -21,7 +21,7 @@ import Foundation
 /// - Only tables with a primary key take changes (a `ctid` moves when its row is updated); a key
 ///   column of a saved object cannot be set (the object would go on naming the old row: change
 ///   keys with a batch update); a generated column is refused when it is set, not at the save;
-///   deleting an object a merge marked deleted throws (SQLite records the delete).
+///   deleting an object a merge marked deleted throws, as on SQLite.
 /// - A connection lost while the COMMIT was on its way leaves the changes pending and says the
 ///   save may or may not have been written: check before saving again (an insert saved twice is
 ///   two rows where the table's key does not forbid it).
@@ -30,9 +30,9 @@ import Foundation
 ///   before that insert (save the parent first, or make the key `DEFERRABLE INITIALLY DEFERRED`).
 /// - Not built here: child contexts (`ManagedObjectContext/newChildContext()` is SQLite's).
 extension PostgresContext: SavingContext {
-    public var hasChanges: Bool { !changed.isEmpty }
+    public var hasChanges: Bool { !graph.changed.isEmpty }
 
-    public var changedObjects: [ManagedObject] { Array(changed.values) }
+    public var changedObjects: [ManagedObject] { Array(graph.changed.values) }
 
     /// The table behind `object`'s entity, checked for an unsaved change.
     private func changeableTable(_ entity: Entity, verb: String) throws -> PostgresTable {
@@ -66,34 +66,14 @@ extension PostgresContext: SavingContext {
         _ = try changeableTable(entity, verb: "insert")
         var changes: [Int: SQLValue] = [:]
         for (name, value) in values { changes[try settableIndex(name, of: entity)] = value }
-        let id = ObjectID(entity: entity, key: .temporary(nextTemporaryID))
-        nextTemporaryID += 1
-        let object = ManagedObject(objectID: id, link: link, storage: .fault)
-        object.isInserted = true
-        object.changes = changes
-        identity.register(object)
-        changed[id] = object
-        return object
+        return graph.insert(entity, changes: changes)
     }
 
     /// Marks `object` for deletion at the next save; an inserted object is dropped at once.
     /// - Throws: `.invalidArgument` for an object of another context, `.objectNotFound` for one
     ///   whose row a merge said was deleted, `.readOnly`, `.permissionDenied`.
     public func delete(_ object: ManagedObject) throws {
-        guard object.link === link else { throw BatchStoreError(.invalidArgument, "\(object.objectID) belongs to another context") }
-        let id = object.objectID
-        if object.isInserted {
-            changed[id] = nil
-            identity.unregister(object)
-            object.isDeleted = true
-            return
-        }
-        if pendingDeletes.contains(id) { return }
-        if object.isDeleted { throw BatchStoreError(.objectNotFound, "\(id) was deleted") }
-        _ = try changeableTable(object.entity, verb: "delete")
-        object.isDeleted = true
-        pendingDeletes.insert(id)
-        changed[id] = object
+        try graph.delete(object) { _ = try changeableTable(object.entity, verb: "delete") }
     }
 
     // MARK: ObjectOwner
@@ -109,10 +89,10 @@ extension PostgresContext: SavingContext {
             throw BatchStoreError(.invalidArgument, "\(table.name).\(attribute.name) is part of the primary key: a saved object keeps its row's key (change keys with a batch update)")
         }
         object.changes[index] = value
-        changed[object.objectID] = object
+        graph.changed[object.objectID] = object
     }
 
-    package func isPendingDelete(_ object: ManagedObject) -> Bool { pendingDeletes.contains(object.objectID) }
+    package func isPendingDelete(_ object: ManagedObject) -> Bool { graph.pendingDeletes.contains(object.objectID) }
 
     // MARK: Saving
 
@@ -165,7 +145,7 @@ extension PostgresContext: SavingContext {
             return SaveStatement(object: object, sql: insert + Self.returningKeys(table) + ", " + columns, arguments: builder.arguments,
                                  kind: .insert(keyCount: PostgresIDColumn.of(table).count))
         }
-        if pendingDeletes.contains(object.objectID) {
+        if isPendingDelete(object) {
             let key = try keyCondition()
             return SaveStatement(object: object, sql: "DELETE FROM \(table.qualifiedSQL) AS t" + key.sql, arguments: key.arguments, kind: .delete)
         }
@@ -185,9 +165,8 @@ extension PostgresContext: SavingContext {
     ///   stays pending.
     /// - Complexity: one statement per changed object.
     public func save() throws {
-        guard !changed.isEmpty else { return }
-        let order = SaveOrder(entities)
-        let objects = changed.values.sorted(by: order.writesBefore)
+        guard hasChanges else { return }
+        let objects = graph.changesInSaveOrder(entities)
         let statements = try objects.compactMap { object -> SaveStatement? in
             do {
                 return try saveStatement(object)
@@ -230,39 +209,8 @@ extension PostgresContext: SavingContext {
             try flushStatistics(session)
         }
         // Committed: the objects take the state the server now holds.
-        for object in objects {
-            if pendingDeletes.contains(object.objectID) {
-                identity.unregister(object)
-                object.values = nil
-            } else if !object.isInserted, let row = written[ObjectIdentifier(object)] {
-                object.values = row
-            }
-            if !object.isInserted { object.changes.removeAll() }
-        }
-        for (object, key) in insertedKeys {
-            identity.unregister(object)
-            let id = ObjectID(entity: object.entity, key: .primaryKey(key))
-            // One live object per row: a fault that held this key before stops standing for it.
-            if let earlier = identity.object(for: id), earlier !== object { earlier.supersede() }
-            object.objectID = id
-            object.isInserted = false
-            object.changes.removeAll()
-            object.values = written[ObjectIdentifier(object)]
-            identity.register(object)
-        }
-        changed.removeAll()
-        pendingDeletes.removeAll()
+        graph.didSave(objects, insertedKeys: insertedKeys.map { ($0.0, .primaryKey($0.1)) }) { written[ObjectIdentifier($0)] }
     }
 
-    /// Discards every unsaved change: changed objects show their rows' values again, pending
-    /// deletes are undone, inserted objects are dropped (marked deleted).
-    public func rollback() {
-        for object in changed.values {
-            object.changes.removeAll()
-            if object.isInserted { identity.unregister(object); object.isDeleted = true }
-            if pendingDeletes.contains(object.objectID) { object.isDeleted = false }
-        }
-        changed.removeAll()
-        pendingDeletes.removeAll()
-    }
+    public func rollback() { graph.rollback() }
 }

@@ -27,8 +27,9 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     private var lookupLease: PostgresSessionLease?
     /// True once the lookup session has the `pg_temp` text functions.
     private var lookupHasTextFunctions = false
-    /// Recorded undoable edits, last on top.
-    var undoStack: [PostgresUndoEntry] = []
+    /// State of features built on the context (Batch/'s undo stack), by type: kept here without
+    /// the context naming a type of a folder that builds on it.
+    private var features: [ObjectIdentifier: AnyObject] = [:]
     /// The most rows one undoable edit may journal (before-images live in temp tables of the
     /// server); an edit over it is rolled back and throws `.tooBigToUndo`.
     public var undoLimit = 1_000_000
@@ -38,22 +39,21 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// The handler of ``interruptible(_:_:)`` while it runs, and when it began.
     var interruption: (handler: (EditProgress) -> IDFetchDecision, started: UInt64)?
     /// Results opened through this context, held weakly: a merge drops their stale batches.
-    private var openResults: [WeakResult] = []
-    private struct WeakResult { weak var storage: ResultStorage? }
+    var openResults: [WeakResult] = []
+    struct WeakResult { weak var storage: ResultStorage? }
 
+    /// The objects, their identity map and unsaved changes, and the rules both engines share.
+    package let graph = ObjectGraph(link: ContextLink(nil))
     /// At most one live object per row (see ``ObjectContext``).
-    package let identity = IdentityMap()
+    package var identity: IdentityMap { graph.identity }
     /// Shared by every object of the context; its owner is cleared in `deinit`, so objects that
     /// outlive the context see it as gone.
-    package let link = ContextLink(nil)
+    package var link: ContextLink { graph.link }
     /// How a merge treats objects with unsaved changes whose rows a batch updated.
-    public var mergePolicy: MergePolicy = .error
-    /// Objects with unsaved changes, held strongly until saved or rolled back.
-    var changed: [ObjectID: ManagedObject] = [:]
-    /// Objects marked for deletion at the next save.
-    var pendingDeletes: Set<ObjectID> = []
-    /// The next inserted object's temporary key.
-    var nextTemporaryID: UInt64 = 1
+    public var mergePolicy: MergePolicy {
+        get { graph.mergePolicy }
+        set { graph.mergePolicy = newValue }
+    }
 
     public init(store: PostgresStore) {
         self.store = store
@@ -62,6 +62,14 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
 
     deinit {
         link.owner = nil
+    }
+
+    /// The context's instance of `type`, made by `make` on first use (see ``features``).
+    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
+        if let state = features[ObjectIdentifier(type)] as? S { return state }
+        let state = make()
+        features[ObjectIdentifier(type)] = state
+        return state
     }
 
     /// The context's own session for counts, lookups and edits (opened at first use, again after
@@ -78,6 +86,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     }
 
     public var engineName: String { "PostgreSQL" }
+    public var engineTraits: EngineTraits { .server }
     /// Another context over the same server, with its own session (opened at its first read).
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? {
         { [store] in PostgresContext(store: store) }
@@ -91,68 +100,6 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// which needs no change table on the server.
     public var editResultType: BatchResultType { .count }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
-
-    /// Opens a batched result in a session of its own (see ``PostgresStore/fetchBatched(_:residentBatches:firstBatch:progress:)``);
-    /// edits through it can be undone here, and merges here reach it.
-    public func fetchBatched(_ request: FetchRequest, residentBatches: Int, firstBatch: (([ManagedObject]) -> Void)?,
-                             progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> BatchFaultingCollection {
-        let result = try store.fetchBatched(request, residentBatches: residentBatches, firstBatch: firstBatch, progress: progress, context: self)
-        openResults.removeAll { $0.storage == nil }
-        openResults.append(WeakResult(storage: result.storage))
-        return result
-    }
-
-    /// Rows read in place are SQLite's: over PostgreSQL, ``streamValues(_:_:)``.
-    public func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws {
-        throw BatchStoreError(.invalidQuery, "rows of PostgreSQL stream as values (streamValues), not in place")
-    }
-
-    /// The rows `request` matches as one streamed statement (``PostgresStore/streamRows(_:_:)``).
-    /// The first rows of `request` by one `… ORDER BY … LIMIT` on this context's own session
-    /// (kept open), with no ID table: objects that hold their values. Without a limit, every row
-    /// through a batched result.
-    public func firstRows(_ request: FetchRequest) throws -> [ManagedObject] {
-        guard request.fetchLimit > 0 else {
-            // No limit: every row, through a batched result (as on SQLite).
-            let result = try fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
-            return try (0..<result.count).compactMap { try result.object(at: $0) }
-        }
-        var request = request
-        request.fetchBatchSize = request.fetchLimit
-        let table = try store.table(named: request.entityName)
-        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
-        let source = PostgresResultSource(store: store, table: table, entity: try store.entity(named: table.name), lease: try sessionLease())
-        return try source.firstRows(request, progress: nil)
-    }
-
-    /// Opens this context's session now.
-    public func prepareForReads() throws { _ = try sessionLease() }
-
-    public func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws {
-        try store.streamRows(request, body)
-    }
-
-    /// `SELECT count(*)` of the rows `request` matches (within its limit and offset).
-    public func count(for request: FetchRequest) throws -> Int {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
-        let table = try store.table(named: request.entityName)
-        guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
-        let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
-        let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
-        var sql = "SELECT count(*) FROM \(builder.fromClause)\(condition)"
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            let limit = request.fetchLimit > 0 ? " LIMIT \(request.fetchLimit)" : ""
-            sql = "SELECT count(*) FROM (SELECT 1 FROM \(builder.fromClause)\(condition)\(limit) OFFSET \(request.fetchOffset)) AS s"
-        }
-        let session = try session()
-        try installTextFunctions(in: session, if: PostgresTextFunctions.areUsed(in: sql))
-        guard let n = try session.query(sql, builder.arguments).first?.first?.integerValue else {
-            throw BatchStoreError(.postgres("XX000"), "the server did not answer a count")
-        }
-        return Int(n)
-    }
 
     /// Creates the `pg_temp` text functions in the lookup session the first time `needed`.
     func installTextFunctions(in session: PostgresSession, if needed: Bool) throws {
@@ -225,7 +172,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// Reads a fault's row into it (``ManagedObject/value(at:)`` calls this).
     package func fulfillFault(_ object: ManagedObject) throws {
         // A delete not saved yet still has its row, which a read shows (as on SQLite).
-        if object.isDeleted && !pendingDeletes.contains(object.objectID) { throw BatchStoreError(.objectNotFound, "\(object.objectID) was deleted") }
+        if object.isDeleted && !isPendingDelete(object) { throw BatchStoreError(.objectNotFound, "\(object.objectID) was deleted") }
         object.values = try readRow(object.objectID)
     }
 
@@ -240,16 +187,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// - Complexity: O(1); no I/O until the next access.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.link === link else { return }
-        let pendingDelete = pendingDeletes.contains(object.objectID)
-        guard !object.isDeleted || pendingDelete else { return }
-        object.values = nil
-        if !mergeChanges {
-            object.changes.removeAll()
-            if !object.isInserted {
-                changed[object.objectID] = nil
-                if pendingDeletes.remove(object.objectID) != nil { object.isDeleted = false }
-            }
-        }
+        graph.refresh(object, mergeChanges: mergeChanges)
         // Its next read is of the row as it is now: not from a batch read ahead or a stream.
         discardReadAheadOfOpenResults()
     }
@@ -258,13 +196,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// context is gone, so a fault among them cannot be fulfilled); open results read their rows
     /// again.
     public func reset() {
-        // Unsaved changes go first, as a rollback drops them, so that no detached object claims
-        // a change nothing can save.
-        rollback()
-        let objects = identity.allObjects()
-        identity.removeAll()
-        let detached = ContextLink(nil)
-        for object in objects { object.link = detached }
+        graph.reset()
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
     }
 
@@ -281,66 +213,22 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// - Complexity: O(registered objects) plus one statement per 500 of them per stored table.
     @discardableResult
     public func mergeChanges(_ changes: ChangeSet) -> MergeReport {
-        var report = MergeReport()
-        report.inserted = changes.insertedCount
         // A batch read ahead may hold any changed row: it goes whatever the change.
         discardReadAheadOfOpenResults()
-        let objects = identity.allObjects()
         let updated = Set(changes.updated), deleted = Set(changes.deleted)
-        var storedUpdated = Set<ObjectID>(), storedDeleted = Set<ObjectID>()
-        var unknown = Set<ObjectIdentifier>()
-        for stored in changes.stored where stored.kind != .inserted && stored.count > 0 {
-            let held = objects.compactMap { $0.entity === stored.entity && !$0.isInserted ? $0.objectID : nil }
-            guard !held.isEmpty else { continue }
-            do {
-                let hits = try stored.matching(held)
-                if stored.kind == .deleted { storedDeleted.formUnion(hits) } else { storedUpdated.formUnion(hits) }
-            } catch {
-                unknown.insert(ObjectIdentifier(stored.entity))
-            }
-        }
-        var touched = Set<ObjectIdentifier>()
-        for object in objects {
-            let id = object.objectID
-            if deleted.contains(id) || storedDeleted.contains(id) {
-                // Its unsaved changes and pending delete go with it, as on SQLite.
-                object.isDeleted = true
-                object.values = nil
-                object.changes.removeAll()
-                changed[id] = nil
-                pendingDeletes.remove(id)
-                identity.unregister(object)
-                report.deleted.append(id)
-                touched.insert(ObjectIdentifier(id.entity))
-            } else if updated.contains(id) || storedUpdated.contains(id) || (unknown.contains(ObjectIdentifier(id.entity)) && !object.isInserted) {
-                if !object.changes.isEmpty {
-                    switch mergePolicy {
-                    case .error:
-                        report.conflicts.append(id)
-                        continue
-                    case .storeWins:
-                        refresh(object, mergeChanges: false)
-                    case .inMemoryWins:
-                        object.values = nil
-                    }
-                } else {
-                    object.values = nil
-                }
-                report.updated.append(id)
-                touched.insert(ObjectIdentifier(id.entity))
-            }
-        }
+        var merged = graph.merge(updated: updated.contains, deleted: deleted.contains, mayTouch: { _ in true },
+                                 stored: changes.stored, inserted: changes.insertedCount)
         // Results opened without this context's objects (a view's, a key-less table's) and any
         // batch of a table whose change table could not be read: by their resident IDs.
         let listed = updated.union(deleted)
         for storage in openResults.compactMap(\.storage) {
-            report.batchesInvalidated += storage.evictBatches { object in
+            merged.report.batchesInvalidated += storage.evictBatches { object in
                 let entity = ObjectIdentifier(object.entity)
-                return (touched.contains(entity) && (object.isDeleted || object.isFault))
-                    || unknown.contains(entity) || (object.link !== self.link && listed.contains(object.objectID))
+                return (merged.touched.contains(entity) && (object.isDeleted || object.isFault))
+                    || merged.unknown.contains(entity) || (object.link !== self.link && listed.contains(object.objectID))
             }
         }
-        return report
+        return merged.report
     }
 
     /// Drops, in every result the context opened, the batch read ahead and a sweep's stream: what
@@ -352,7 +240,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     /// Turns every registered object back into a fault, and drops every resident batch of the
     /// context's open results: each is read again as it is now.
     public func refreshAllObjects() {
-        for object in identity.allObjects() where !object.isInserted { object.values = nil }
+        graph.refreshAll()
         for storage in openResults.compactMap(\.storage) { _ = storage.evictBatches { _ in true } }
     }
 

@@ -328,3 +328,9 @@ extension PostgresSchema {
         }
     }
 }
+
+extension PostgresTable: KeyPathTable {
+    /// A relationship that names no destination columns joins on the primary key.
+    package var joinColumns: [String] { primaryKey }
+    package var columnNames: [String] { columns.map(\.name) }
+}

@@ -1,17 +1,6 @@
 import BatchStore
 import Foundation
 
-/// A session that several owners share: a result (its ID table lives there), and the undo
-/// journals and change tables made in it, which outlive the result. The last owner to let go
-/// closes it, and the server drops its temp tables with it.
-final class PostgresSessionLease: Sendable {
-    let session: PostgresSession
-
-    init(_ session: PostgresSession) { self.session = session }
-
-    deinit { session.close() }
-}
-
 /// The keys of changed rows in a temp table of the session that changed them (what a
 /// ``StoredChanges`` over PostgreSQL holds): asked about the IDs a merge holds, 500 a statement,
 /// or read in key order 10,000 at a time; never brought into memory whole. The table is dropped

@@ -15,19 +15,9 @@ import NIOCore
 /// `ON CONFLICT DO UPDATE` would check NOT NULL on columns the row leaves out; a row without the
 /// whole key is inserted). A key given twice in one request is written in order, as on SQLite: a
 /// statement never holds the same key twice.
-extension PostgresContext {
-    /// What a batch insert wrote.
-    public struct InsertCounts: Sendable, Equatable {
-        public var inserted: Int
-        /// Rows an upsert updated (0 for the other policies).
-        public var updated: Int
-        public var total: Int { inserted + updated }
-
-        public init(inserted: Int, updated: Int) {
-            self.inserted = inserted
-            self.updated = updated
-        }
-    }
+extension PostgresContext: InsertingContext {
+    /// What a batch insert wrote (BatchStore's `InsertCounts`).
+    public typealias InsertCounts = BatchStore.InsertCounts
 
     /// Runs a batch insert in one transaction. `.objectIDs` and `.changes` answer the written rows'
     /// IDs in memory; `.count` and `.statusOnly` keep none (memory O(one statement's rows)).
