@@ -1,8 +1,9 @@
 # Faultline: `make run` opens the demo, `make test` runs every test.
 SWIFT ?= swift
+SWIFTC ?= $(dir $(shell command -v $(SWIFT)))swiftc
 APT_PACKAGES := libsqlite3-dev sqlite3 libncurses-dev tmux pkg-config openssl
 
-.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs check-sqlite-build
+.PHONY: run test build release deps bench fuzz fuzz-build fuzz-short fuzz-long clean install uninstall screenshots docs check-sqlite-build check-core
 
 # PostgreSQL in the faultline program is the package trait `PostgreSQL`. `make run` leaves it out:
 # a SQLite user's first build skips postgres-nio and its TLS stack (see Documentation/Development.md
@@ -120,9 +121,9 @@ test: deps
 	@t0=$$(date +%s); \
 	$(SWIFT) build --build-tests $(WITH_POSTGRES) || exit 1; t1=$$(date +%s); \
 	$(SWIFT) test --skip-build $(WITH_POSTGRES) || exit 1; t2=$$(date +%s); \
-	$(MAKE) --no-print-directory check-sqlite-build || exit 1; t3=$$(date +%s); \
+	$(MAKE) --no-print-directory check-sqlite-build check-core || exit 1; t3=$$(date +%s); \
 	$(MAKE) --no-print-directory fuzz-short || exit 1; t4=$$(date +%s); \
-	echo "make test: build $$((t1 - t0)) s, tests $$((t2 - t1)) s, SQLite-only build $$((t3 - t2)) s, fuzzers $$((t4 - t3)) s"
+	echo "make test: build $$((t1 - t0)) s, tests $$((t2 - t1)) s, SQLite-only build and core check $$((t3 - t2)) s, fuzzers $$((t4 - t3)) s"
 
 # make run's configuration (no PostgreSQL), in a folder of its own so that neither rebuilds the
 # other: it builds, and refuses a PostgreSQL URL with one line and exit 2.
@@ -133,6 +134,11 @@ check-sqlite-build:
 	  echo "the SQLite-only build refuses a PostgreSQL URL in one line"; \
 	else echo "the SQLite-only build answered a PostgreSQL URL with exit $$code: $$out"; exit 1; fi
 
+# BatchStore's engine-neutral core (Sources/BatchStore/Core) compiles as a module of its own,
+# without GRDB or SQLite: the step toward a core target both engines build on.
+check-core:
+	$(SWIFTC) -typecheck -swift-version 6 -module-name BatchCore -package-name faultline Sources/BatchStore/Core/*.swift
+	@echo "Sources/BatchStore/Core type-checks alone, without GRDB"
 
 # The README's benchmark table and plot come from here.
 bench: release

@@ -138,7 +138,7 @@ final class StagedFile {
 
 extension EffectRunner {
     /// `:w FILE`: the result on screen (its filter and sort) streamed to FILE in the format its
-    /// extension names, through the same statement as `faultline export` (``FetchingContext/streamRows(_:_:)``)
+    /// extension names, through the same statement as `faultline export` (`streamRows(_:inPlace:values:)`)
     /// and the same ``RowWriter``; progress and the time so far every 0.1 s; a cancel stops it and
     /// leaves no file.
     /// - Complexity: one forward pass over the result's rows; memory is the 64 KiB buffer.

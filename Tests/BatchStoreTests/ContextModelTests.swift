@@ -53,6 +53,8 @@ final class NoMerge: ObjectContext {
     let base: ManagedObjectContext
     init(_ base: ManagedObjectContext) { self.base = base }
     var storeNames: [String] { base.storeNames }
+    var engineName: String { base.engineName }
+    var engineTraits: EngineTraits { base.engineTraits }
     var entities: [Entity] { base.entities }
     var readOnlyReason: String? { base.readOnlyReason }
     func entity(named name: String) throws -> Entity { try base.entity(named: name) }

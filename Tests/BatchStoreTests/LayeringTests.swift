@@ -6,7 +6,8 @@ import Testing
 /// live in the higher folder that adds the feature).
 @Suite("The engines' folders stack")
 struct LayeringTests {
-    /// A module and its folders, lowest first; files directly in the module's folder are the base.
+    /// A module and its folders, lowest first; `""` stands for files directly in the module's
+    /// folder (a module without it has none there).
     struct Layout: CustomTestStringConvertible, Sendable {
         let module: String
         let order: [String]
@@ -14,9 +15,12 @@ struct LayeringTests {
     }
 
     static let layouts = [
-        // Errors and values; SQLite's diagnostics; the store (connection, schema); objects and
-        // contexts; the predicate compiler; batched fetching; batch requests; several stores.
-        Layout(module: "BatchStore", order: ["", "Diagnostics", "Store", "Objects", "Predicate", "Fetching", "Batch", "Coordinator"]),
+        // The engine-neutral core (values, errors, object IDs, objects and the object graph, the
+        // predicate language and its dialect walk, fetch requests, the batched result and its
+        // seam, the contexts' contracts, batch request types, merging); then SQLite's engine:
+        // diagnostics; the store (connection, schema); contexts; the predicate compiler; batched
+        // fetching; batch requests; several stores.
+        Layout(module: "BatchStore", order: ["Core", "Diagnostics", "Store", "Objects", "Predicate", "Fetching", "Batch", "Coordinator"]),
         // Value kinds; the connection (URL, password file, session, text functions); the schema
         // and store; the predicate compiler; the context's objects; batched fetching (ID table,
         // result source, sweeps, frequencies); batch requests, undo and edits through a result.
@@ -53,7 +57,11 @@ struct LayeringTests {
     func noUpwardReferences(_ layout: Layout) throws {
         // The DocC catalog is documentation, not a layer.
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root(layout).path).filter { !$0.hasSuffix(".swift") && !$0.hasSuffix(".docc") }
-        #expect(Set(folders) == Set(layout.order.dropFirst()), "a new folder needs its place in the order")
+        #expect(Set(folders) == Set(layout.order.filter { !$0.isEmpty }), "a new folder needs its place in the order")
+        if !layout.order.contains("") {
+            let loose = try FileManager.default.contentsOfDirectory(atPath: Self.root(layout).path).filter { $0.hasSuffix(".swift") }
+            #expect(loose.isEmpty, "files directly in Sources/\(layout.module) need a folder: \(loose)")
+        }
         let files = try Self.files(layout)
         let declaration = try NSRegularExpression(pattern: #"(?m)^\s*(?:(?:public|package|private|fileprivate|internal|final|indirect)\s+)*(?:class|struct|enum|protocol|typealias)\s+([A-Z]\w*)"#)
         var declaredAt: [String: Int] = [:]
@@ -76,5 +84,24 @@ struct LayeringTests {
             }
         }
         #expect(upward.isEmpty, "\(upward.sorted())")
+    }
+
+    /// The step toward a core target that does not link GRDB: nothing in BatchStore's `Core`
+    /// folder imports GRDB or SQLite's C API, and BatchStorePostgres imports neither at all (it
+    /// reaches SQLite's engine only through BatchStore's API).
+    @Test("the engine-neutral core and the PostgreSQL engine import neither GRDB nor SQLite")
+    func coreImportsNoSQLite() throws {
+        var offenders: [String] = []
+        for layout in Self.layouts {
+            for file in try Self.files(layout) where layout.module == "BatchStorePostgres" || layout.order[file.level] == "Core" {
+                let text = try String(contentsOf: file.url, encoding: .utf8)
+                let anyImport = #"(?m)^\s*(?:@\w+\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+(?:(?:struct|class|enum|func|protocol|typealias|var|let)\s+)?(GRDB|GRDBSQLite|CSQLite\w*|SQLite3)\b"#
+                if text.range(of: anyImport, options: .regularExpression) != nil {
+                    offenders.append("\(layout.module)/\(file.url.lastPathComponent)")
+                }
+            }
+        }
+        #expect(try Self.files(Self.layouts[0]).filter { Self.layouts[0].order[$0.level] == "Core" }.count > 30, "the scan found the core")
+        #expect(offenders.isEmpty, "\(offenders.sorted())")
     }
 }

@@ -37,7 +37,7 @@ import TestSupport
         }
     }
 
-    func streamed(_ context: some FetchingContext, _ request: BatchStore.FetchRequest) throws -> [String] {
+    func streamed(_ context: some InPlaceStreamingContext, _ request: BatchStore.FetchRequest) throws -> [String] {
         var out: [String] = []
         let names = context.storeNames
         try context.streamRows(request) { row in out.append("\(names[row.storeIndex]):\(row.values)") }
@@ -58,7 +58,7 @@ import TestSupport
             if rng.below(2) == 0 { request.fetchLimit = rng.below(40) }
             if rng.below(2) == 0 { request.fetchOffset = rng.below(150) }
             request.fetchBatchSize = 1 + rng.below(30)
-            for context in [one as any FetchingContext, several as any FetchingContext] {
+            for context in [one as any InPlaceStreamingContext, several as any InPlaceStreamingContext] {
                 let expected = try rows(of: try context.fetchBatched(request, residentBatches: 2, firstBatch: nil, progress: nil), storeNames: context.storeNames)
                 let got = try streamed(context, request)
                 #expect(got == expected, "round \(round), \(context.storeNames.count) stores, \(request)")

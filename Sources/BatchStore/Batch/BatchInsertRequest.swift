@@ -2,99 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Inserts rows with prepared statements in one transaction; no managed object is made.
-///
-/// Rows come from an array of dictionaries, from a handler called until it returns nil (streaming:
-/// nothing is accumulated), or from `EncodableRecord`s (GRDB's Codable support). Keys are column
-/// names; a missing key takes the column's default; an unknown key is an error naming it.
-///
-/// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT DO NOTHING] [RETURNING <key>]`
-/// once per row, one cached statement per distinct column set; an upsert probes for the existing
-/// row first and runs an `UPDATE` of the given columns or an `INSERT` (`UpsertWriter`).
-public struct BatchInsertRequest {
-    /// What to do when a row conflicts with a UNIQUE or PRIMARY KEY constraint.
-    public enum ConflictPolicy: Sendable {
-        /// Stop: nothing is written (the default).
-        case fail
-        /// Skip the conflicting row (`ON CONFLICT DO NOTHING`); other constraints still fail.
-        case ignore
-        /// Update the existing row, setting only the columns this row gives; insert the row when
-        /// none exists (see `UpsertWriter`: the existing row is found by key first, so NOT NULL
-        /// is never checked for a row that exists). Core Data's upsert overwrites every column;
-        /// this one leaves the others alone. Undoable: undo restores the rows it updated and
-        /// deletes the rows it inserted.
-        case upsert
-    }
-
-    public var entityName: String
-    public var conflictPolicy: ConflictPolicy
-    public var resultType: BatchResultType
-    /// True (the default): a row whose foreign key names no row of its parent table fails the
-    /// insert, naming the row, the column and the value. False: rows go in as they are, as files
-    /// with dangling keys hold them (SQLite's `PRAGMA foreign_keys` off for this transaction).
-    /// SQLite only; PostgreSQL always checks.
-    public var checksForeignKeys = true
-    package let next: () throws -> [String: SQLValue]?
-    /// For rows by position: the columns each row gives, in order, and the rows themselves
-    /// (`next` reads the same rows by name, for an engine or a path that wants names).
-    package let positional: (columns: [String], next: () throws -> [SQLValue]?)?
-
-    /// Rows from an array of dictionaries.
-    public init(entityName: String, objects: [[String: SQLValue]], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
-        var iterator = objects.makeIterator()
-        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) { iterator.next() }
-    }
-
-    /// Rows from `handler`, called until it returns nil.
-    public init(entityName: String, conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
-                handler: @escaping () throws -> [String: SQLValue]?) {
-        self.entityName = entityName
-        self.conflictPolicy = conflictPolicy
-        self.resultType = resultType
-        self.next = handler
-        self.positional = nil
-    }
-
-    /// Rows by position from `rows`, called until it returns nil: each gives the values of
-    /// `columns`, in that order (a CSV file's records under its header). On SQLite names are
-    /// resolved once, not per row, so this is the fastest way in for many rows of the same
-    /// columns; PostgreSQL reads the rows by name.
-    /// A row with another number of values, or `columns` naming a column twice, fails the insert.
-    public init(entityName: String, columns: [String], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
-                rows: @escaping () throws -> [SQLValue]?) {
-        self.entityName = entityName
-        self.conflictPolicy = conflictPolicy
-        self.resultType = resultType
-        let duplicate = Dictionary(grouping: columns, by: { $0 }).first { $0.value.count > 1 }?.key
-        var number = 0
-        let checked: () throws -> [SQLValue]? = {
-            guard let values = try rows() else { return nil }
-            number += 1
-            if let duplicate {
-                throw BatchStoreError(.invalidArgument, "row \(number): the column \(duplicate.debugDescription) is given twice")
-            }
-            guard values.count == columns.count else {
-                throw BatchStoreError(.invalidArgument, "row \(number): \(values.count) values for \(columns.count) columns")
-            }
-            return values
-        }
-        self.positional = (columns, checked)
-        self.next = {
-            guard let values = try checked() else { return nil }
-            return Dictionary(zip(columns, values), uniquingKeysWith: { first, _ in first })
-        }
-    }
-
-    /// Rows from records, encoded through GRDB's `EncodableRecord` (Codable) support.
-    public init<Record: EncodableRecord>(entityName: String, records: [Record], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
-        var iterator = records.makeIterator()
-        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) {
-            guard let record = iterator.next() else { return nil }
-            return try record.databaseDictionary.mapValues { SQLValue($0) }
-        }
-    }
-}
-
 extension ManagedObjectContext {
     /// Which foreign key of a row (`pairs`, by column index) names no row of its parent table:
     /// `flights.tailnum = "N1" names no row of planes (by tailnum)`, or nil when each names one
@@ -387,6 +294,17 @@ extension ManagedObjectContext {
             }
             return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
                                objectIDs: request.resultType == .objectIDs ? ids : nil, changes: changes)
+        }
+    }
+}
+
+extension BatchInsertRequest {
+    /// Rows from records, encoded through GRDB's `EncodableRecord` (Codable) support.
+    public init<Record: EncodableRecord>(entityName: String, records: [Record], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
+        var iterator = records.makeIterator()
+        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) {
+            guard let record = iterator.next() else { return nil }
+            return try record.databaseDictionary.mapValues { SQLValue($0) }
         }
     }
 }

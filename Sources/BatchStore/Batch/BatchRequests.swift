@@ -94,28 +94,14 @@ extension ManagedObjectContext {
     func compileUpdate(_ request: BatchUpdateRequest, within: String? = nil) throws -> CompiledUpdate {
         let entity = try store.entity(named: request.entityName)
         try checkWritable(entity)
-        guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = QueryBuilder(entity: entity, schema: store.schema, alias: "t", allowsJoins: false)
-        var sets: [String] = []
-        var expressions: [String] = []
-        var columns: [String] = []
-        for (name, value) in request.propertiesToUpdate {
-            guard let attribute = entity.attribute(named: name) else {
-                throw BatchStoreError(.noSuchAttribute, "\(entity.name) has no column named \(name.debugDescription); columns: \(entity.attributes.map(\.name).joined(separator: ", "))")
-            }
-            if attribute.isGenerated { throw BatchStoreError(.readOnly, "\(entity.name).\(attribute.name) is a generated column and cannot be set") }
-            guard !columns.contains(attribute.name) else { throw BatchStoreError(.invalidArgument, "\(attribute.name) is assigned twice") }
-            columns.append(attribute.name)
-            try value.check(assigningTo: attribute.name, of: entity.name, declaredType: attribute.declaredType,
-                            numeric: attribute.holdsNumbers)
-            let expression = try builder.compile(value.node)
-            expressions.append(expression)
-            sets.append("\(quoteIdentifier(attribute.name)) = \(expression)")
+        let (columns, sets, expressions) = try request.compiledAssignments(of: entity.name, columns: entity.attributes, named: { entity.attribute(named: $0) }) {
+            try builder.compile($1.node)
         }
         let match = FetchRequest(entityName: entity.name, predicate: request.predicate)
         let (unrestricted, whereArgs) = try batchWhere(match, entity: entity)
         let whereSQL = Self.restricting(unrestricted, to: within)
-        return CompiledUpdate(entity: entity, setClause: sets.joined(separator: ", "), setArguments: builder.arguments,
+        return CompiledUpdate(entity: entity, setClause: sets, setArguments: builder.arguments,
                               expressions: expressions, whereClause: whereSQL, whereArguments: whereArgs, match: match, columns: columns)
     }
 

@@ -1,28 +1,6 @@
 import Foundation
 import GRDB
 
-/// What a batch update would do, found out before anything is written.
-public struct ValidationReport: Sendable {
-    /// Rows the request matches.
-    public var rowsMatched: Int
-    /// Rows whose new values would break a NOT NULL, CHECK or UNIQUE constraint.
-    public var rowsFailing: Int
-    /// One failing row and SQLite's reason for it, when some fail.
-    public var example: (id: ObjectID, reason: String)?
-    /// What the update would write (a few rows old → new, the non-NULL values it would turn
-    /// into NULL), read before it is tried; nil where not read.
-    public var preview: UpdatePreview?
-    /// True when every matched row would be written.
-    public var isValid: Bool { rowsFailing == 0 }
-
-    /// A report; other engines' contexts make theirs this way.
-    public init(rowsMatched: Int, rowsFailing: Int, example: (id: ObjectID, reason: String)?) {
-        self.rowsMatched = rowsMatched
-        self.rowsFailing = rowsFailing
-        self.example = example
-    }
-}
-
 extension ManagedObjectContext {
     /// Checks a batch update against the table's constraints without writing anything.
     ///

@@ -1,6 +1,8 @@
 import Foundation
 
 extension CoordinatedContext: FetchingContext {
+    public var engineName: String { "SQLite" }
+    public var engineTraits: EngineTraits { .sqliteFile }
     public var storeNames: [String] { coordinator.stores.map(\.name) }
     public var fileProblem: String? { coordinator.stores.lazy.compactMap(\.fileProblem).first }
     public func settleMovedFile() { for context in contexts { context.settleMovedFile() } }
@@ -109,3 +111,4 @@ extension CoordinatedContext {
         }
     }
 }
+extension CoordinatedContext: InPlaceStreamingContext {}

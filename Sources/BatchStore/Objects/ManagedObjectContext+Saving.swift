@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-extension ManagedObjectContext {
+extension ManagedObjectContext: ObjectOwner {
     // MARK: - Changes and saving
 
     /// True when some object has unsaved changes.
@@ -14,7 +14,21 @@ extension ManagedObjectContext {
         graph.changed[object.objectID] = object
     }
 
-    func isPendingDelete(_ object: ManagedObject) -> Bool { graph.pendingDeletes.contains(object.objectID) }
+    package func isPendingDelete(_ object: ManagedObject) -> Bool { graph.pendingDeletes.contains(object.objectID) }
+
+    /// Keeps `value` as the unsaved value of attribute `index` of `object`, written by ``save()``.
+    /// - Throws: `.readOnly` for views, generated columns and read-only stores; `.objectNotFound`
+    ///   for a deleted object.
+    package func takeUnsavedChange(_ value: SQLValue, at index: Int, of object: ManagedObject) throws {
+        let entity = object.entity
+        try checkWritable(entity)
+        if entity.attributes[index].isGenerated {
+            throw BatchStoreError(.readOnly, "\(entity.name).\(entity.attributes[index].name) is a generated column and cannot be set")
+        }
+        if object.isDeleted { throw BatchStoreError(.objectNotFound, "\(object.objectID) is deleted") }
+        object.changes[index] = value
+        noteChanged(object)
+    }
 
     /// Inserts a new object with `values`; it gets a permanent ID when saved.
     /// - Throws: `.noSuchEntity`, `.noSuchAttribute`, `.readOnly`.

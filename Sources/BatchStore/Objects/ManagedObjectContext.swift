@@ -32,7 +32,7 @@ public final class ManagedObjectContext {
     /// The context's own SQLite connection and temp tables.
     let connection: Connection
     /// The objects, their identity map and unsaved changes, and the rules both engines share.
-    package let graph = ObjectGraph(link: ContextLink(nil))
+    package let graph = ObjectGraph(link: ContextLink())
     /// At most one live object per ID.
     var identity: IdentityMap { graph.identity }
     /// Per-context state of the folders that build on this one, by type (see ``featureState(_:make:)``).
@@ -53,14 +53,14 @@ public final class ManagedObjectContext {
         self.store = store
         self.parent = nil
         self.connection = Connection(try store.openConnection())
-        self.link.context = self
+        self.link.owner = self
     }
 
     private init(parent: ManagedObjectContext) throws {
         self.store = parent.store
         self.parent = parent
         self.connection = Connection(try parent.store.openConnection())
-        self.link.context = self
+        self.link.owner = self
     }
 
     /// A child context: it fetches (with batching) like any context, sees the parent's unsaved
@@ -71,7 +71,7 @@ public final class ManagedObjectContext {
 
     deinit {
         // Objects that outlive the context see it as gone. Temp tables die with the connection.
-        link.context = nil
+        link.owner = nil
         emptyWALOfMovedFile()
     }
 
@@ -239,7 +239,7 @@ public final class ManagedObjectContext {
     func register(_ object: ManagedObject) { identity.register(object) }
 
     /// Called from the object's `deinit`: removes its entry, unless the entry is another object's by now.
-    func objectDidDeallocate(_ object: ManagedObject) { identity.unregister(object) }
+    package func objectDidDeallocate(_ object: ManagedObject) { identity.unregister(object) }
 
 
     // MARK: - Faults
@@ -276,7 +276,7 @@ public final class ManagedObjectContext {
     }
 
     /// Reads the object's row; throws `.objectNotFound` if it is gone.
-    func fulfillFault(_ object: ManagedObject) throws {
+    package func fulfillFault(_ object: ManagedObject) throws {
         let id = object.objectID
         guard id.isAddressable else { throw BatchStoreError(.objectNotFound, "\(id) is not a stored row") }
         let stmts = statements(for: id.entity)

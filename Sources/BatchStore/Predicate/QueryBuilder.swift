@@ -228,23 +228,33 @@ package final class QueryBuilder: PredicateDialect {
     /// column's affinity would convert the constant to another kind, a `typeof()` guard keeps only
     /// rows whose value really is of the constant's kind. Other pairs drop affinity with unary `+`.
     package func equality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        try equalityTest(l, flags, r, negated: false)
+    }
+
+    /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
+    package func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
+        try equalityTest(l, flags, r, negated: true)
+    }
+
+    /// `l == r`, or with `negated` its exact negation (two-valued: NULL never makes it unknown).
+    private func equalityTest(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode, negated: Bool) throws -> String {
+        let not = negated ? "NOT " : ""
         if l == .value(.null) || r == .value(.null) {
             let other = l == .value(.null) ? r : l
-            if other == .value(.null) { return "1" }
-            return "(\(try operand(other).sql) IS NULL)"
+            if other == .value(.null) { return negated ? "0" : "1" }
+            return "(\(try operand(other).sql) IS \(not)NULL)"
         }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
-        if let (column, constant) = columnAndConstant(lo, ro) {
-            if converts(column, constant) {
-                return "(\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
-            }
-            return "(\(lo.sql) = \(binary(ro.sql)))"
+        let pair = columnAndConstant(lo, ro)
+        if let (column, constant) = pair, converts(column, constant) {
+            let guarded = "\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames))"
+            return negated ? "NOT coalesce(\(guarded), 0)" : "(\(guarded))"
         }
-        if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
-            return "(\(lo.sql) = \(binary(ro.sql)))"
+        if pair != nil || (lo.constant != nil || ro.constant != nil) && lo.affinity == nil && ro.affinity == nil {
+            return "(\(lo.sql) \(negated ? "IS NOT" : "=") \(binary(ro.sql)))"
         }
         // Two keys (or a key and an expression): nil == nil is true, and no affinity applies.
-        return "(\(unaffine(lo)) IS \(binary(unaffine(ro))))"
+        return "(\(unaffine(lo)) IS \(not)\(binary(unaffine(ro))))"
     }
 
     /// `sql` compared byte for byte: NSPredicate compares strings by code point, whatever
@@ -252,26 +262,6 @@ package final class QueryBuilder: PredicateDialect {
     /// and a delete through it take rows nobody asked for). An explicit COLLATE decides a
     /// comparison's collation; on a column without one it changes nothing (its index still serves).
     private func binary(_ sql: String) -> String { "(\(sql)) COLLATE BINARY" }
-
-    /// `l != r`: exactly `NOT (l == r)`, so a row whose value is NULL is kept.
-    package func inequality(_ l: ExpressionNode, _ flags: Int, _ r: ExpressionNode) throws -> String {
-        if l == .value(.null) || r == .value(.null) {
-            let other = l == .value(.null) ? r : l
-            if other == .value(.null) { return "0" }
-            return "(\(try operand(other).sql) IS NOT NULL)"
-        }
-        let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
-        if let (column, constant) = columnAndConstant(lo, ro) {
-            if converts(column, constant) {
-                return "NOT coalesce(\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames)), 0)"
-            }
-            return "(\(lo.sql) IS NOT \(binary(ro.sql)))"
-        }
-        if lo.constant != nil || ro.constant != nil, lo.affinity == nil, ro.affinity == nil {
-            return "(\(lo.sql) IS NOT \(binary(ro.sql)))"
-        }
-        return "(\(unaffine(lo)) IS NOT \(binary(unaffine(ro))))"
-    }
 
     /// `l < r` and the like: false when either side is nil or the two are of different kinds;
     /// an error before anything runs when the schema already says they differ.

@@ -2,26 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Where a cancellable edit is, handed to the progress handler of an interruptible call
-/// (`ManagedObjectContext.interruptible(_:_:)`, and every `FetchingContext`'s).
-public struct EditProgress: Sendable, Equatable {
-    /// What the edit is doing.
-    public enum Phase: Sendable, Equatable {
-        /// Counting or checking: nothing is written yet.
-        case reading
-        /// Inside the edit's transaction: a cancel now rolls it back.
-        case writing
-    }
-    public var phase: Phase
-    /// Seconds since the interruptible call began.
-    public var elapsed: Double
-
-    package init(phase: Phase, elapsed: Double) {
-        self.phase = phase
-        self.elapsed = elapsed
-    }
-}
-
 /// The progress handler of an interruptible call, installed as `sqlite3_progress_handler` on
 /// every connection the call writes through (one store's, or each store's and the coordinating
 /// one). It asks the caller's handler at most every 50 ms (at once when the phase changes), and
@@ -98,4 +78,3 @@ final class Interruption {
     /// A write transaction of the call committed: it stands, and the call runs to its end.
     func didCommit() { committed = true }
 }
-

@@ -153,24 +153,9 @@ extension PostgresContext {
 
     func compileUpdate(_ request: BatchUpdateRequest, needsKey: Bool = true) throws -> CompiledEdit {
         let table = try editableTable(request.entityName, verb: "update", needsKey: needsKey)
-        guard !request.propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
-        var sets: [String] = []
-        var expressions: [String] = []
-        var assigned: [String] = []
-        for (name, value) in request.propertiesToUpdate {
-            guard let column = table.column(named: name) else {
-                throw BatchStoreError(.noSuchAttribute, "\(table.name) has no column named \(name.debugDescription); columns: \(table.columns.map(\.name).joined(separator: ", "))")
-            }
-            if column.isGenerated { throw BatchStoreError(.readOnly, "\(table.name).\(column.name) is a generated column and cannot be set") }
-            guard !assigned.contains(column.name) else { throw BatchStoreError(.invalidArgument, "\(column.name) is assigned twice") }
-            assigned.append(column.name)
-            try value.check(assigningTo: column.name, of: table.name, declaredType: column.declaredType,
-                            numeric: [.integer, .real, .numeric].contains(column.kind))
-            let operand = try builder.operand(value.node)
-            let expression = try builder.assignment(operand, to: column, in: table)
-            expressions.append(expression)
-            sets.append("\(quoteIdentifier(column.name)) = \(expression)")
+        let (assigned, sets, expressions) = try request.compiledAssignments(of: table.name, columns: table.columns, named: { table.column(named: $0) }) {
+            try builder.assignment(try builder.operand($1.node), to: $0, in: table)
         }
         // A new value is read from the row itself: a key path through a relationship would need
         // a join the UPDATE does not have (SQLite refuses it the same way).
@@ -178,7 +163,7 @@ extension PostgresContext {
             throw BatchStoreError(.invalidQuery, "an assignment reads the row's own columns: a key path that crosses a relationship is not allowed here")
         }
         let whereSQL = try editWhere(FetchRequest(entityName: table.name, predicate: request.predicate), table: table, builder: builder)
-        return CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: sets.joined(separator: ", "), assigned: assigned,
+        return CompiledEdit(table: table, entity: try store.entity(named: table.name), sets: sets, assigned: assigned,
                             expressions: expressions, whereSQL: whereSQL, arguments: builder.arguments)
     }
 
@@ -392,4 +377,8 @@ extension PostgresContext {
     func flushStatistics(_ session: PostgresSession) throws {
         if store.serverVersionNumber >= 150_000 { try session.execute("SELECT pg_stat_force_next_flush()") }
     }
+}
+
+extension PostgresColumn: AssignableColumn {
+    package var holdsNumbers: Bool { [.integer, .real, .numeric].contains(kind) }
 }

@@ -12,11 +12,6 @@ extension PostgresContext {
         return result
     }
 
-    /// Rows read in place are SQLite's: over PostgreSQL, ``streamValues(_:_:)``.
-    public func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws {
-        throw BatchStoreError(.invalidQuery, "rows of PostgreSQL stream as values (streamValues), not in place")
-    }
-
     /// The rows `request` matches as one streamed statement (``PostgresStore/streamRows(_:_:)``).
     /// The first rows of `request` by one `… ORDER BY … LIMIT` on this context's own session
     /// (kept open), with no ID table: objects that hold their values. Without a limit, every row

@@ -26,7 +26,7 @@ final class PostgresResultSource: ResultSource {
     var openedThroughContext = false
     /// Shared by the objects that no context holds (a result opened without a context, rows of
     /// a table without a primary key): its owner says why they take no unsaved changes.
-    let link = ContextLink(nil)
+    let link = ContextLink()
     let uncontained: UncontainedRows
     /// True once the session has the `pg_temp` text functions (``PostgresTextFunctions``).
     var hasTextFunctions = false

@@ -43,7 +43,7 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     struct WeakResult { weak var storage: ResultStorage? }
 
     /// The objects, their identity map and unsaved changes, and the rules both engines share.
-    package let graph = ObjectGraph(link: ContextLink(nil))
+    package let graph = ObjectGraph(link: ContextLink())
     /// At most one live object per row (see ``ObjectContext``).
     package var identity: IdentityMap { graph.identity }
     /// Shared by every object of the context; its owner is cleared in `deinit`, so objects that

@@ -1,70 +1,9 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
-/// A value as SQLite stores it: one of its five storage classes, never coerced.
-public enum SQLValue: Hashable, Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob(Data)
-
-    /// True for `.null`.
-    public var isNull: Bool { if case .null = self { return true } else { return false } }
-
-    /// The SQLite storage class name: `null`, `integer`, `real`, `text` or `blob`.
-    public var storageClass: String {
-        switch self {
-        case .null: return "null"
-        case .integer: return "integer"
-        case .real: return "real"
-        case .text: return "text"
-        case .blob: return "blob"
-        }
-    }
-
-    /// The integer value, or nil when the value is not an integer.
-    public var integerValue: Int64? { if case .integer(let v) = self { return v } else { return nil } }
-    /// The value as a Double when it is an integer or a real.
-    public var doubleValue: Double? {
-        switch self {
-        case .integer(let v): return Double(v)
-        case .real(let v): return v
-        default: return nil
-        }
-    }
-    /// The text value, or nil when the value is not text.
-    public var textValue: String? { if case .text(let v) = self { return v } else { return nil } }
-}
-
-extension SQLValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByNilLiteral, ExpressibleByBooleanLiteral {
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(floatLiteral value: Double) { self = .real(value) }
-    public init(stringLiteral value: String) { self = .text(value) }
-    public init(nilLiteral: ()) { self = .null }
-    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
-}
-
-extension SQLValue: CustomStringConvertible {
-    /// A plain rendering: NULL as `NULL`, reals in their shortest round-tripping form, blobs as
-    /// `x'…'` hex (first 32 bytes, then the size). Not escaped for terminals; that is the viewer's job.
-    public var description: String {
-        switch self {
-        case .null: return "NULL"
-        case .integer(let v): return String(v)
-        case .real(let v): return SQLValue.format(v)
-        case .text(let s): return s
-        case .blob(let d):
-            let hex = d.prefix(32).map { String(format: "%02x", $0) }.joined()
-            return d.count > 32 ? "x'\(hex)…' (\(d.count) bytes)" : "x'\(hex)'"
-        }
-    }
-
-    static func format(_ v: Double) -> String {
-        if v.isFinite, v == v.rounded(), abs(v) < 1e15 { return String(format: "%.1f", v) }
-        return "\(v)"
-    }
-}
+// SQLite's side of ``SQLValue``: GRDB's values, statement arguments, and reading and binding
+// with the C API.
 
 extension SQLValue {
     @inline(__always)
@@ -94,14 +33,6 @@ extension Array where Element == SQLValue {
         StatementArguments(map { $0.databaseValue })
     }
 }
-
-/// Quotes an SQL identifier: `"name"` with embedded quotes doubled. Any spelling is safe.
-@inline(__always)
-package func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}
-
-import GRDBSQLite
 
 extension SQLValue {
     /// Reads column `index` of the current row of `statement` with the C API: no `Row`, no generic
@@ -166,11 +97,6 @@ extension SQLValue {
 /// comparisons on composite keys.
 func sqlTuple(_ expressions: [String]) -> String {
     expressions.count == 1 ? expressions[0] : "(" + expressions.joined(separator: ", ") + ")"
-}
-
-/// `t."a"`, `t."b"`, … for column names under a table alias.
-func qualified(_ columns: [String], alias: String = "t") -> [String] {
-    columns.map { "\(alias).\(quoteIdentifier($0))" }
 }
 
 extension SQLValue {

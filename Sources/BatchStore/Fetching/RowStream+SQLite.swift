@@ -2,30 +2,32 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// One value of a ``StreamedRow``, read in place: text and blob bytes point into SQLite's own
-/// buffer and are valid only while the row is (during the body of the call that gave the row).
-public enum StreamedValue {
-    case null
-    case integer(Int64)
-    case real(Double)
-    /// The text's bytes as SQLite stores them (UTF-8, not checked: a file may hold invalid
-    /// sequences, and NULs are kept).
-    case text(UnsafeBufferPointer<UInt8>)
-    case blob(UnsafeRawBufferPointer)
+/// A context whose rows stream in place, read from SQLite's statement without a copy (SQLite:
+/// one store or several). Another engine streams values (``ValueStreamingContext``).
+public protocol InPlaceStreamingContext: FetchingContext {
+    /// Streams the rows `request` matches (in every store), in its order, forward only, as one
+    /// statement: no ID table and no objects (see ``ManagedObjectContext/streamRows(_:_:)``).
+    func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws
+}
 
-    /// The value copied out as an ``SQLValue`` (text decoded as UTF-8, invalid sequences replaced).
-    public var sqlValue: SQLValue {
-        switch self {
-        case .null: return .null
-        case .integer(let v): return .integer(v)
-        case .real(let v): return .real(v)
-        case .text(let bytes): return .text(String(decoding: bytes, as: UTF8.self))
-        case .blob(let bytes): return .blob(Data(bytes))
+extension FetchingContext {
+    /// The rows of `request`, one statement, forward only: read in place (`inPlace`) where the
+    /// engine reads them so (an ``InPlaceStreamingContext``: SQLite, one store or several), else
+    /// as values (`values`, a ``ValueStreamingContext``: PostgreSQL). What a writer of rows
+    /// (export, `:w`, `y`) calls.
+    /// - Throws: `.invalidArgument` for a context that streams neither way.
+    public func streamRows(_ request: FetchRequest, inPlace: (StreamedRow) throws -> Void, values: ([SQLValue]) throws -> Void) throws {
+        if let streaming = self as? any ValueStreamingContext {
+            try streaming.streamValues(request, values)
+        } else if let streaming = self as? any InPlaceStreamingContext {
+            try streaming.streamRows(request, inPlace)
+        } else {
+            throw BatchStoreError(.invalidArgument, "this context cannot stream rows")
         }
     }
 }
 
-/// One row of ``FetchingContext/streamRows(_:_:)``: the entity's columns, in its column order,
+/// One row of ``InPlaceStreamingContext/streamRows(_:_:)``: the entity's columns, in its column order,
 /// read from the statement in place. Valid only during the body call that receives it; copy out
 /// what must outlive it (``StreamedValue/sqlValue``, ``values``).
 public struct StreamedRow {
@@ -126,7 +128,7 @@ extension IDQuery {
     }
 }
 
-extension ManagedObjectContext {
+extension ManagedObjectContext: InPlaceStreamingContext {
     /// Streams the rows `request` matches, in its order, forward only, as one SQLite statement:
     /// one consistent read of the file, no ID table, no objects, nothing registered, memory flat
     /// whatever the row count (SQLite's sorter spills to temporary files for a large sort). For

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What a batch request answers with.
 public enum BatchResultType: Sendable {
@@ -154,5 +153,127 @@ public struct BatchDeleteRequest: Sendable {
         self.fetchRequest = nil
         self.objectIDs = objectIDs
         self.resultType = resultType
+    }
+}
+
+/// A column a batch update may assign, as both engines describe one: what
+/// ``BatchUpdateRequest/compiledAssignments(of:columns:named:compile:)`` checks.
+package protocol AssignableColumn {
+    var name: String { get }
+    var declaredType: String { get }
+    var isGenerated: Bool { get }
+    /// True when the column holds numbers, so text or a blob that is not a number is refused.
+    var holdsNumbers: Bool { get }
+}
+
+extension Attribute: AssignableColumn {}
+
+extension BatchUpdateRequest {
+    /// The assignments, each checked against the column it names and compiled by `compile` (the
+    /// new value as SQL over alias `t`), in order: at least one; each a column of `table` that
+    /// `column` finds (else the error lists `columns`), not generated, assigned once, given a value
+    /// ``UpdateExpression/check(assigningTo:of:declaredType:numeric:)`` accepts. The same rules and
+    /// messages on both engines.
+    /// - Returns: the assigned columns, the `"c" = <expr>, …` clause and each new value's SQL.
+    package func compiledAssignments<Column: AssignableColumn>(
+        of table: String, columns: [Column], named column: (String) -> Column?, compile: (Column, UpdateExpression) throws -> String
+    ) throws -> (columns: [String], sets: String, expressions: [String]) {
+        guard !propertiesToUpdate.isEmpty else { throw BatchStoreError(.invalidArgument, "a batch update needs at least one assignment") }
+        var names: [String] = [], expressions: [String] = []
+        for (name, value) in propertiesToUpdate {
+            guard let target = column(name) else {
+                throw BatchStoreError(.noSuchAttribute, "\(table) has no column named \(name.debugDescription); columns: \(columns.map(\.name).joined(separator: ", "))")
+            }
+            if target.isGenerated { throw BatchStoreError(.readOnly, "\(table).\(target.name) is a generated column and cannot be set") }
+            guard !names.contains(target.name) else { throw BatchStoreError(.invalidArgument, "\(target.name) is assigned twice") }
+            names.append(target.name)
+            try value.check(assigningTo: target.name, of: table, declaredType: target.declaredType, numeric: target.holdsNumbers)
+            expressions.append(try compile(target, value))
+        }
+        return (names, zip(names, expressions).map { "\(quoteIdentifier($0)) = \($1)" }.joined(separator: ", "), expressions)
+    }
+}
+
+/// Inserts rows with prepared statements in one transaction; no managed object is made.
+///
+/// Rows come from an array of dictionaries, from a handler called until it returns nil (streaming:
+/// nothing is accumulated), or from `EncodableRecord`s (GRDB's Codable support). Keys are column
+/// names; a missing key takes the column's default; an unknown key is an error naming it.
+///
+/// Runs `INSERT INTO main."T" (<the row's columns>) VALUES (?, …) [ON CONFLICT DO NOTHING] [RETURNING <key>]`
+/// once per row, one cached statement per distinct column set; an upsert probes for the existing
+/// row first and runs an `UPDATE` of the given columns or an `INSERT` (`UpsertWriter`).
+public struct BatchInsertRequest {
+    /// What to do when a row conflicts with a UNIQUE or PRIMARY KEY constraint.
+    public enum ConflictPolicy: Sendable {
+        /// Stop: nothing is written (the default).
+        case fail
+        /// Skip the conflicting row (`ON CONFLICT DO NOTHING`); other constraints still fail.
+        case ignore
+        /// Update the existing row, setting only the columns this row gives; insert the row when
+        /// none exists (see `UpsertWriter`: the existing row is found by key first, so NOT NULL
+        /// is never checked for a row that exists). Core Data's upsert overwrites every column;
+        /// this one leaves the others alone. Undoable: undo restores the rows it updated and
+        /// deletes the rows it inserted.
+        case upsert
+    }
+
+    public var entityName: String
+    public var conflictPolicy: ConflictPolicy
+    public var resultType: BatchResultType
+    /// True (the default): a row whose foreign key names no row of its parent table fails the
+    /// insert, naming the row, the column and the value. False: rows go in as they are, as files
+    /// with dangling keys hold them (SQLite's `PRAGMA foreign_keys` off for this transaction).
+    /// SQLite only; PostgreSQL always checks.
+    public var checksForeignKeys = true
+    package let next: () throws -> [String: SQLValue]?
+    /// For rows by position: the columns each row gives, in order, and the rows themselves
+    /// (`next` reads the same rows by name, for an engine or a path that wants names).
+    package let positional: (columns: [String], next: () throws -> [SQLValue]?)?
+
+    /// Rows from an array of dictionaries.
+    public init(entityName: String, objects: [[String: SQLValue]], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly) {
+        var iterator = objects.makeIterator()
+        self.init(entityName: entityName, conflictPolicy: conflictPolicy, resultType: resultType) { iterator.next() }
+    }
+
+    /// Rows from `handler`, called until it returns nil.
+    public init(entityName: String, conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
+                handler: @escaping () throws -> [String: SQLValue]?) {
+        self.entityName = entityName
+        self.conflictPolicy = conflictPolicy
+        self.resultType = resultType
+        self.next = handler
+        self.positional = nil
+    }
+
+    /// Rows by position from `rows`, called until it returns nil: each gives the values of
+    /// `columns`, in that order (a CSV file's records under its header). On SQLite names are
+    /// resolved once, not per row, so this is the fastest way in for many rows of the same
+    /// columns; PostgreSQL reads the rows by name.
+    /// A row with another number of values, or `columns` naming a column twice, fails the insert.
+    public init(entityName: String, columns: [String], conflictPolicy: ConflictPolicy = .fail, resultType: BatchResultType = .statusOnly,
+                rows: @escaping () throws -> [SQLValue]?) {
+        self.entityName = entityName
+        self.conflictPolicy = conflictPolicy
+        self.resultType = resultType
+        let duplicate = Dictionary(grouping: columns, by: { $0 }).first { $0.value.count > 1 }?.key
+        var number = 0
+        let checked: () throws -> [SQLValue]? = {
+            guard let values = try rows() else { return nil }
+            number += 1
+            if let duplicate {
+                throw BatchStoreError(.invalidArgument, "row \(number): the column \(duplicate.debugDescription) is given twice")
+            }
+            guard values.count == columns.count else {
+                throw BatchStoreError(.invalidArgument, "row \(number): \(values.count) values for \(columns.count) columns")
+            }
+            return values
+        }
+        self.positional = (columns, checked)
+        self.next = {
+            guard let values = try checked() else { return nil }
+            return Dictionary(zip(columns, values), uniquingKeysWith: { first, _ in first })
+        }
     }
 }

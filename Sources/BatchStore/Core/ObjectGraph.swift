@@ -143,7 +143,7 @@ package final class ObjectGraph {
         rollback()
         let objects = identity.allObjects()
         identity.removeAll()
-        let detached = ContextLink(nil)
+        let detached = ContextLink()
         for object in objects { object.link = detached }
     }
 

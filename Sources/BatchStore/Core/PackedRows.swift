@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// The values of one faulted batch, packed in three flat buffers and decoded only when read.
 ///
@@ -17,16 +15,19 @@ import GRDBSQLite
 package final class PackedRows {
     let columns: Int
     let capacity: Int
+    // The cells and the arena are internal, not private, for the fill path alone: an engine's
+    // reader (SQLite's `appendRow(_:from:)`, PackedRows+SQLite.swift) writes them in place; the
+    // rest of the module reads values through ``value(row:column:)``.
     private let cells: Int
-    private(set) var rowCount = 0
-    private let tags: UnsafeMutablePointer<UInt8>
-    private let words: UnsafeMutablePointer<Int64>
-    private let lengths: UnsafeMutablePointer<Int32>
+    var rowCount = 0
+    let tags: UnsafeMutablePointer<UInt8>
+    let words: UnsafeMutablePointer<Int64>
+    let lengths: UnsafeMutablePointer<Int32>
     private var arena: UnsafeMutableRawPointer?
     private var arenaUsed = 0
     private var arenaCapacity = 0
 
-    private static let null: UInt8 = 0, integer: UInt8 = 1, real: UInt8 = 2, text: UInt8 = 3, blob: UInt8 = 4
+    static let null: UInt8 = 0, integer: UInt8 = 1, real: UInt8 = 2, text: UInt8 = 3, blob: UInt8 = 4
 
     init(rows: Int, columns: Int) {
         self.columns = columns
@@ -59,47 +60,8 @@ package final class PackedRows {
     /// Bytes held by this batch (a tag, a word and a length per cell, and the arena), for statistics.
     var byteCount: Int { cells * 13 + arenaCapacity }
 
-    /// Appends the current row of `stmt` (columns `first ..< first + columns`, read with the C API)
-    /// and returns its row index.
     @inline(__always)
-    func appendRow(_ stmt: OpaquePointer?, from first: Int32) -> Int {
-        precondition(rowCount < capacity, "PackedRows overflow")
-        let row = rowCount
-        var cell = row * columns
-        var column = first
-        let end = first + Int32(columns)
-        while column < end {
-            // One sqlite3_column_value per cell, then the value accessors: the connection is used
-            // by one thread at a time (GRDB serialises it), which is what the unprotected value
-            // returned here requires. Half the API calls of column_type + column_int64.
-            let value = sqlite3_column_value(stmt, column)
-            switch sqlite3_value_type(value) {
-            case SQLITE_INTEGER:
-                tags[cell] = Self.integer
-                words[cell] = sqlite3_value_int64(value)
-            case SQLITE_FLOAT:
-                tags[cell] = Self.real
-                words[cell] = Int64(bitPattern: sqlite3_value_double(value).bitPattern)
-            case SQLITE_TEXT:
-                tags[cell] = Self.text
-                let bytes = UnsafeRawPointer(sqlite3_value_text(value))
-                store(bytes, count: Int(sqlite3_value_bytes(value)), cell: cell)
-            case SQLITE_BLOB:
-                tags[cell] = Self.blob
-                let bytes = sqlite3_value_blob(value)
-                store(bytes, count: Int(sqlite3_value_bytes(value)), cell: cell)
-            default:
-                tags[cell] = Self.null
-            }
-            cell += 1
-            column += 1
-        }
-        rowCount += 1
-        return row
-    }
-
-    @inline(__always)
-    private func store(_ bytes: UnsafeRawPointer?, count: Int, cell: Int) {
+    func store(_ bytes: UnsafeRawPointer?, count: Int, cell: Int) {
         words[cell] = Int64(arenaUsed)
         lengths[cell] = Int32(truncatingIfNeeded: count)
         guard let bytes, count > 0 else { lengths[cell] = 0; return }

@@ -101,31 +101,3 @@ struct ChangeIndex {
         return lo < keys.count && keys[lo] == r
     }
 }
-
-extension ManagedObjectContext {
-    /// Merges `changes` into every context given (Core Data's `mergeChanges(fromRemoteContextSave:into:)`).
-    @discardableResult
-    public static func mergeChanges(_ changes: ChangeSet, into contexts: [ManagedObjectContext]) -> [MergeReport] {
-        let updated = ChangeIndex(changes.updated)
-        let deleted = ChangeIndex(changes.deleted)
-        return contexts.map { $0.merge(updated: updated, deleted: deleted, stored: changes.stored, inserted: changes.insertedCount) }
-    }
-
-    /// Merges `changes` into this context: updated objects are refaulted (by ``mergePolicy`` when
-    /// they have unsaved changes), deleted ones are marked deleted and leave the identity map, and
-    /// open collections drop the resident batches that hold either.
-    /// - Complexity: for ``ChangeSet/stored`` tables, one statement per 500 registered objects of the
-    ///   changed entity, whatever the number of rows changed. For ID arrays, O(changed IDs) once to
-    ///   index them, then O(registered objects × log(changed IDs)); no I/O.
-    @discardableResult
-    public func mergeChanges(_ changes: ChangeSet) -> MergeReport {
-        Self.mergeChanges(changes, into: [self])[0]
-    }
-
-    func merge(updated: ChangeIndex, deleted: ChangeIndex, stored: [StoredChanges], inserted: Int) -> MergeReport {
-        var merged = graph.merge(updated: updated.contains, deleted: deleted.contains,
-                                 mayTouch: { updated.touches($0) || deleted.touches($0) }, stored: stored, inserted: inserted)
-        if !merged.touched.isEmpty { merged.report.batchesInvalidated += openResults.evictStale(of: merged.touched) }
-        return merged.report
-    }
-}

@@ -35,5 +35,3 @@ public protocol SavingContext: ObjectContext {
     /// Discards every unsaved change.
     func rollback()
 }
-
-extension ManagedObjectContext: SavingContext {}

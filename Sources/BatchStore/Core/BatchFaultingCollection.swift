@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// The result of a fetch with a batch size: a random-access collection of managed objects whose row
 /// IDs live in an SQLite temp table and whose rows are faulted in batches as they are touched.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One row of an entity, living in a ``ManagedObjectContext``.
+/// One row of an entity, living in a context (a ``ManagedObjectContext`` or another engine's).
 ///
 /// Its stored properties are read on every value of every sweep, so they opt out of Swift's
 /// run-time exclusivity checks (`@exclusivity(unchecked)`: a `swift_beginAccess` per read was 3%
@@ -13,9 +13,7 @@ import Foundation
 public final class ManagedObject: CustomStringConvertible {
     /// The row this object stands for.
     @exclusivity(unchecked) public package(set) var objectID: ObjectID
-    /// The context that owns the object; nil after the context is gone or was reset, and for
-    /// objects of another engine's context (a `PostgresContext` fulfils their faults itself).
-    public var managedObjectContext: ManagedObjectContext? { link.context }
+    /// The link to the context that owns the object (of either engine; nil once it is gone).
     /// Shared by all objects of a context (no weak reference per object: weak references give the
     /// context a side table, which slows every retain and release of it on the fault path).
     @exclusivity(unchecked) package var link: ContextLink
@@ -93,11 +91,7 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     deinit {
-        if let context = link.context {
-            context.objectDidDeallocate(self)
-        } else {
-            link.owner?.objectDidDeallocate(self)
-        }
+        link.owner?.objectDidDeallocate(self)
     }
 
     /// The object's entity.
@@ -113,7 +107,6 @@ public final class ManagedObject: CustomStringConvertible {
         if isInserted { return !isDeleted }
         guard changes.isEmpty else { return true }
         guard isDeleted else { return false }
-        if let context = managedObjectContext { return context.isPendingDelete(self) }
         return link.owner?.isPendingDelete(self) == true
     }
 
@@ -135,9 +128,7 @@ public final class ManagedObject: CustomStringConvertible {
         }
         precondition(index >= 0 && index < entity.attributes.count, "attribute index \(index) out of range")
         if isInserted { return .null }
-        if let context = link.context {
-            try context.fulfillFault(self)
-        } else if let owner = link.owner {
+        if let owner = link.owner {
             try owner.fulfillFault(self)
         } else {
             throw BatchStoreError(.objectNotFound, "\(objectID): its context is gone, so the fault cannot be fulfilled")
@@ -167,20 +158,10 @@ public final class ManagedObject: CustomStringConvertible {
     /// - Throws: `.noSuchAttribute`, or `.readOnly` for views, generated columns and read-only stores.
     public func setValue(_ value: SQLValue, forKey key: String) throws {
         let index = try attributeIndex(key)
-        if let owner = link.owner {
-            try owner.takeUnsavedChange(value, at: index, of: self)
-            return
-        }
-        guard let context = managedObjectContext else {
+        guard let owner = link.owner else {
             throw BatchStoreError(.invalidArgument, "\(objectID): no context holds it (its context is gone, or it was read without one), so it cannot take unsaved changes")
         }
-        try context.checkWritable(entity)
-        if entity.attributes[index].isGenerated {
-            throw BatchStoreError(.readOnly, "\(entity.name).\(entity.attributes[index].name) is a generated column and cannot be set")
-        }
-        if isDeleted { throw BatchStoreError(.objectNotFound, "\(objectID) is deleted") }
-        changes[index] = value
-        context.noteChanged(self)
+        try owner.takeUnsavedChange(value, at: index, of: self)
     }
 
     /// The unsaved changes, by attribute name.
@@ -215,15 +196,13 @@ public final class ManagedObject: CustomStringConvertible {
 /// The one reference from a context's objects back to it. The context clears it in `deinit`, so
 /// objects that outlive their context see nil instead of a dangling pointer.
 package final class ContextLink {
-    unowned(unsafe) var context: ManagedObjectContext?
-    /// The context of another engine (PostgreSQL's) that owns the objects, when ``context`` is nil.
+    /// The context that owns the objects (of either engine), or nil once it is gone.
     package unowned(unsafe) var owner: (any ObjectOwner)?
-    package init(_ context: ManagedObjectContext?) { self.context = context }
+    package init() {}
 }
 
-/// What a context of another engine does for the objects of its identity map (a
-/// ``ManagedObjectContext`` does it itself): fulfil a fault, forget an object that went away,
-/// and keep an object's unsaved changes.
+/// What a context (of either engine) does for the objects of its identity map: fulfil a fault,
+/// forget an object that went away, and keep an object's unsaved changes.
 package protocol ObjectOwner: AnyObject {
     /// Reads the object's row into it; throws `.objectNotFound` when the row is gone.
     func fulfillFault(_ object: ManagedObject) throws

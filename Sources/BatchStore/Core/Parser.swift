@@ -317,28 +317,21 @@ struct Parser {
 
     mutating func parseExpression() throws -> ExpressionNode {
         try enter(); defer { depth -= 1 }
-        var lhs = try parseTerm()
-        // Each operator in a row nests the tree (and the SQL) a level deeper: counted as depth.
-        let outer = depth
-        defer { depth = outer }
-        while isSymbol("+") || isSymbol("-") || (concatenation && isSymbol("||")) {
-            guard case .symbol(let op) = current.kind else { break }
-            try enter()
-            advance()
-            lhs = .binary(op, lhs, try parseTerm())
+        return try parseLeftAssociative(concatenation ? ["+", "-", "||"] : ["+", "-"]) {
+            try $0.parseLeftAssociative(["*", "/", "%"]) { try $0.parseUnary() }
         }
-        return lhs
     }
 
-    private mutating func parseTerm() throws -> ExpressionNode {
-        var lhs = try parseUnary()
+    /// A row of `operators` of one level between operands `next` reads, nested from the left.
+    /// Each operator in a row nests the tree (and the SQL) a level deeper: counted as depth.
+    private mutating func parseLeftAssociative(_ operators: Set<String>, _ next: (inout Parser) throws -> ExpressionNode) throws -> ExpressionNode {
+        var lhs = try next(&self)
         let outer = depth
         defer { depth = outer }
-        while isSymbol("*") || isSymbol("/") || isSymbol("%") {
-            guard case .symbol(let op) = current.kind else { break }
+        while case .symbol(let op) = current.kind, operators.contains(op) {
             try enter()
             advance()
-            lhs = .binary(op, lhs, try parseUnary())
+            lhs = .binary(op, lhs, try next(&self))
         }
         return lhs
     }

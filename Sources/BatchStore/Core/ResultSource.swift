@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Where a batched result's rows live, and the SQL that reaches them: one store
 /// (``StoreResultSource``: the ID table and the rows share one connection, batches are packed) or
@@ -66,37 +65,6 @@ extension ResultSource {
     package func fault(_ positions: Range<Int>, iterating: Bool) throws -> FaultedBatch { try fault(positions) }
 }
 
-/// A source over SQLite: frequencies, summaries and ranges are SQL over one SELECT of the values.
-package protocol SQLiteValuesSource: ResultSource {
-    /// The values of `attribute` for the result's rows (`rows` says which: those of the ID table,
-    /// or those `request` matches now), as a SELECT on the ID table's connection (what frequencies
-    /// and summaries group and aggregate).
-    func columnValues(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ColumnValues
-}
-
-extension SQLiteValuesSource {
-    package func frequencies(of attribute: String, binWidth: Int64?, rows: ResultRows, request: FetchRequest, estimate: Int,
-                             progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> any FrequencyTable {
-        try SQLiteFrequencyTable(try columnValues(of: attribute, rows: rows, request: request), binWidth: binWidth, estimate: estimate, progress: progress)
-    }
-
-    package func summary(of attribute: String, rows: ResultRows, request: FetchRequest, estimate: Int,
-                         progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> ColumnSummary {
-        try ColumnSummary(sqlite: try columnValues(of: attribute, rows: rows, request: request), estimate: estimate, progress: progress)
-    }
-
-    /// `SELECT min(value), max(value) FROM (<values>) WHERE value < ''` (numbers alone sort before text).
-    package func numericRange(of attribute: String, rows: ResultRows, request: FetchRequest) throws -> ClosedRange<Double>? {
-        let values = try columnValues(of: attribute, rows: rows, request: request)
-        let sql = "SELECT min(value), max(value) FROM (\(values.select)) WHERE value < ''"
-        return try values.connection.withDatabase { db in
-            guard let row = try Row.fetchOne(db, sql: sql, arguments: values.arguments.statementArguments),
-                  let low = row[0] as Double?, let high = row[1] as Double? else { return nil }
-            return low...high
-        }
-    }
-}
-
 /// Which rows a frequency or a summary of a result reads.
 public enum ResultRows: Sendable, Equatable {
     /// The rows of the result's ID table, as fetched (rows deleted since drop out): one key lookup
@@ -133,19 +101,6 @@ public enum ResultRows: Sendable, Equatable {
             return low + random.below(high - low)
         }
     }
-}
-
-/// The values of one attribute over a result's rows: `select` has one column, `value`, one row
-/// per row of the result that still exists, and runs on `connection` (the ID table's) with
-/// `arguments`.
-package struct ColumnValues {
-    /// The attribute's name as the schema spells it.
-    let attribute: String
-    /// Its declared type (the first store's, with several).
-    let declaredType: String
-    let select: String
-    var arguments: [SQLValue] = []
-    let connection: Connection
 }
 
 /// Where a result's IDs live: a table on the source's database, in result order, which never
@@ -269,5 +224,32 @@ package final class ResultStorage: ResidentBatches {
             idFetchSeconds: ids.fillSeconds,
             lastFaultSeconds: cache.lastFaultSeconds, totalFaultSeconds: cache.totalFaultSeconds,
             valueBytesResident: source.packsValues ? cache.packedBytes : nil, batchesStreamed: source.batchesStreamed, streamsStarted: source.streamsStarted)
+    }
+}
+
+/// The statements a batched result runs, as SQLite is given them, with the values bound to them:
+/// the one that fills its temp table and the one that reads a batch of it back. For a
+/// ``BatchFaultingCollection`` the ID fetch and the batch fault; for ``ValueFrequencies`` the
+/// GROUP BY and the read of a page of values.
+public struct ResultStatements: Sendable, Equatable {
+    /// The ID fetch: `INSERT INTO temp."bs_ids_…" (key) SELECT t.rowid FROM main."T" AS t WHERE …
+    /// ORDER BY …` (with several stores, one `UNION ALL` per store); for frequencies, `INSERT INTO
+    /// temp."bs_freq_…" (value, count) SELECT value, count(*) FROM (…) GROUP BY value ORDER BY …`.
+    public var idFetch: String
+    /// The values bound to ``idFetch``'s parameters, in order (the predicate's constants).
+    public var idFetchArguments: [SQLValue]
+    /// The batch fault: `SELECT ids.pos, ids.key, t.<columns> FROM temp."bs_ids_…" AS ids CROSS
+    /// JOIN main."T" AS t ON … WHERE ids.pos BETWEEN ? AND ?`, or for a batch that is one range of
+    /// a table's rowids, `SELECT t.rowid, t.<columns> FROM main."T" AS t WHERE t.rowid BETWEEN ? AND ?`.
+    public var batchFault: String
+    /// The values bound to ``batchFault`` for the batch asked for: its first and last 1-based
+    /// positions in the ID table (for a range read, its first and last rowid).
+    public var batchFaultArguments: [SQLValue]
+
+    package init(idFetch: String, idFetchArguments: [SQLValue], batchFault: String, batchFaultArguments: [SQLValue]) {
+        self.idFetch = idFetch
+        self.idFetchArguments = idFetchArguments
+        self.batchFault = batchFault
+        self.batchFaultArguments = batchFaultArguments
     }
 }

@@ -41,9 +41,6 @@ public protocol FetchingContext: AnyObject {
     /// The object `id` names, read from its store.
     /// - Throws: `.objectNotFound` when the row is gone.
     func existingObject(with id: ObjectID) throws -> ManagedObject
-    /// Streams the rows `request` matches (in every store), in its order, forward only, as one
-    /// statement: no ID table and no objects (see ``ManagedObjectContext/streamRows(_:_:)``).
-    func streamRows(_ request: FetchRequest, _ body: (StreamedRow) throws -> Void) throws
     /// Counts the rows `request` matches (in every store), without fetching them.
     func count(for request: FetchRequest) throws -> Int
     /// Runs a batch update in every store that has its entity, all or nothing across stores.
@@ -134,8 +131,6 @@ public struct EngineTraits: Sendable, Equatable {
 }
 
 extension FetchingContext {
-    public var engineName: String { "SQLite" }
-    public var engineTraits: EngineTraits { .sqliteFile }
     public var fileProblem: String? { nil }
     public func settleMovedFile() {}
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }
@@ -166,8 +161,6 @@ public protocol ObjectContext: FetchingContext {
     @discardableResult
     func mergeChanges(_ changes: ChangeSet) -> MergeReport
 }
-
-extension ManagedObjectContext: ObjectContext {}
 
 /// A context that runs an edit and then hands back each changed row's ID as the engine streams
 /// it, after the commit, without holding them all (PostgreSQL's: the changed keys wait in a
@@ -207,58 +200,10 @@ public protocol InsertingContext: FetchingContext {
     func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts
 }
 
-extension ManagedObjectContext: InsertingContext {
-    public func executeCounting(_ request: BatchInsertRequest) throws -> InsertCounts {
-        var request = request
-        // An upsert keeps its written keys apart (inserted, updated); the other policies count.
-        request.resultType = request.conflictPolicy == .upsert ? .changes : .count
-        let result = try execute(request)
-        guard let changes = result.changes else { return InsertCounts(inserted: result.count ?? 0, updated: 0) }
-        var counts = InsertCounts(inserted: changes.insertedCount, updated: changes.updatedCount)
-        counts.written = result.count
-        return counts
-    }
-}
-
 /// A context whose rows stream as values rather than in place (PostgreSQL's: there is no SQLite
 /// statement to read from); callers that write rows out prefer this when a context offers it.
 public protocol ValueStreamingContext: FetchingContext {
     /// The rows `request` matches, in its order, each as its entity's column values, one
     /// statement, forward only.
     func streamValues(_ request: FetchRequest, _ body: ([SQLValue]) throws -> Void) throws
-}
-
-extension FetchingContext {
-    /// The rows of `request`, one statement, forward only: read in place (`inPlace`) where the
-    /// engine reads them so (SQLite, one store or several), else as values (`values`, a
-    /// ``ValueStreamingContext``: PostgreSQL). What a writer of rows (export, `:w`, `y`) calls.
-    public func streamRows(_ request: FetchRequest, inPlace: (StreamedRow) throws -> Void, values: ([SQLValue]) throws -> Void) throws {
-        if let streaming = self as? any ValueStreamingContext {
-            try streaming.streamValues(request, values)
-        } else {
-            try streamRows(request, inPlace)
-        }
-    }
-}
-
-extension ManagedObjectContext: FetchingContext {
-    public var storeNames: [String] { [store.name] }
-    public var fileProblem: String? { store.fileProblem }
-    public func settleMovedFile() { emptyWALOfMovedFile() }
-    public var readerMaker: (@Sendable () throws -> any FetchingContext)? {
-        { [store] in try ManagedObjectContext(store: store) }
-    }
-    public var entities: [Entity] { store.schema.entities }
-    public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
-    public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
-
-    public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)?,
-                             progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
-        guard let firstBatch else { return try fetchBatched(request, residentBatches: residentBatches, progress: progress) }
-        let progressive = try beginFetch(request, residentBatches: residentBatches)
-        firstBatch(progressive.firstBatch)
-        return try progressive.finish(progress: progress)
-    }
-
-    public func merge(_ changes: ChangeSet) { mergeChanges(changes) }
 }

@@ -8,11 +8,6 @@ protocol ResidentBatches: AnyObject {
     func evictBatches(where isStale: (ManagedObject) -> Bool) -> Int
 }
 
-extension ManagedObjectContext {
-    /// This context's open results, held weakly (merges drop their stale batches).
-    var openResults: OpenResults { featureState(OpenResults.self) { OpenResults() } }
-}
-
 /// The open results of a context, held weakly: a result that nobody holds leaves by itself.
 final class OpenResults {
     private var entries: [Weak] = []

@@ -6,7 +6,7 @@ extension ManagedObject {
     package func supersede() {
         values = nil
         changes.removeAll()
-        link = ContextLink(nil)
+        link = ContextLink()
         link.owner = SupersededOwner.shared
     }
 }

@@ -101,3 +101,45 @@ public struct UpdatePreview: Sendable, Equatable {
         return String(text.prefix(max(1, width - 1))) + "…"
     }
 }
+
+/// What a batch update would do, found out before anything is written.
+public struct ValidationReport: Sendable {
+    /// Rows the request matches.
+    public var rowsMatched: Int
+    /// Rows whose new values would break a NOT NULL, CHECK or UNIQUE constraint.
+    public var rowsFailing: Int
+    /// One failing row and SQLite's reason for it, when some fail.
+    public var example: (id: ObjectID, reason: String)?
+    /// What the update would write (a few rows old → new, the non-NULL values it would turn
+    /// into NULL), read before it is tried; nil where not read.
+    public var preview: UpdatePreview?
+    /// True when every matched row would be written.
+    public var isValid: Bool { rowsFailing == 0 }
+
+    /// A report; other engines' contexts make theirs this way.
+    public init(rowsMatched: Int, rowsFailing: Int, example: (id: ObjectID, reason: String)?) {
+        self.rowsMatched = rowsMatched
+        self.rowsFailing = rowsFailing
+        self.example = example
+    }
+}
+
+/// Where a cancellable edit is, handed to the progress handler of an interruptible call
+/// (`ManagedObjectContext.interruptible(_:_:)`, and every `FetchingContext`'s).
+public struct EditProgress: Sendable, Equatable {
+    /// What the edit is doing.
+    public enum Phase: Sendable, Equatable {
+        /// Counting or checking: nothing is written yet.
+        case reading
+        /// Inside the edit's transaction: a cancel now rolls it back.
+        case writing
+    }
+    public var phase: Phase
+    /// Seconds since the interruptible call began.
+    public var elapsed: Double
+
+    package init(phase: Phase, elapsed: Double) {
+        self.phase = phase
+        self.elapsed = elapsed
+    }
+}
