@@ -23,9 +23,15 @@ public func makeDatabase(_ dir: TempDir, _ name: String = "test.sqlite", sql: St
 }
 
 /// Runs `body` on a direct GRDB connection to `path` (the "other writer", or the check of what
-/// Faultline wrote).
+/// Faultline wrote). It waits up to 10 s for a lock, as another program with a busy timeout
+/// would: the browser's own connections read in short transactions (a data-version check, a
+/// background count), and a write that meets one at its COMMIT waits for it instead of failing
+/// at once, which made tests fail on a loaded machine. A reader that held its lock for good
+/// still fails the write.
 public func direct<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
-    let q = try DatabaseQueue(path: path)
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(10)
+    let q = try DatabaseQueue(path: path, configuration: configuration)
     return try q.write { db in try body(db) }
 }
 
