@@ -327,25 +327,14 @@ extension Benchmark {
         let figures = PostgresFigures(rows: rows, table: table.name, sortColumn: sortColumn, server: store.serverVersion, comparisons: comparisons,
                                       faultMilliseconds: faultMilliseconds, faultTargetMilliseconds: 2, sweepPeakRSS: peak, sweepPeakRSSAtMillion: peakAtMillion,
                                       pager: pager, loadKeys: loadKeys, notMeasured: notMeasured)
-        if options.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return String(decoding: try encoder.encode(figures), as: UTF8.self)
-        }
-        return postgresLines(figures).joined(separator: "\n")
+        return options.json ? try sortedJSON(figures) : postgresLines(figures).joined(separator: "\n")
     }
 
     /// The report's lines.
     static func postgresLines(_ f: PostgresFigures) -> [String] {
         func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
-        var lines = ["PostgreSQL \(f.server): \(formatCount(f.rows)) rows of \(f.table), sorted by \(f.sortColumn) (no index); medians, one run",
-                     pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target"]
-        for c in f.comparisons {
-            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
-            lines.append(pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
-                         + pad(String(format: "%.2fx", c.ratio), 8) + mark)
-            lines.append("    raw: \(c.baseline)")
-        }
+        var lines = ["PostgreSQL \(f.server): \(formatCount(f.rows)) rows of \(f.table), sorted by \(f.sortColumn) (no index); medians, one run"]
+            + comparisonLines(f.comparisons, baselines: true)
         if let keys = f.loadKeys { lines += loadKeyLines(keys) }
         lines.append(pad("one batch fault (100 rows, random position)", 44) + String(format: "%.2f ms", f.faultMilliseconds)
                      + (f.faultMilliseconds <= f.faultTargetMilliseconds ? "   ≤ 2 ms ok" : "   ≤ 2 ms MISSED"))

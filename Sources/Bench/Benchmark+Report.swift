@@ -227,13 +227,7 @@ struct BenchRun {
     }
 
     /// The timed comparisons, one line each with its target.
-    func comparisonLines(_ comparisons: [Benchmark.Comparison]) -> [String] {
-        [pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target"] + comparisons.map { c in
-            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
-            return pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
-                + pad(String(format: "%.2fx", c.ratio), 8) + mark
-        }
-    }
+    func comparisonLines(_ comparisons: [Benchmark.Comparison]) -> [String] { Benchmark.comparisonLines(comparisons) }
 
     /// The frequency and summary sheets: their SQL beside SQLite's own (in this process), then the
     /// browser's figures from a fresh process.
@@ -268,7 +262,7 @@ struct BenchRun {
 
     /// Export and import against the sqlite3 shell (none when the shell is not installed).
     func shellComparisons() throws -> [Benchmark.ShellComparison] {
-        guard let shell = Benchmark.sqlite3Shell() else {
+        guard let shell = Benchmark.which("sqlite3") else {
             note("no sqlite3 shell on PATH: the comparison with it is skipped (make installs it)")
             return []
         }
@@ -319,11 +313,7 @@ struct BenchRun {
     /// The table's last line with `--plot`.
     func plotWritten() -> [String] { options.plot.map { ["plot written to \($0)"] } ?? [] }
 
-    func sortedJSON(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
+    func sortedJSON(_ value: some Encodable) throws -> String { try Benchmark.sortedJSON(value) }
 
     func pad(_ s: String, _ n: Int) -> String { Benchmark.pad(s, n) }
 
@@ -370,6 +360,24 @@ struct BenchRun {
 extension Benchmark {
     /// `s` padded with spaces to `n` characters (one space after a longer one): a report's column.
     static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+
+    /// The comparisons as a table's lines, each with its target met or missed (and, with
+    /// `baselines`, a line naming what it was measured against).
+    static func comparisonLines(_ comparisons: [Comparison], baselines: Bool = false) -> [String] {
+        [pad("measurement", 44) + pad("ours", 10) + pad("raw", 10) + pad("ratio", 8) + "target"] + comparisons.flatMap { c in
+            let mark = c.target.map { c.ratio <= $0 ? "≤ \($0)x ok" : "≤ \($0)x MISSED" } ?? ""
+            let line = pad(c.name, 44) + pad(String(format: "%.3f s", c.oursSeconds), 10) + pad(String(format: "%.3f s", c.rawSeconds), 10)
+                + pad(String(format: "%.2fx", c.ratio), 8) + mark
+            return baselines ? [line, "    raw: \(c.baseline)"] : [line]
+        }
+    }
+
+    /// `value` as one line of JSON, keys sorted.
+    static func sortedJSON(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
 
     /// The lines of keys typed while a sort loads (either engine).
     static func loadKeyLines(_ f: BrowserBenchmark.LoadKeyFigures) -> [String] {

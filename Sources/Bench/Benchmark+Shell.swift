@@ -17,15 +17,6 @@ extension Benchmark {
         var shell: String
     }
 
-    /// The sqlite3 shell on PATH, or nil.
-    static func sqlite3Shell() -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/sqlite3"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-
     /// Runs `arguments[0]` with the rest, stdout to `stdout` (created or truncated; /dev/null by
     /// default), stderr kept; returns the wall time and the child's peak RSS; a failure throws. The peak is the child's own `VmHWM`, read from /proc every 2 ms by
     /// a second thread while this one waits: `wait4`'s `ru_maxrss` would report this (large)

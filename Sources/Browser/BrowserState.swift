@@ -105,33 +105,49 @@ public enum EditStep: Sendable, Equatable {
     }
 }
 
-/// The part of the state an open replaces while its IDs load: what comes back when it is
-/// cancelled or fails.
-struct ShownResult: Sendable {
+/// Where a sheet stands: its table, columns, result, row count, cursor and scroll, and its
+/// column view. What a sheet left under another (``SavedSheet``) and a result an open replaces
+/// (``ShownResult``) both keep and put back.
+struct SheetPlace: Sendable {
     var table: String?
     var columns: [String]
     var resultID: Int?
-    var mode: Mode
     var count: Int
     var cursorRow: Int
     var cursorColumn: Int
     var topRow: Int
     var leftColumn: Int
     var columnView: ColumnView
+
+    init(_ s: BrowserState) {
+        table = s.table; columns = s.columns; resultID = s.resultID; count = s.count
+        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
+        columnView = s.columnView
+    }
+
+    func restore(into s: inout BrowserState) {
+        s.table = table; s.columns = columns; s.resultID = resultID; s.count = count
+        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
+        s.columnView = columnView
+    }
+}
+
+/// The part of the state an open replaces while its IDs load: what comes back when it is
+/// cancelled or fails.
+struct ShownResult: Sendable {
+    var place: SheetPlace
+    var mode: Mode
     var windowStart: Int
     var window: [RowSnapshot]
     var windowValid: Bool
 
     init(_ s: BrowserState) {
-        table = s.table; columns = s.columns; resultID = s.resultID; mode = s.mode; count = s.count
-        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        columnView = s.columnView; windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
+        place = SheetPlace(s); mode = s.mode; windowStart = s.windowStart; window = s.window; windowValid = s.windowValid
     }
 
     func restore(into s: inout BrowserState) {
-        s.table = table; s.columns = columns; s.resultID = resultID; s.mode = mode; s.count = count
-        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.columnView = columnView; s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
+        place.restore(into: &s)
+        s.mode = mode; s.windowStart = windowStart; s.window = window; s.windowValid = windowValid
         s.loading = nil
         s.loadingRows = 0
         s.loadingSeconds = 0

@@ -1,3 +1,4 @@
+import BatchStore
 import TerminalCore
 
 /// The key list `?` shows.
@@ -341,16 +342,8 @@ package func counted(_ n: Int, _ singular: String, _ plural: String? = nil) -> S
     "\(group(n)) \(n == 1 ? singular : plural ?? singular + "s")"
 }
 
-/// `1234567` as `1,234,567`.
-package func group(_ n: Int) -> String {
-    let s = String(abs(n))
-    var out = ""
-    for (i, c) in s.enumerated() {
-        if i > 0 && (s.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return n < 0 ? "-" + out : out
-}
+/// `1234567` as `1,234,567` (BatchStore's ``grouped(_:)``).
+package func group(_ n: Int) -> String { grouped(n) }
 
 extension String {
     /// Padded with spaces to `width` display columns (on the left when `left`).

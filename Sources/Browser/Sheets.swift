@@ -131,35 +131,32 @@ public struct FrequencySheet: Sendable, Equatable {
 }
 
 /// A sheet under the one on screen, as it was left: Esc or q brings it back with its filter,
-/// sort, cursor and marks.
+/// sort, cursor and marks. Its place (table, result, cursor, scroll) reads as its own properties.
+@dynamicMemberLookup
 struct SavedSheet: Sendable {
     var kind: SheetKind
-    var table: String?
-    var columns: [String]
+    var place: SheetPlace
     var filter: String
     var sort: BatchStore.SortDescriptor?
-    var count: Int
-    var cursorRow: Int
-    var cursorColumn: Int
-    var topRow: Int
-    var leftColumn: Int
-    var columnView: ColumnView
-    var resultID: Int?
     var marks: Marks?
     var readOnlyReason: String?
     /// An edit since it was left may have changed its rows or figures: coming back reads them again.
     var stale: Bool
 
     init(_ s: BrowserState) {
-        kind = s.sheet; table = s.table; columns = s.columns; filter = s.filter; sort = s.sort; count = s.count
-        cursorRow = s.cursorRow; cursorColumn = s.cursorColumn; topRow = s.topRow; leftColumn = s.leftColumn
-        columnView = s.columnView; resultID = s.resultID; marks = s.marks; readOnlyReason = s.readOnlyReason; stale = s.stale
+        kind = s.sheet; place = SheetPlace(s); filter = s.filter; sort = s.sort
+        marks = s.marks; readOnlyReason = s.readOnlyReason; stale = s.stale
+    }
+
+    subscript<T>(dynamicMember path: WritableKeyPath<SheetPlace, T>) -> T {
+        get { place[keyPath: path] }
+        set { place[keyPath: path] = newValue }
     }
 
     /// The sheet's name in the status line's path: `movie`, `genre freq`.
     var title: String {
         switch kind {
-        case .table: return table ?? ""
+        case .table: return place.table ?? ""
         case .frequency(let f): return "\(f.column) freq"
         case .summary: return "summary"
         case .text(let t): return t.pathTitle
@@ -167,9 +164,8 @@ struct SavedSheet: Sendable {
     }
 
     func restore(into s: inout BrowserState) {
-        s.sheet = kind; s.table = table; s.columns = columns; s.filter = filter; s.sort = sort; s.count = count
-        s.cursorRow = cursorRow; s.cursorColumn = cursorColumn; s.topRow = topRow; s.leftColumn = leftColumn
-        s.columnView = columnView; s.resultID = resultID; s.marks = marks; s.readOnlyReason = readOnlyReason; s.stale = stale
+        place.restore(into: &s)
+        s.sheet = kind; s.filter = filter; s.sort = sort; s.marks = marks; s.readOnlyReason = readOnlyReason; s.stale = stale
         // The rows come back from the data (the window was the other sheet's); a summary's are its own.
         s.windowValid = false
         s.window = []

@@ -15,8 +15,7 @@ public struct InsertWriter: Sendable {
     public init(table: String, columns: [String]) {
         self.table = table
         self.columns = columns
-        func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-        prefix = Array("INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES (".utf8)
+        prefix = Array("INSERT INTO \(quoteIdentifier(table)) (\(columns.map(quoteIdentifier).joined(separator: ", "))) VALUES (".utf8)
     }
 
     /// Appends one statement and its line end to `out`.

@@ -108,9 +108,9 @@ struct EditOptions: ParsableArguments {
             }
             // What the real run would change beyond these rows (foreign-key actions, triggers),
             // as the browser's question says it.
-            if n > 0, let beyond = context.undoRefusal(entity, rows: 0, deleting: verb == "delete", assigning: assigned),
-               let cut = [", which undo could not restore", ", whose writes undo could not take back", ", and undo could not take back what a trigger function may have written"].lazy.compactMap({ beyond.range(of: $0) }).first {
-                printError("note: beyond these rows, \(beyond[..<cut.lowerBound])")
+            if n > 0, let refusal = context.undoRefusal(entity, rows: 0, deleting: verb == "delete", assigning: assigned),
+               let beyond = UndoRefusal.beyondRows(refusal) {
+                printError("note: beyond these rows, \(beyond)")
             }
             printError("would \(verb) \(counted(n, "row"))\(source.databases.count > 1 ? " in \(counted(stores, "store"))" : "") (dry run: nothing was written)")
             return

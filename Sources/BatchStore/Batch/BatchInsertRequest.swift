@@ -278,7 +278,7 @@ extension ManagedObjectContext {
                 return .commit
             }
             if let journal {
-                let kind: UndoEntry.Kind = isUpsert ? .upsert(columns: UpsertWriter.journalColumns(entity)) : .insert
+                let kind: JournaledEdit = isUpsert ? .upsert(columns: UpsertWriter.journalColumns(entity)) : .insert
                 undoStack.append(UndoEntry(entity: entity, kind: kind, table: journal))
             }
             var changes: ChangeSet?
@@ -292,8 +292,7 @@ extension ManagedObjectContext {
                 let updated = Set(updatedIDs)
                 changes = ChangeSet(inserted: ids.filter { !updated.contains($0) }, updated: updatedIDs)
             }
-            return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : count,
-                               objectIDs: request.resultType == .objectIDs ? ids : nil, changes: changes)
+            return BatchResult(request.resultType, count: count, ids: ids, changes: changes ?? ChangeSet())
         }
     }
 }

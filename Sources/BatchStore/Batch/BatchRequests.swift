@@ -188,7 +188,7 @@ extension ManagedObjectContext {
     /// The delete, narrowed to the rows that meet `within` (SQL over alias `t`, no arguments).
     func execute(_ request: BatchDeleteRequest, undoable: Bool, within: String?) throws -> BatchResult {
         guard let target = try deleteTarget(request, within: within) else {
-            return BatchResult(succeeded: true, count: request.resultType == .statusOnly ? nil : 0, objectIDs: request.resultType == .objectIDs ? [] : nil)
+            return BatchResult(request.resultType, count: 0)
         }
         let entity = target.entity, whereSQL = target.whereSQL, arguments = target.arguments, cleanup = target.idTable
         defer { if let cleanup { dropTempTable(cleanup) } }
@@ -255,18 +255,17 @@ extension ManagedObjectContext {
                     let count = db.changesCount
                     try after?(db)
                     let stored = StoredChanges(entity: entity, kind: capture.kind, count: rows, queue: queue, table: storedTable)
-                    result = BatchResult(succeeded: true, count: count, objectIDs: nil, changes: ChangeSet(stored: [stored]))
+                    result = BatchResult(resultType, count: count, changes: ChangeSet(stored: [stored]))
                     return .commit
                 }
                 try before?(db)
                 let statement = try db.makeStatement(sql: sql)
                 if resultType == .objectIDs {
                     let ids = try collectIDs(statement, entity: entity, arguments: arguments)
-                    result = BatchResult(succeeded: true, count: ids.count, objectIDs: ids,
-                                         changes: capture?.kind == .deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
+                    result = BatchResult(resultType, count: ids.count, ids: ids, changes: ChangeSet(capture?.kind ?? .updated, ids))
                 } else {
                     try statement.execute(arguments: arguments.statementArguments)
-                    result = BatchResult(succeeded: true, count: resultType == .count || resultType == .changes ? db.changesCount : nil, objectIDs: nil)
+                    result = BatchResult(resultType, count: db.changesCount)
                 }
                 try after?(db)
                 return .commit

@@ -29,10 +29,7 @@ final class SQLiteChangedKeys: ChangedKeyTable {
         let table = quoteIdentifier(self.table)
         return try queue.inDatabase { db in
             var found = Set<ObjectID>()
-            var start = 0
-            while start < candidates.count {
-                let chunk = candidates[start..<min(start + 500, candidates.count)]
-                start += chunk.count
+            for chunk in candidates.chunks(of: 500) {
                 let sql: String
                 if cols.count == 1 {
                     sql = "SELECT k0 FROM temp.\(table) WHERE k0 IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"

@@ -1,17 +1,5 @@
 import Foundation
 
-/// The edits a result source runs on the result's own rows (see ``BatchFaultingCollection``'s
-/// edit calls); every source conforms.
-/// `values` narrows each to the rows whose attribute holds one of them (``ValueSelection``).
-package protocol ResultEditing: ResultSource {
-    func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult
-    func count(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?) throws -> Int
-    /// What the update would do to these rows (``UpdatePreview``), with `sample` rows shown.
-    func preview(forUpdate request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, sample: Int) throws -> UpdatePreview
-    func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult
-    func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int
-}
-
 extension ValueSelection {
     /// `within` (a result's membership over alias `t`) narrowed to these values' rows of `entity`.
     static func narrowing(_ within: String, to selection: ValueSelection?, of entity: Entity) throws -> String {
@@ -24,37 +12,25 @@ extension ValueSelection {
 /// itself, `… WHERE t.rowid IN (SELECT key FROM temp.<ids>) AND (…)`.
 extension StoreResultSource: ResultEditing {
 
+    /// The store's entity of that name is this result's own: the same object.
+    func isResultEntity(_ other: Entity) -> Bool { other === entity }
+
     /// `<key> IN (SELECT <id columns> FROM temp.<ids>)` over alias `t`, after checking that
     /// `entityName` is the result's entity.
     private func membership(of entityName: String) throws -> String {
-        let named = try context.store.entity(named: entityName)
-        guard named === entity else {
-            throw BatchStoreError(.invalidArgument, "this result holds rows of \(entity.name), not \(named.name); nothing was changed")
-        }
-        guard isAddressable else {
-            throw BatchStoreError(.readOnly, "\(entity.name) is a view or has no row key; nothing was changed")
-        }
+        try checkEdit(of: try context.store.entity(named: entityName))
         return "\(sqlTuple(qualified(entity.keyColumns))) IN (SELECT \(idColumns.joined(separator: ", ")) FROM \(table.qualifiedName))"
     }
 
     /// The membership condition for a delete, after checking its entity and every object ID's.
     private func membership(of request: BatchDeleteRequest) throws -> String {
-        if let objectIDs = request.objectIDs {
-            if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
-                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
-            }
-            return try membership(of: entity.name)
-        }
-        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        return try membership(of: fetch.entityName)
+        try membership(of: try editedEntityName(of: request))
     }
 
     /// The update narrowed to `objectIDs` when given.
     private func narrowed(_ request: BatchUpdateRequest, to objectIDs: [ObjectID]?) throws -> BatchUpdateRequest {
         guard let objectIDs else { return request }
-        if let stranger = objectIDs.first(where: { $0.entity !== entity }) {
-            throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name), the table of this result; nothing was changed")
-        }
+        try checkOwnRows(objectIDs)
         var part = request
         let only = try FetchPredicate.matching(objectIDs)
         part.predicate = part.predicate.map { $0 && only } ?? only

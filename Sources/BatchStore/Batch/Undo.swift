@@ -4,15 +4,11 @@ import GRDBSQLite
 
 /// One recorded batch operation: its before-image lives in a temp table on the context's
 /// connection, never in Swift memory.
+/// An upsert's journal is `k…, op, c…`, op 0 for an inserted row and 1 for an updated one (whose
+/// before-image of the columns is in `c…`); see ``UpsertWriter``.
 struct UndoEntry {
-    enum Kind {
-        case update(columns: [String]), delete(columns: [String]), insert
-        /// An upsert's journal: `k…, op, c…` with op 0 for an inserted row, 1 for an updated one
-        /// (whose before-image of `columns` is in `c…`); see ``UpsertWriter``.
-        case upsert(columns: [String])
-    }
     let entity: Entity
-    let kind: Kind
+    let kind: JournaledEdit
     let table: String
 }
 
@@ -50,7 +46,7 @@ extension ManagedObjectContext {
             throw BatchStoreError(.undoRefused, "the update assigns \(entity.name).\(key), which its rows are found again by, so undo could not find them; run it without undo")
         }
         if rows > undoLimit {
-            throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
+            throw UndoRefusal.tooBig(rows: rows, limit: undoLimit)
         }
         // Rows changed by ON DELETE / ON UPDATE CASCADE, SET NULL or SET DEFAULT in other tables
         // would not come back: the schema's relationships, and the file's keys as they are now
@@ -67,7 +63,7 @@ extension ManagedObjectContext {
             })
         }
         if !referencing.isEmpty {
-            throw BatchStoreError(.undoRefused, "\(deleting ? "deleting from" : "this update of") \(entity.name) can change \(referencing.sorted().joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+            throw UndoRefusal.error("\(deleting ? "deleting from" : "this update of") \(entity.name) can change \(referencing.sorted().joined(separator: ", ")) through foreign-key actions", .foreignKeyActions)
         }
         // A trigger's writes (an audit row, a counter in another table) are not in the journal.
         if deleting || !assigning.isEmpty {
@@ -78,7 +74,7 @@ extension ManagedObjectContext {
             // Undo puts deleted rows back with an INSERT: the table's insert triggers fire then.
             if !undo.isEmpty { fired.append("putting the rows back into \(entity.name) would fire \(undo.count == 1 ? "trigger" : "triggers") \(undo.joined(separator: ", "))") }
             if !fired.isEmpty {
-                throw BatchStoreError(.undoRefused, "\(fired.joined(separator: ", and ")), whose writes undo could not take back; run it without undo")
+                throw UndoRefusal.error(fired.joined(separator: ", and "), .triggerWrites)
             }
         }
     }
@@ -177,7 +173,7 @@ extension ManagedObjectContext {
     /// The journal rows (`u`) whose rows changed since the edit: for an update, those whose row is
     /// gone or whose assigned columns no longer hold what the update wrote; for a delete, those
     /// whose key names a row again. Nil for the kinds that keep no after-image (insert, upsert).
-    static func changedSinceCondition(_ kind: UndoEntry.Kind, entity: Entity) -> String? {
+    static func changedSinceCondition(_ kind: JournaledEdit, entity: Entity) -> String? {
         let table = "main.\(quoteIdentifier(entity.name))"
         switch kind {
         case .update(let columns):
@@ -213,14 +209,9 @@ extension ManagedObjectContext {
             let changed = try Self.changedSinceCondition(entry.kind, entity: entry.entity).map {
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) AS u WHERE \($0)") ?? 0
             } ?? 0
-            let kind: UndoSummary.Kind
-            switch entry.kind {
-            case .update(let columns): kind = .update(columns: columns)
-            case .delete: kind = .delete
-            case .insert: kind = .insert
-            case .upsert:
+            let kind = try entry.kind.summaryKind {
                 let inserted = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) WHERE op = 0") ?? 0
-                kind = .upsert(inserted: inserted, updated: rows - inserted)
+                return (inserted, rows - inserted)
             }
             let renumbered = try Self.renumberedCondition(entry.kind, entity: entry.entity).map {
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(journal) AS u WHERE \($0)") ?? 0
@@ -232,7 +223,7 @@ extension ManagedObjectContext {
     /// The journal rows (`u`) of a delete that undo puts back under a new rowid: those of a table
     /// whose rowid no column declares, whose rowid SQLite gave to another row since, and that are
     /// not left alone as changed since (``changedSinceCondition(_:entity:)``). Nil for other kinds.
-    static func renumberedCondition(_ kind: UndoEntry.Kind, entity: Entity) -> String? {
+    static func renumberedCondition(_ kind: JournaledEdit, entity: Entity) -> String? {
         guard case .delete = kind, entity.hasHiddenRowid else { return nil }
         let taken = "EXISTS (SELECT 1 FROM main.\(quoteIdentifier(entity.name)) AS t WHERE \(journalMatch(entity)))"
         return changedSinceCondition(kind, entity: entity).map { "\(taken) AND NOT (\($0))" } ?? taken
@@ -285,20 +276,19 @@ extension ManagedObjectContext {
             // (on in every connection here) would refuse a row that already referred to nothing
             // before the delete, and the undo would fail with the rows still gone. Off for this
             // transaction only (the pragma cannot change inside one); the rows that dangle are counted.
-            let restoresRows: Bool
-            if case .delete = entry.kind { restoresRows = true } else { restoresRows = false }
+            let restoresRows = entry.kind.undoneChange == .inserted
             if restoresRows { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
             defer { if restoresRows { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try inBatchWriteTransaction(db, largerCache: true) {
                 try connection.createTempTable(db, named: stored, StoredChanges.keyTableDefinition(entity))
-                if case .upsert(let columns) = entry.kind {
+                guard let kind = entry.kind.undoneChange else {
                     let restored = makeTempTableName("bs_changes")
                     try connection.createTempTable(db, named: restored, StoredChanges.keyTableDefinition(entity))
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(stored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 0")
                     let deleted = db.changesCount
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(restored)) SELECT \(keyCols) FROM \(journal) AS u WHERE u.op = 1")
                     let updated = db.changesCount
-                    try replayUpsertJournal(db, entity: entity, columns: columns, journal: journal)
+                    try replayUpsertJournal(db, entity: entity, columns: entry.kind.columns, journal: journal)
                     try connection.dropTempTable(db, named: entry.table)
                     changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: .deleted, count: deleted, queue: queue, table: stored),
                                                  StoredChanges(entity: entity, kind: .updated, count: updated, queue: queue, table: restored)])
@@ -328,12 +318,10 @@ extension ManagedObjectContext {
                 let leftAlone = changedSince == nil ? 0 : journaled - rows
                 let restoring = changedSince == nil ? journal
                     : "(SELECT * FROM \(journal) WHERE (\(keys.indices.map { "k\($0)" }.joined(separator: ", "))) IN (SELECT \(keys.indices.map { "k\($0)" }.joined(separator: ", ")) FROM temp.\(quoteIdentifier(stored))))"
-                let kind: StoredChanges.Kind
                 switch entry.kind {
                 case .update(let columns):
                     let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
                     try db.execute(sql: "UPDATE OR ABORT \(table) AS t SET \(sets) FROM \(restoring) AS u WHERE \(match)")
-                    kind = .updated
                 case .delete(let columns):
                     let names = (keys + columns).map(quoteIdentifier).joined(separator: ", ")
                     let values = (keys.indices.map { "u.k\($0)" } + columns.indices.map { "u.c\($0)" }).joined(separator: ", ")
@@ -341,12 +329,10 @@ extension ManagedObjectContext {
                     // Counted once they are back (a row may refer to another the undo restores),
                     // over the rows restored: those left alone are not back to dangle.
                     dangling = try danglingReferences(db, entity: entity, keys: keys, columns: columns, journal: restoring)
-                    kind = .inserted
-                case .upsert:
-                    preconditionFailure("BatchStore: an upsert's undo runs above")
                 case .insert:
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(keyTuple) IN (SELECT \(keyCols) FROM \(journal) AS u)")
-                    kind = .deleted
+                case .upsert:
+                    preconditionFailure("BatchStore: an upsert's undo runs above")
                 }
                 try connection.dropTempTable(db, named: entry.table)
                 changes = ChangeSet(stored: [StoredChanges(entity: entity, kind: kind, count: rows, queue: queue, table: stored)])

@@ -35,9 +35,7 @@ extension CoordinatedContext: FetchingContext {
     }
 
     public func count(for request: FetchRequest) throws -> Int {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
+        try request.checkBounds()
         var each = request
         each.fetchLimit = 0
         each.fetchOffset = 0

@@ -77,9 +77,7 @@ public final class CoordinatedContext {
                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> CoordinatedCollection {
         var request = request
         if request.fetchBatchSize <= 0 { request.fetchBatchSize = 100 }
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
+        try request.checkBounds()
         let entities = try coordinator.entities(named: request.entityName, in: affectedStores)
         try IDQuery.requireOneRowKey(entities[0], entityName: request.entityName)
         if let firstBatch {

@@ -212,6 +212,12 @@ final class CoordinatedResultSource: ResultEditing, SQLiteValuesSource {
         }
     }
 
+    /// Rows are named by their store and key (``idRow(of:)``).
+    var isAddressable: Bool { true }
+
+    /// `other` is the result's entity in one of its stores.
+    func isResultEntity(_ other: Entity) -> Bool { entities.values.contains { $0 === other } }
+
     /// The names of the stores this result spans, in store order.
     private var storeNames: [String] { entities.keys.sorted().map { owner.coordinator.stores[$0].name } }
 
@@ -225,7 +231,7 @@ final class CoordinatedResultSource: ResultEditing, SQLiteValuesSource {
     /// every ID is a row of the result's entity in one of its stores.
     private func storeNames(for ids: [ObjectID]?) throws -> [String] {
         guard let ids else { return storeNames }
-        if let stranger = ids.first(where: { id in !entities.values.contains { $0 === id.entity } }) {
+        if let stranger = ids.first(where: { !isResultEntity($0.entity) }) {
             throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(entity.name) in this result's stores; nothing was changed")
         }
         return storeNames.filter { name in ids.contains { $0.entity.storeName == name } }
@@ -326,10 +332,7 @@ extension ManagedObjectContext {
         var result: [SQLValue: ManagedObject] = [:]
         result.reserveCapacity(keys.count)
         try withDatabase { db in
-            var offset = 0
-            while offset < keys.count {
-                let chunk = keys[offset..<min(keys.count, offset + 500)]
-                offset += chunk.count
+            for chunk in keys.chunks(of: 500) {
                 let sql = "SELECT t.\(quoteIdentifier(keyColumn))\(columns.isEmpty ? "" : ", " + columns) FROM main.\(quoteIdentifier(entity.name)) AS t WHERE t.\(quoteIdentifier(keyColumn)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
                 let statement = try db.cachedStatement(sql: sql)
                 let cursor = try Row.fetchCursor(try statement.bound(Array(chunk)))

@@ -143,8 +143,6 @@ final class BatchCache {
 
     /// Batches in memory now.
     var residentCount: Int { batches.count }
-    /// The objects of the resident batches.
-    var residentObjects: [ManagedObject] { batches.values.flatMap { $0.batch.objects.compactMap { $0 } } }
     /// Objects referenced by resident batches.
     var objectsResident: Int { batches.values.reduce(0) { $0 + $1.batch.objects.count } }
     /// Bytes of packed values held by resident batches.

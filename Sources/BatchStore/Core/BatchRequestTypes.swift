@@ -36,6 +36,19 @@ public struct BatchResult: Sendable {
         self.objectIDs = objectIDs
         self.changes = changes
     }
+
+    /// What a committed batch edit of `count` rows answers, as `type` asks, on every engine: its
+    /// status alone; its count; its rows' `ids` with `changes` (the same IDs, to merge); or
+    /// `changes` alone (stored keys). An edit that matched nothing answers 0, `[]` and an empty
+    /// change set.
+    package init(_ type: BatchResultType, count: Int, ids: [ObjectID] = [], changes: ChangeSet = ChangeSet()) {
+        switch type {
+        case .statusOnly: self.init(succeeded: true, count: nil, objectIDs: nil)
+        case .count: self.init(succeeded: true, count: count, objectIDs: nil)
+        case .objectIDs: self.init(succeeded: true, count: count, objectIDs: ids, changes: changes)
+        case .changes: self.init(succeeded: true, count: count, objectIDs: nil, changes: changes)
+        }
+    }
 }
 
 /// A value to assign in a batch update: a constant, another attribute, arithmetic, concatenation

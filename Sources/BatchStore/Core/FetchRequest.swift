@@ -124,3 +124,14 @@ public enum FetchResult {
     case dictionaries([[String: SQLValue]])
     case count(Int)
 }
+
+extension FetchRequest {
+    /// Refuses a negative `fetchLimit` or `fetchOffset` (and, with `batchSize`, a negative
+    /// `fetchBatchSize`) before anything runs.
+    package func checkBounds(batchSize: Bool = false) throws {
+        guard fetchLimit >= 0, fetchOffset >= 0, !batchSize || fetchBatchSize >= 0 else {
+            let names = batchSize ? "fetchLimit, fetchOffset and fetchBatchSize" : "fetchLimit and fetchOffset"
+            throw BatchStoreError(.invalidArgument, "\(names) must not be negative")
+        }
+    }
+}

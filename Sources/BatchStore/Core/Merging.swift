@@ -31,6 +31,15 @@ public struct ChangeSet: Sendable {
         self.stored = stored
     }
 
+    /// `ids`, all changed as `kind` says.
+    package init(_ kind: StoredChanges.Kind, _ ids: [ObjectID]) {
+        switch kind {
+        case .inserted: self.init(inserted: ids)
+        case .updated: self.init(updated: ids)
+        case .deleted: self.init(deleted: ids)
+        }
+    }
+
     /// True when there is nothing to merge.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && stored.allSatisfy { $0.count == 0 } }
 

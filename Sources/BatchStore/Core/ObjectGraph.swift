@@ -22,8 +22,21 @@ package final class ObjectGraph {
     package var pendingDeletes: Set<ObjectID> = []
     /// The next inserted object's temporary key.
     private var nextTemporaryID: UInt64 = 1
+    /// Per-context state of the folders that build on a context, by type.
+    private var features: [ObjectIdentifier: AnyObject] = [:]
 
     package init(link: ContextLink) { self.link = link }
+
+    /// The context's instance of `type`, made by `make` on first use: per-context state of a
+    /// feature built on the context (open results, the undo journal), kept without the context
+    /// naming the feature's type, so no type of a context's folder refers to a folder that builds on it.
+    /// - Complexity: one dictionary lookup.
+    package func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
+        if let state = features[ObjectIdentifier(type)] as? S { return state }
+        let state = make()
+        features[ObjectIdentifier(type)] = state
+        return state
+    }
 
     // MARK: Inserting and deleting
 

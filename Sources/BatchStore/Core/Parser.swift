@@ -35,11 +35,6 @@ struct Parser {
     private func isSymbol(_ s: String) -> Bool { current.kind == .symbol(s) }
     private func isKeyword(_ s: String) -> Bool { current.kind == .keyword(s) }
 
-    private mutating func expectSymbol(_ s: String, _ context: String) throws {
-        guard isSymbol(s) else { throw error("expected '\(s)' \(context), found \(current.text)") }
-        advance()
-    }
-
     private mutating func enter() throws {
         depth += 1
         if depth > Self.maximumDepth {

@@ -22,7 +22,8 @@ extension Entity: KeyPathTable {
 /// both engines' compilers walk `director.name` the same way and word a missing name the same way
 /// (the dialect gives only how a table is named in SQL and where a relationship leads).
 package struct KeyPathJoins<Table: KeyPathTable> {
-    /// The alias of the statement's own table (`t`).
+    /// The statement's own table, and its alias (`t`).
+    package let root: Table
     package let alias: String
     /// `LEFT JOIN … AS j1 ON …`, in the order the paths needed them.
     package private(set) var joins: [String] = []
@@ -32,10 +33,16 @@ package struct KeyPathJoins<Table: KeyPathTable> {
     /// The table as FROM names it (`main."movie"`, `"public"."movie"`).
     private let qualifiedName: (Table) -> String
 
-    package init(alias: String, destination: @escaping (String) -> Table?, qualifiedName: @escaping (Table) -> String) {
+    package init(_ root: Table, alias: String, destination: @escaping (String) -> Table?, qualifiedName: @escaping (Table) -> String) {
+        self.root = root
         self.alias = alias
         self.destination = destination
         self.qualifiedName = qualifiedName
+    }
+
+    /// `main."movie" AS t LEFT JOIN …`: the root table and the joins the paths walked so far need.
+    package var fromClause: String {
+        (["\(qualifiedName(root)) AS \(alias)"] + joins).joined(separator: " ")
     }
 
     /// Walks every part of `path` but the last from `table` (joining each to-one relationship once)
@@ -181,10 +188,30 @@ package enum PredicateFunctions {
     }
 }
 
+/// The storage classes NSPredicate tells apart, as a compiler knows them of an operand before any
+/// row is read: numbers (integer and real) compare with numbers, text with text, blobs with
+/// blobs; `unknown` where rows decide (an SQLite column may hold any kind).
+package enum OperandKind: String, Sendable {
+    case number, text, blob, null, unknown
+
+    /// The kind of a constant.
+    package init(_ value: SQLValue) {
+        switch value {
+        case .null: self = .null
+        case .integer, .real: self = .number
+        case .text: self = .text
+        case .blob: self = .blob
+        }
+    }
+}
+
 /// A statement compiler of one engine: the comparisons it writes its own way (binding, casts, the
 /// `IS` forms, folding, regular expressions). The walk over a predicate's logic, with
 /// NSPredicate's two-valued NOT, is written once, here.
 package protocol PredicateDialect: AnyObject {
+    associatedtype Table: KeyPathTable
+    /// The statement's table, its alias and the LEFT JOINs the key paths compiled so far need.
+    var paths: KeyPathJoins<Table> { get }
     /// The SQL of true and of false (`1`/`0`, `TRUE`/`FALSE`).
     static var trueSQL: String { get }
     static var falseSQL: String { get }
@@ -204,6 +231,11 @@ package protocol PredicateDialect: AnyObject {
 }
 
 extension PredicateDialect {
+    package var alias: String { paths.alias }
+    package var joins: [String] { paths.joins }
+    /// `main."movie" AS t LEFT JOIN …`, `"public"."movie" AS t LEFT JOIN …`.
+    package var fromClause: String { paths.fromClause }
+
     /// Refuses, before anything runs, a text operator (`op`) with a side that cannot be text: a
     /// constant number or blob, or a column of numbers. (Nil sides are the caller's: they match
     /// nothing.)

@@ -116,15 +116,33 @@ package protocol IDStore: AnyObject {
     func fill(_ query: IDQuery, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws
     /// The INSERT ``fill(_:progress:)`` runs for `query` (bound with `query.arguments`).
     func fillSQL(_ query: IDQuery) -> String
-    /// Fills a new table and swaps it in; returns the new position of the first of `anchors`
-    /// (old positions) whose row is still there.
-    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int?
+    /// True when the ID columns name each row (a key; not a view's bare row number), so that a
+    /// row can be found again after a refill.
+    var keyed: Bool { get }
+    /// Fills a new table with `query` and swaps it in under the same name.
+    func replace(with query: IDQuery) throws
     /// The ID columns of the row at `position`, or nil outside the table.
     func row(at position: Int) throws -> [SQLValue]?
+    /// The first position whose ID columns are `values` (NULL matching NULL).
+    func position(of values: [SQLValue]) throws -> Int?
     /// Which of `rows` (values of the ID columns) are in the table.
     func contains(_ rows: [[SQLValue]]) throws -> Set<[SQLValue]>
     /// The nearest position that any of `queries` selects (each gives a 1-based `pos` or nothing).
     func nearest(_ queries: [IDQuery], backwards: Bool, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws -> Int?
+}
+
+extension IDStore {
+    /// Fills a new table and swaps it in (``replace(with:)``); returns the new position of the
+    /// first of `anchors` (old positions) whose row is still there.
+    /// - Complexity: the ID fetch, plus one lookup of each anchor before and one search after.
+    package func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
+        let rows = keyed ? try anchors.compactMap { try row(at: $0) } : []
+        try replace(with: query)
+        for row in rows {
+            if let position = try position(of: row) { return position }
+        }
+        return nil
+    }
 }
 
 /// The shared core of every batched result: its ID table, its batch cache, its source, and the
@@ -210,10 +228,6 @@ package final class ResultStorage: ResidentBatches {
 
     /// Forgets a batch read ahead (see ``ResultSource/discardReadAhead()``).
     package func discardReadAhead() { source.discardReadAhead() }
-
-    /// The IDs of the objects in resident batches (what a merge over an engine whose results
-    /// hold no context asks a change table about).
-    package var residentObjectIDs: [ObjectID] { cache.residentObjects.map(\.objectID) }
 
     var statistics: BatchStatistics {
         BatchStatistics(

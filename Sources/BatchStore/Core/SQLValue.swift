@@ -65,6 +65,20 @@ extension SQLValue: CustomStringConvertible {
     }
 }
 
+extension Array {
+    /// The elements in consecutive slices of at most `size` (the last may be shorter), for
+    /// lists bound into one statement each.
+    package func chunks(of size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}
+
+/// `s` as a standard SQL string literal: `'text'` with embedded quotes doubled (no backslash
+/// escapes: SQLite's, and PostgreSQL's with standard_conforming_strings, on since 9.1).
+package func quoteLiteral(_ s: String) -> String {
+    "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+}
+
 /// Quotes an SQL identifier: `"name"` with embedded quotes doubled. Any spelling is safe.
 @inline(__always)
 package func quoteIdentifier(_ name: String) -> String {

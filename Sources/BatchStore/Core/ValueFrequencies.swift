@@ -82,16 +82,8 @@ public final class ValueFrequencies {
 
 /// The grouped rows behind a ``ValueFrequencies``, in one engine's temp table.
 package protocol FrequencyTable: AnyObject {
-    var attribute: String { get }
-    var count: Int { get }
-    var total: Int { get }
-    var maxCount: Int { get }
-    var seconds: Double { get }
-    var binWidth: Int64? { get }
+    var figures: FrequencyFigures { get }
     var location: String { get }
-    /// The GROUP BY that filled the table, and its bound values.
-    var groupSQL: String { get }
-    var groupArguments: [SQLValue] { get }
     /// The read of a page of values, bound with its first and last 1-based positions.
     var pageSQL: String { get }
     func values(in positions: Range<Int>) throws -> [ValueCount]
@@ -102,7 +94,42 @@ package protocol FrequencyTable: AnyObject {
     var mixesStorageClasses: Bool { get }
 }
 
+/// What grouping a column's values found, as every engine's ``FrequencyTable`` reports it.
+package struct FrequencyFigures: Sendable {
+    package let attribute: String
+    package let binWidth: Int64?
+    /// The GROUP BY that filled the table, and its bound values.
+    package let groupSQL: String
+    package let groupArguments: [SQLValue]
+    /// How many distinct values (or bins), rows counted, and the largest count.
+    package let count: Int, total: Int, maxCount: Int
+    package let seconds: Double
+
+    /// The figures of a grouping begun at `started` (uptime nanoseconds) that found `count`
+    /// values over `total` rows.
+    package init(attribute: String, binWidth: Int64?, groupSQL: String, groupArguments: [SQLValue],
+                 count: Int, total: Int, maxCount: Int, started: UInt64) {
+        self.attribute = attribute
+        self.binWidth = binWidth
+        self.groupSQL = groupSQL
+        self.groupArguments = groupArguments
+        self.count = count
+        self.total = total
+        self.maxCount = maxCount
+        seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    }
+}
+
 extension FrequencyTable {
+    package var attribute: String { figures.attribute }
+    package var count: Int { figures.count }
+    package var total: Int { figures.total }
+    package var maxCount: Int { figures.maxCount }
+    package var seconds: Double { figures.seconds }
+    package var binWidth: Int64? { figures.binWidth }
+    package var groupSQL: String { figures.groupSQL }
+    package var groupArguments: [SQLValue] { figures.groupArguments }
+
     /// One type per column (PostgreSQL): never mixed.
     package var mixesStorageClasses: Bool { false }
 

@@ -52,7 +52,7 @@ extension SQLValue {
             return Self.exactRealLiteral(d)
         case .text(let s):
             if s.utf8.contains(0) { return "CAST(X'" + s.utf8.map { hexByte($0) }.joined() + "' AS TEXT)" }
-            return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+            return quoteLiteral(s)
         case .blob(let b): return "X'" + b.map { hexByte($0) }.joined() + "'"
         }
     }

@@ -87,9 +87,7 @@ extension IDQuery {
     }
 
     init(_ request: FetchRequest, parts: [Part]) throws {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
-        }
+        try request.checkBounds(batchSize: true)
         precondition(!parts.isEmpty, "an ID query needs at least one store")
         var limit = ""
         if request.fetchLimit > 0 || request.fetchOffset > 0 {

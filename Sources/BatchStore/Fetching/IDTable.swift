@@ -85,14 +85,9 @@ final class IDTable: IDStore {
         return n
     }
 
-    /// Fills a new table with `query`, swaps it in under the same name, and returns the new
-    /// position of the first of `anchors` (old positions) whose row is still in the result.
-    ///
-    /// Runs `SELECT <columns> FROM temp.… WHERE pos = ?` per anchor, the fill, `DROP TABLE` and
-    /// `ALTER TABLE … RENAME`, then `SELECT pos … WHERE <columns> IS ? … LIMIT 1` per kept anchor.
-    /// - Complexity: the ID fetch, plus one scan of the new table per anchor looked up.
-    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
-        let keys = keyed ? try anchors.compactMap { try row(at: $0) } : []
+    /// Fills a new table with `query` and swaps it in under the same name: the fill, `DROP TABLE`
+    /// and `ALTER TABLE … RENAME`.
+    func replace(with query: IDQuery) throws {
         let fresh = connection.makeTempTableName("bs_ids")
         let newCount = try build(fresh, query, progress: nil)
         let old = name
@@ -102,10 +97,6 @@ final class IDTable: IDStore {
         }
         count = newCount
         generation += 1
-        for key in keys {
-            if let position = try position(of: key) { return position }
-        }
-        return nil
     }
 
     /// The ID columns of the row at `position`, or nil outside the table.
@@ -179,10 +170,7 @@ final class IDTable: IDStore {
         let placeholder = sqlTuple(columns.map { _ in "?" })
         var found = Set<[SQLValue]>()
         try connection.withDatabase { db in
-            var offset = 0
-            while offset < rows.count {
-                let chunk = rows[offset..<min(rows.count, offset + 500)]
-                offset += chunk.count
+            for chunk in rows.chunks(of: 500) {
                 let list = columns.count == 1
                     ? chunk.map { _ in "?" }.joined(separator: ", ")
                     : "VALUES " + chunk.map { _ in placeholder }.joined(separator: ", ")

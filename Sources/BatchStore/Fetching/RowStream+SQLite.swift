@@ -74,9 +74,7 @@ extension IDQuery {
     /// ORDER BY and LIMIT with `columns` (by name, in each store) as the SELECT list; with several
     /// stores, the store index first.
     static func rows(_ request: FetchRequest, parts: [Part], columns: [String]) throws -> IDQuery {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
+        try request.checkBounds()
         precondition(!parts.isEmpty, "a row query needs at least one store")
         func check(_ part: Part) throws {
             for name in columns where !part.entity.attributes.contains(where: { $0.name == name }) {

@@ -3,19 +3,10 @@ import GRDB
 
 /// A ``FrequencyTable`` in an SQLite temp table, `temp."bs_freq_…"(pos INTEGER PRIMARY KEY, value, count)`.
 final class SQLiteFrequencyTable: FrequencyTable {
-    // As ValueFrequencies describes them.
-    let attribute: String
-    let count: Int
-    let total: Int
-    let maxCount: Int
-    let seconds: Double
-    let binWidth: Int64?
+    let figures: FrequencyFigures
     let mixesStorageClasses: Bool
-
     let connection: Connection
     let name: String
-    let groupSQL: String
-    let groupArguments: [SQLValue]
 
     /// Groups `values` (the attribute for each row of a result) into a new temp table on their
     /// connection; `estimate` is the rows it reads, for progress.
@@ -34,9 +25,7 @@ final class SQLiteFrequencyTable: FrequencyTable {
     /// ordered by value.
     init(_ values: ColumnValues, binWidth: Int64? = nil, estimate: Int, progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         let connection = values.connection
-        self.attribute = values.attribute
         self.connection = connection
-        self.binWidth = binWidth
         let name = connection.makeTempTableName("bs_freq")
         self.name = name
         let started = DispatchTime.now().uptimeNanoseconds
@@ -48,9 +37,7 @@ final class SQLiteFrequencyTable: FrequencyTable {
             order = "value"
         }
         let sql = "INSERT INTO \(table) (value, count) SELECT value, count(*) FROM (\(select)) GROUP BY value COLLATE BINARY ORDER BY \(order)"
-        groupSQL = sql
-        groupArguments = values.arguments
-        let figures = try connection.withDatabase { db -> (count: Int, total: Int, max: Int, classes: Int) in
+        let found = try connection.withDatabase { db -> (count: Int, total: Int, max: Int, classes: Int) in
             try connection.createTempTable(db, named: name, "(pos INTEGER PRIMARY KEY, value, count INTEGER NOT NULL)")
             do {
                 let statement = try db.makeStatement(sql: sql)
@@ -69,11 +56,9 @@ final class SQLiteFrequencyTable: FrequencyTable {
                 throw error
             }
         }
-        count = figures.count
-        total = figures.total
-        maxCount = figures.max
-        mixesStorageClasses = figures.classes > 1
-        seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        figures = FrequencyFigures(attribute: values.attribute, binWidth: binWidth, groupSQL: sql, groupArguments: values.arguments,
+                                   count: found.count, total: found.total, maxCount: found.max, started: started)
+        mixesStorageClasses = found.classes > 1
     }
 
     deinit { connection.dropTempTable(name) }

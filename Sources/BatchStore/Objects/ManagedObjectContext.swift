@@ -35,8 +35,6 @@ public final class ManagedObjectContext {
     package let graph = ObjectGraph(link: ContextLink())
     /// At most one live object per ID.
     var identity: IdentityMap { graph.identity }
-    /// Per-context state of the folders that build on this one, by type (see ``featureState(_:make:)``).
-    private var features: [ObjectIdentifier: AnyObject] = [:]
     /// Shared by every object of this context; cleared in `deinit`.
     var link: ContextLink { graph.link }
     private var statementsByEntity: [Entity: EntityStatements] = [:]
@@ -171,16 +169,8 @@ public final class ManagedObjectContext {
     /// A WAL past this size is truncated after the write that grew it (the journal size limit).
     static let walTruncationBytes = 64 << 20
 
-    /// The context's instance of `type`, made by `make` on first use: per-context state of a
-    /// feature built on the context (Fetching/'s open results, Batch/'s undo journal), kept by the context without the
-    /// context naming the feature's type, so no type here refers to a folder that builds on it.
-    /// - Complexity: one dictionary lookup.
-    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
-        if let state = features[ObjectIdentifier(type)] as? S { return state }
-        let state = make()
-        features[ObjectIdentifier(type)] = state
-        return state
-    }
+    /// The context's instance of `type` (``ObjectGraph/featureState(_:make:)``).
+    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S { graph.featureState(type, make: make) }
 
     /// A new unique temp table name for this connection.
     func makeTempTableName(_ prefix: String) -> String { connection.makeTempTableName(prefix) }

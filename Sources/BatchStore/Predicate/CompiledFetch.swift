@@ -22,9 +22,7 @@ struct CompiledFetch {
 
     /// The same for `entity` of `schema`, attached as `databaseName` on the connection.
     init(request: FetchRequest, entity: Entity, schema: Schema, databaseName: String = "main", properties: [String] = []) throws {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
-        }
+        try request.checkBounds(batchSize: true)
         let builder = QueryBuilder(entity: entity, schema: schema, databaseName: databaseName)
         var whereSQL = ""
         if let p = request.predicate {

@@ -6,31 +6,22 @@ import Foundation
 package final class QueryBuilder: PredicateDialect {
     package static let trueSQL = "1"
     package static let falseSQL = "0"
-    let entity: Entity
     let schema: Schema
-    let alias: String
     /// Whether key paths may cross relationships (they add LEFT JOINs); off for UPDATE … SET.
     let allowsJoins: Bool
-    /// The LEFT JOINs the key paths compiled so far need.
-    private var paths: KeyPathJoins<Entity>
-    var joins: [String] { paths.joins }
-    private(set) var arguments: [SQLValue] = []
     /// The attached database the tables live in: `main`, or a coordinator's alias for a store.
     let databaseName: String
+    /// The entity, its alias and the LEFT JOINs the key paths compiled so far need.
+    package private(set) var paths: KeyPathJoins<Entity>
+    private(set) var arguments: [SQLValue] = []
+    var entity: Entity { paths.root }
 
     init(entity: Entity, schema: Schema, alias: String = "t", allowsJoins: Bool = true, databaseName: String = "main") {
-        self.entity = entity
         self.schema = schema
-        self.alias = alias
         self.allowsJoins = allowsJoins
         self.databaseName = databaseName
-        paths = KeyPathJoins(alias: alias, destination: { schema.entity(named: $0) },
+        paths = KeyPathJoins(entity, alias: alias, destination: { schema.entity(named: $0) },
                              qualifiedName: { "\(databaseName).\(quoteIdentifier($0.name))" })
-    }
-
-    /// `main."table" AS t LEFT JOIN …` for the joins key paths needed so far.
-    var fromClause: String {
-        (["\(databaseName).\(quoteIdentifier(entity.name)) AS \(alias)"] + joins).joined(separator: " ")
     }
 
     /// Binds `value` and returns its placeholder. GRDB binds text up to its first NUL, so text that
@@ -74,11 +65,7 @@ package final class QueryBuilder: PredicateDialect {
 
     /// What the compiler knows of an expression's values before any row is read.
     struct Operand {
-        /// The storage classes NSPredicate tells apart: numbers (integer and real) compare with
-        /// numbers, text with text, blobs with blobs.
-        enum Kind: String {
-            case number, text, blob, null, unknown
-        }
+        typealias Kind = OperandKind
         var sql: String
         /// The kind of every non-NULL value, as far as the schema says (`unknown`: rows decide).
         var kind: Kind
@@ -100,15 +87,6 @@ package final class QueryBuilder: PredicateDialect {
             case .text: return "'text'"
             case .blob: return "'blob'"
             case .null, .unknown: return ""
-            }
-        }
-
-        static func kind(of value: SQLValue) -> Kind {
-            switch value {
-            case .null: return .null
-            case .integer, .real: return .number
-            case .text: return .text
-            case .blob: return .blob
             }
         }
 
@@ -142,7 +120,7 @@ package final class QueryBuilder: PredicateDialect {
         switch e {
         case .value(let v):
             let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
-            return Operand(sql: bind(v), kind: Operand.kind(of: v), certain: true, constant: v, name: name)
+            return Operand(sql: bind(v), kind: Operand.Kind(v), certain: true, constant: v, name: name)
         case .keyPath(let path, let column):
             let (sql, affinity, isRowid) = try resolve(path, at: column)
             return Operand(sql: sql, kind: Operand.kind(ofAffinity: affinity), certain: isRowid, affinity: affinity,
@@ -275,7 +253,7 @@ package final class QueryBuilder: PredicateDialect {
         let comparison = "\(lo.sql) \(op.rawValue) \(binary(ro.sql))"
         if lo.certain && ro.certain && lo.kind == ro.kind { return "(\(comparison))" }
         if let (column, constant) = columnAndConstant(lo, ro) {
-            if !converts(column, constant), Operand.kind(of: constant.constant ?? .null) == .number {
+            if !converts(column, constant), Operand.Kind(constant.constant ?? .null) == .number {
                 // SQLite orders NULL < numbers < text < blobs. Below a number, only numbers
                 // (NULL never compares); above it, text and blobs too, which `column < ''` (''
                 // is the least text) leaves out. A comparison, not a typeof() per row (a 2.5M-row
@@ -316,7 +294,7 @@ package final class QueryBuilder: PredicateDialect {
         let probe = try QueryBuilder(copying: self).operand(e, fold: flags)
         var grouped: [ExpressionNode] = [], single: [ExpressionNode] = []
         for item in others {
-            if case .value(let v) = item, probe.affinity == nil || !converts(probe, Operand(sql: "", kind: Operand.kind(of: v), certain: true, constant: v, name: "")) {
+            if case .value(let v) = item, probe.affinity == nil || !converts(probe, Operand(sql: "", kind: Operand.Kind(v), certain: true, constant: v, name: "")) {
                 grouped.append(item)
             } else {
                 single.append(item)
@@ -398,7 +376,7 @@ package final class QueryBuilder: PredicateDialect {
     /// another kind (numeric affinity turns text that looks like a number into a number; TEXT
     /// affinity turns numbers into text).
     private func converts(_ column: Operand, _ constant: Operand) -> Bool {
-        switch (column.affinity, Operand.kind(of: constant.constant ?? .null)) {
+        switch (column.affinity, Operand.Kind(constant.constant ?? .null)) {
         case ("INTEGER", .text), ("REAL", .text), ("NUMERIC", .text): return true
         case ("TEXT", .number): return true
         default: return false

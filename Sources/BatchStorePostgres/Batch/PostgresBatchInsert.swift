@@ -32,12 +32,7 @@ extension PostgresContext: InsertingContext {
         let counts = try insert(request, keys: wantsIDs, undoable: undoable) { id, isNew in
             if isNew { inserted.append(id) } else { updated.append(id) }
         }
-        switch request.resultType {
-        case .statusOnly: return BatchResult(succeeded: true, count: nil, objectIDs: nil)
-        case .count: return BatchResult(succeeded: true, count: counts.total, objectIDs: nil)
-        case .objectIDs: return BatchResult(succeeded: true, count: counts.total, objectIDs: inserted + updated, changes: ChangeSet(inserted: inserted, updated: updated))
-        case .changes: return BatchResult(succeeded: true, count: counts.total, objectIDs: nil, changes: ChangeSet(inserted: inserted, updated: updated))
-        }
+        return BatchResult(request.resultType, count: counts.total, ids: inserted + updated, changes: ChangeSet(inserted: inserted, updated: updated))
     }
 
     /// Runs a batch insert in one transaction and answers how many rows it inserted and updated,

@@ -3,10 +3,7 @@ import Foundation
 
 extension PostgresContext {
     func run(_ edits: [CompiledEdit], resultType: BatchResultType, kind: StoredChanges.Kind, undoable: Bool, at site: EditSite) throws -> BatchResult {
-        guard let first = edits.first else {
-            return BatchResult(succeeded: true, count: resultType == .statusOnly ? nil : 0, objectIDs: resultType == .objectIDs ? [] : nil,
-                               changes: resultType == .changes ? ChangeSet() : nil)
-        }
+        guard let first = edits.first else { return BatchResult(resultType, count: 0) }
         let journal = undoable ? try UndoPlan(first, deleting: kind == .deleted, context: self) : nil
         try prepare(site, for: edits)
         let session = site.session
@@ -42,7 +39,7 @@ extension PostgresContext {
             }
             if let journal {
                 if count > undoLimit {
-                    throw BatchStoreError(.tooBigToUndo, "this change touches \(grouped(count)) \(count == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit)); run it without undo, or raise undoLimit")
+                    throw UndoRefusal.tooBig(rows: count, limit: undoLimit)
                 }
                 // The changed rows' keys as they are now: the journal's new keys when the update
                 // assigned a key column, else its old ones.
@@ -60,19 +57,11 @@ extension PostgresContext {
             return count
         }
         if let journal { record(PostgresUndoEntry(lease: site.lease, plan: journal)) }
-        switch resultType {
-        case .statusOnly: return BatchResult(succeeded: true, count: nil, objectIDs: nil)
-        case .count: return BatchResult(succeeded: true, count: count, objectIDs: nil)
-        case .objectIDs:
-            return BatchResult(succeeded: true, count: ids.count, objectIDs: ids, changes: kind == .deleted ? ChangeSet(deleted: ids) : ChangeSet(updated: ids))
-        case .changes:
-            var changes = ChangeSet()
-            if let changesTable {
-                changes.stored = [StoredChanges(entity: first.entity, kind: kind, count: count,
-                                                keys: PostgresChangedKeys(lease: site.lease, table: changesTable, columns: keys))]
-            }
-            return BatchResult(succeeded: true, count: count, objectIDs: nil, changes: changes)
+        if let changesTable {
+            let stored = StoredChanges(entity: first.entity, kind: kind, count: count, keys: PostgresChangedKeys(lease: site.lease, table: changesTable, columns: keys))
+            return BatchResult(resultType, count: count, changes: ChangeSet(stored: [stored]))
         }
+        return BatchResult(resultType, count: resultType == .objectIDs ? ids.count : count, ids: ids, changes: ChangeSet(kind, ids))
     }
 
     func runCapturing(_ edits: [CompiledEdit], _ body: (ObjectID) throws -> Void) throws -> Int {

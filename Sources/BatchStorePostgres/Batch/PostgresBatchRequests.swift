@@ -124,9 +124,7 @@ extension PostgresContext {
     /// ` WHERE …` (or nothing) choosing the rows of `request` under alias `t`, with the builder's
     /// arguments; a join, a sort or a limit move the choice into a key subquery.
     func editWhere(_ request: FetchRequest, table: PostgresTable, builder: PostgresQueryBuilder) throws -> String {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
+        try request.checkBounds()
         let condition = try request.predicate.map { try builder.compile($0.node) }
         let limited = request.fetchLimit > 0 || request.fetchOffset > 0
         guard !builder.joins.isEmpty || limited || !request.sortDescriptors.isEmpty else {
@@ -182,9 +180,7 @@ extension PostgresContext {
                 throw BatchStoreError(.invalidArgument, "an object ID does not hold \(table.name)'s key (\(keys.count) \(keys.count == 1 ? "column" : "columns"))")
             }
             let all = CompiledEdit(table: table, entity: entity, sets: nil, assigned: [], whereSQL: "", arguments: [])
-            return try stride(from: 0, to: ids.count, by: 1_000).map { start in
-                try all.narrowed(to: Array(ids[start..<min(start + 1_000, ids.count)]))
-            }
+            return try ids.chunks(of: 1_000).map { try all.narrowed(to: Array($0)) }
         }
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
         // A sort or a limit chooses rows by key (editWhere's subquery): that needs one.
@@ -232,9 +228,7 @@ extension PostgresContext {
         guard let objectIDs else { return [all.narrowed(site.within)] }
         try Self.refuseKeyAddressing(all.table, site.session)
         guard !objectIDs.isEmpty else { return [try all.narrowed(to: []).narrowed(site.within)] }
-        return try stride(from: 0, to: objectIDs.count, by: 1_000).map { start in
-            try all.narrowed(to: Array(objectIDs[start..<min(start + 1_000, objectIDs.count)])).narrowed(site.within)
-        }
+        return try objectIDs.chunks(of: 1_000).map { try all.narrowed(to: Array($0)).narrowed(site.within) }
     }
 
     /// The delete's statements on the rows `site` allows.

@@ -33,10 +33,7 @@ final class PostgresChangedKeys: ChangedKeyTable, @unchecked Sendable {
     func matching(_ ids: [ObjectID], of entity: Entity) throws -> Set<ObjectID> {
         var found = Set<ObjectID>()
         let candidates = ids.filter { $0.keyValues.count == columns.count }
-        var start = 0
-        while start < candidates.count {
-            let chunk = candidates[start..<min(start + 500, candidates.count)]
-            start += chunk.count
+        for chunk in candidates.chunks(of: 500) {
             let list = chunk.indices.map { placeholders(from: 1 + ($0 - chunk.startIndex) * columns.count) }.joined(separator: ", ")
             let sql = "SELECT \(select) FROM \(qualifiedName) AS c WHERE \(tuple) IN (\(list))"
             for row in try lease.session.query(sql, chunk.flatMap(\.keyValues)) {

@@ -20,13 +20,7 @@ extension PostgresResultSource: ResultEditing {
     /// The edit's site: this session, and membership in the ID table (and, for an edit of a
     /// frequency sheet's values, the rows holding them, as its GROUP BY grouped them).
     func site(for entityName: String, values: ValueSelection?, context: PostgresContext) throws -> PostgresContext.EditSite {
-        let named = try store.table(named: entityName)
-        guard named.name == table.name else {
-            throw BatchStoreError(.invalidArgument, "this result holds rows of \(table.name), not \(named.name); nothing was changed")
-        }
-        guard isAddressable, !idTable.columns.isEmpty else {
-            throw BatchStoreError(.readOnly, "\(table.name) is a view or has no row key; nothing was changed")
-        }
+        try checkEdit(of: try store.entity(named: entityName))
         // A result's membership names rows by key: ambiguous under inheritance.
         try PostgresContext.refuseKeyAddressing(table, session)
         try idTable.analyzeOnce()
@@ -36,17 +30,9 @@ extension PostgresResultSource: ResultEditing {
         return PostgresContext.EditSite(lease: lease, prepare: { [unowned self] sql in try self.prepare(sql) }, within: within)
     }
 
-    /// The entity name a delete names, and its object IDs checked against the result's table.
-    func entityName(of request: BatchDeleteRequest) throws -> String {
-        if let ids = request.objectIDs {
-            if let stranger = ids.first(where: { $0.entity.name != table.name }) {
-                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(table.name), the table of this result; nothing was changed")
-            }
-            return table.name
-        }
-        guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
-        return fetch.entityName
-    }
+    /// A table of the same name: object IDs may come from another `PostgresStore` of the same
+    /// database (another context's, another result's), whose entities are other objects.
+    func isResultEntity(_ other: Entity) -> Bool { other.name == table.name }
 
     func execute(_ request: BatchUpdateRequest, objectIDs: [ObjectID]?, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         let context = try editingContext(undoable: undoable)
@@ -67,12 +53,12 @@ extension PostgresResultSource: ResultEditing {
 
     func execute(_ request: BatchDeleteRequest, values: ValueSelection?, undoable: Bool) throws -> BatchResult {
         let context = try editingContext(undoable: undoable)
-        return try context.execute(request, undoable: undoable, at: try site(for: try entityName(of: request), values: values, context: context))
+        return try context.execute(request, undoable: undoable, at: try site(for: try editedEntityName(of: request), values: values, context: context))
     }
 
     func count(forDelete request: BatchDeleteRequest, values: ValueSelection?) throws -> Int {
         let context = try editingContext(undoable: false)
-        let site = try site(for: try entityName(of: request), values: values, context: context)
+        let site = try site(for: try editedEntityName(of: request), values: values, context: context)
         return try context.count(try context.compileDelete(request, at: site), at: site)
     }
 }

@@ -63,19 +63,14 @@ extension PostgresContext {
             throw BatchStoreError(.serverUnavailable, "the last edit's undo journal was lost with its connection to PostgreSQL")
         }
         let plan = entry.plan
-        let kind: UndoSummary.Kind
-        var rows = 0
-        switch plan.kind {
-        case .update(let columns, _): kind = .update(columns: columns)
-        case .delete: kind = .delete
-        case .insert: kind = .insert
-        case .upsert:
+        let kind = try plan.kind.summaryKind {
             let counts = try session.query("SELECT count(*) FILTER (WHERE is_new), count(*) FILTER (WHERE NOT is_new) FROM \(plan.qualifiedName)")
-            let inserted = counts.first?.first?.integerValue.map(Int.init) ?? 0
-            let updated = counts.first?.dropFirst().first?.integerValue.map(Int.init) ?? 0
-            return UndoSummary(kind: .upsert(inserted: inserted, updated: updated), table: plan.entity.name, rows: inserted + updated)
+            return (counts.first?.first?.integerValue.map(Int.init) ?? 0, counts.first?.dropFirst().first?.integerValue.map(Int.init) ?? 0)
         }
-        rows = try session.query("SELECT count(*) FROM \(plan.qualifiedName)").first?.first?.integerValue.map(Int.init) ?? 0
+        if case .upsert(let inserted, let updated) = kind {
+            return UndoSummary(kind: kind, table: plan.entity.name, rows: inserted + updated)
+        }
+        let rows = try session.query("SELECT count(*) FROM \(plan.qualifiedName)").first?.first?.integerValue.map(Int.init) ?? 0
         let changed = try plan.changedSinceCondition.map {
             try session.query("SELECT count(*) FROM \(plan.qualifiedName) AS u WHERE \($0)").first?.first?.integerValue.map(Int.init) ?? 0
         } ?? 0
@@ -87,7 +82,7 @@ extension PostgresContext {
     /// same refusals the edit meets when it runs, so its question can say so before `y`.
     public func undoRefusal(_ entity: Entity, rows: Int, deleting: Bool, assigning: [String]) -> String? {
         if rows > undoLimit {
-            return "this change touches \(grouped(rows)) \(rows == 1 ? "row" : "rows"), more than the undo limit of \(grouped(undoLimit))"
+            return UndoRefusal.tooBigReason(rows: rows, limit: undoLimit)
         }
         do {
             let table = try store.table(named: entity.name)
@@ -162,12 +157,7 @@ extension PostgresContext {
         }
         undoStack.removeLast()
         let restored = counts.reduce(0, +)
-        let kind: StoredChanges.Kind
-        switch plan.kind {
-        case .delete: kind = .inserted
-        case .update: kind = .updated
-        case .insert: kind = .deleted
-        case .upsert:
+        guard let kind = plan.kind.undoneChange else {
             // Two kinds of rows: the journal was split into a table of each, and goes.
             session.executeDetached("DROP TABLE IF EXISTS \(plan.qualifiedName)")
             let changes = ChangeSet(stored: upserted)

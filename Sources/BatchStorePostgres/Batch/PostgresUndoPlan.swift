@@ -9,16 +9,12 @@ import Foundation
 /// updated as it was before (every stored column but the key), once, before its first change,
 /// with `set_cols`, the journaled columns it set in that row (undo puts back those alone).
 struct UndoPlan {
-    enum Kind {
-        case update(columns: [String], newKeys: Bool)
-        case delete(columns: [String])
-        case insert
-        case upsert(columns: [String])
-    }
     let table: String
     let target: PostgresTable
     let entity: Entity
-    let kind: Kind
+    let kind: JournaledEdit
+    /// True when an update assigns a key column: the journal then holds the keys after it too.
+    let newKeys: Bool
     /// The target's key columns.
     let keys: [PostgresIDColumn]
     /// An upsert's columns to put back in the rows it updated: those it set (``assigning(_:)``).
@@ -30,14 +26,15 @@ struct UndoPlan {
         entity = edit.entity
         keys = PostgresIDColumn.of(edit.table)
         table = context.makeTableName("bs_undo")
-        if deleting {
-            // Generated columns are computed again as the rows come back.
-            kind = .delete(columns: edit.table.columns.filter { !$0.isGenerated }.map(\.name))
-        } else {
-            let keyNames = Set(keys.map(\.source))
-            let assignsKey = edit.assigned.contains { keyNames.contains("t.\(quoteIdentifier($0))") }
-            kind = .update(columns: edit.assigned, newKeys: assignsKey)
-        }
+        (kind, newKeys) = Self.edit(of: edit.table, keys: keys, deleting: deleting, assigning: edit.assigned)
+    }
+
+    /// A delete journals every stored column (generated ones are computed again as the rows come
+    /// back); an update its assigned columns, and the keys after it when it assigns a key column.
+    private static func edit(of table: PostgresTable, keys: [PostgresIDColumn], deleting: Bool, assigning: [String]) -> (JournaledEdit, Bool) {
+        if deleting { return (.delete(columns: table.columns.filter { !$0.isGenerated }.map(\.name)), false) }
+        let keyNames = Set(keys.map(\.source))
+        return (.update(columns: assigning), assigning.contains { keyNames.contains("t.\(quoteIdentifier($0))") })
     }
 
     /// Refuses undo (`.undoRefused`, inside the edit's transaction, before anything is written)
@@ -64,7 +61,7 @@ struct UndoPlan {
                 SELECT DISTINCT c.conrelid::regclass::text FROM pg_catalog.pg_constraint AS c
                 WHERE c.contype = 'f' AND c.confrelid = CAST($1 AS oid) AND c.confdeltype IN ('c', 'n', 'd') ORDER BY 1
                 """, [oid])
-        case .update(let columns, _), .upsert(let columns):
+        case .update(let columns), .upsert(let columns):
             guard !columns.isEmpty else { return }
             let names = columns.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
             referencing = try session.query("""
@@ -76,7 +73,7 @@ struct UndoPlan {
         }
         let tables = referencing.compactMap { $0.first?.textValue }
         guard !tables.isEmpty else { return }
-        throw BatchStoreError(.undoRefused, "\(refusalVerb) \(target.name) can change \(tables.joined(separator: ", ")) through foreign-key actions, which undo could not restore; run it without undo")
+        throw UndoRefusal.error("\(refusalVerb) \(target.name) can change \(tables.joined(separator: ", ")) through foreign-key actions", .foreignKeyActions)
     }
 
     /// The edit, as a refusal names it: `deleting from`, `this update of`, ….
@@ -98,7 +95,7 @@ struct UndoPlan {
         switch kind {
         // A delete's undo inserts its rows again: insert triggers fire then.
         case .delete: (mask, columns) = (12, [])
-        case .update(let assigned, _): (mask, columns) = (16, assigned)
+        case .update(let assigned): (mask, columns) = (16, assigned)
         case .insert: (mask, columns) = (4, [])
         case .upsert(let assigned): (mask, columns) = (assigned.isEmpty ? 4 : 20, assigned)
         }
@@ -117,7 +114,7 @@ struct UndoPlan {
         guard !triggers.isEmpty else { return }
         // PostgreSQL cannot say what a trigger function writes: the question says so, not that it writes.
         let undoToo = { if case .delete = kind { return " (or its undo)" } else { return "" } }()
-        throw BatchStoreError(.undoRefused, "\(refusalVerb) \(target.name)\(undoToo) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", ")), and undo could not take back what a trigger function may have written; run it without undo")
+        throw UndoRefusal.error("\(refusalVerb) \(target.name)\(undoToo) fires \(triggers.count == 1 ? "trigger" : "triggers") \(triggers.joined(separator: ", "))", .triggerFunctions)
     }
 
     /// A plan made only to run ``check(in:)`` before an edit's question: the edit of `table`
@@ -127,12 +124,7 @@ struct UndoPlan {
         self.entity = entity
         keys = PostgresIDColumn.of(table)
         self.table = ""
-        if deleting {
-            kind = .delete(columns: table.columns.filter { !$0.isGenerated }.map(\.name))
-        } else {
-            let keyNames = Set(keys.map(\.source))
-            kind = .update(columns: assigning, newKeys: assigning.contains { keyNames.contains("t.\(quoteIdentifier($0))") })
-        }
+        (kind, newKeys) = Self.edit(of: table, keys: keys, deleting: deleting, assigning: assigning)
     }
 
     /// Plans the journal of an insert into `table`, which must have a primary key (undo finds
@@ -146,6 +138,7 @@ struct UndoPlan {
         keys = PostgresIDColumn.of(table)
         self.table = context.makeTableName("bs_undo")
         kind = .insert
+        newKeys = false
     }
 
     /// Plans the journal of an upsert into `table` (primary key needed, as for an insert): the
@@ -159,6 +152,7 @@ struct UndoPlan {
         self.table = plan.table
         let keyNames = Set(keys.map(\.source))
         kind = .upsert(columns: table.columns.filter { !$0.isGenerated && !keyNames.contains("t.\(quoteIdentifier($0.name))") }.map(\.name))
+        newKeys = false
     }
 
     /// Records that the upsert set `columns` in rows it updated (undo puts those back).
@@ -167,16 +161,7 @@ struct UndoPlan {
         for name in columns where journaled.contains(name) && !restoredColumns.contains(name) { restoredColumns.append(name) }
     }
 
-    private var columns: [String] {
-        switch kind {
-        case .update(let columns, _), .delete(let columns), .upsert(let columns): return columns
-        case .insert: return []
-        }
-    }
-    private var newKeys: Bool {
-        if case .update(_, true) = kind { return true }
-        return false
-    }
+    private var columns: [String] { kind.columns }
     /// The journal's columns that hold the rows' keys as the edit left them.
     var currentKeys: [PostgresIDColumn] {
         keys.enumerated().map { i, key in key.named(newKeys ? "n\(i)" : "k\(i)") }
@@ -191,7 +176,7 @@ struct UndoPlan {
     /// An update's after-image: the assigned columns as the update left them (`a0…`), which undo
     /// compares with the rows then to leave alone those changed since.
     private var afterList: [String] {
-        guard case .update(let columns, _) = kind else { return [] }
+        guard case .update(let columns) = kind else { return [] }
         return columns.enumerated().map { "t.\(quoteIdentifier($1)) AS a\($0)" }
     }
 
@@ -204,7 +189,7 @@ struct UndoPlan {
         guard !keys.contains(where: { $0.source == "t.ctid" }) else { return nil }
         let q = target.qualifiedSQL
         switch kind {
-        case .update(let columns, let newKeys):
+        case .update(let columns):
             let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
             let same = columns.enumerated().map { "CAST(t.\(quoteIdentifier($1)) AS text) IS NOT DISTINCT FROM CAST(u.a\($0) AS text)" }
             return "NOT EXISTS (SELECT 1 FROM \(q) AS t WHERE \(([match] + same).joined(separator: " AND ")))"
@@ -290,7 +275,7 @@ struct UndoPlan {
     private var undoSQL: String {
         let q = target.qualifiedSQL
         switch kind {
-        case .update(let columns, let newKeys):
+        case .update(let columns):
             let sets = columns.enumerated().map { "\(quoteIdentifier($1)) = u.c\($0)" }.joined(separator: ", ")
             let match = "(\(keys.sourceList)) = (\(keys.indices.map { "u.\(newKeys ? "n" : "k")\($0)" }.joined(separator: ", ")))"
             // Checked again as each row is locked (PostgreSQL re-evaluates an UPDATE's WHERE on

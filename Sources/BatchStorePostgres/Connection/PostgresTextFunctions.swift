@@ -125,12 +125,12 @@ enum PostgresTextFunctions {
         var input = "$1"
         if !m.deleted.isEmpty {
             let marks = marks(function.map)
-            let afterBase = "regexp_replace($1, \(literal("(" + bracket(marks.bases) + ")" + bracket(marks.all) + "+")), '\\1', 'g')"
+            let afterBase = "regexp_replace($1, \(quoteLiteral("(" + bracket(marks.bases) + ")" + bracket(marks.all) + "+")), '\\1', 'g')"
             input = marks.afterOthers.isEmpty ? afterBase
-                : "(left(\(afterBase), 1) || regexp_replace(substr(\(afterBase), 2), \(literal(bracket(marks.afterOthers) + "+")), '', 'g'))"
+                : "(left(\(afterBase), 1) || regexp_replace(substr(\(afterBase), 2), \(quoteLiteral(bracket(marks.afterOthers) + "+")), '', 'g'))"
         }
-        var body = "translate(\(input), \(literal(m.from)), \(literal(m.to)))"
-        for (from, to) in m.expanded { body = "replace(\(body), \(literal(from)), \(literal(to)))" }
+        var body = "translate(\(input), \(quoteLiteral(m.from)), \(quoteLiteral(m.to)))"
+        for (from, to) in m.expanded { body = "replace(\(body), \(quoteLiteral(from)), \(quoteLiteral(to)))" }
         return """
             CREATE OR REPLACE FUNCTION pg_temp.\(function.name)(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $bs$
             SELECT CASE WHEN octet_length($1) = char_length($1) THEN \(function.ascii) ELSE \(body) END
@@ -140,11 +140,6 @@ enum PostgresTextFunctions {
 
     /// The statements that create the functions: ``computeStatements()`` as written down.
     static var createStatements: [String] { tableStatements }
-
-    /// A standard SQL string literal ('' for a quote).
-    static func literal(_ s: String) -> String {
-        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
-    }
 
     /// Creates the functions in `session`'s `pg_temp` schema (one statement each).
     /// True when `sql` calls one of the functions (and so needs ``install(in:)`` first).

@@ -39,9 +39,7 @@ extension PostgresContext {
 
     /// `SELECT count(*)` of the rows `request` matches (within its limit and offset).
     public func count(for request: FetchRequest) throws -> Int {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit and fetchOffset must not be negative")
-        }
+        try request.checkBounds()
         let table = try store.table(named: request.entityName)
         guard table.canSelect else { throw BatchStoreError(.permissionDenied, "the role may not read \(table.name)") }
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)

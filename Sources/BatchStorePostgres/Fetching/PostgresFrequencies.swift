@@ -135,9 +135,6 @@ struct PostgresGrouping {
         case .blob(let b): return "'\\x" + b.map { String(format: "%02x", $0) }.joined() + "'"
         }
     }
-
-    /// `s` as an SQL string literal (standard-conforming: only `'` doubles).
-    static func quoteLiteral(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
 }
 
 extension PostgresResultSource {
@@ -284,25 +281,16 @@ extension PostgresResultSource {
 /// g.value, g.c AS count FROM (SELECT value, count(*) AS c FROM (<values>) AS v GROUP BY value) AS g`
 /// (binned: ordered by value alone). It keeps the session open, and is dropped when it goes.
 final class PostgresFrequencyTable: FrequencyTable {
-    let attribute: String
-    let count: Int
-    let total: Int
-    let maxCount: Int
-    let seconds: Double
-    let binWidth: Int64?
+    let figures: FrequencyFigures
     private let lease: PostgresSessionLease
     private let name: String
     private let grouping: PostgresGrouping
-    let groupSQL: String
-    let groupArguments: [SQLValue]
     private var session: PostgresSession { lease.session }
     private var qualifiedName: String { "pg_temp.\(quoteIdentifier(name))" }
 
     init(source: PostgresResultSource, grouping: PostgresGrouping, values: IDQuery, name: String,
          progress: ((IDFetchProgress) -> IDFetchDecision)?) throws {
         let started = DispatchTime.now().uptimeNanoseconds
-        attribute = grouping.column.name
-        binWidth = grouping.binWidth
         lease = source.lease
         self.name = name
         self.grouping = grouping
@@ -311,11 +299,9 @@ final class PostgresFrequencyTable: FrequencyTable {
         let order = grouping.binWidth != nil && grouping.isNumeric ? "\(value) NULLS FIRST" : "g.c DESC, \(value) NULLS FIRST"
         let sql = "CREATE TEMP TABLE \(quoteIdentifier(name)) AS SELECT row_number() OVER (ORDER BY \(order)) AS pos, g.value, g.c AS count "
             + "FROM (SELECT v.value, count(*) AS c FROM (\(values.select)) AS v GROUP BY v.value) AS g"
-        groupSQL = sql
-        groupArguments = values.arguments
         let session = source.session
         let drop = { _ = try? session.execute("DROP TABLE IF EXISTS \(table)") }
-        let figures: [SQLValue]
+        let found: [SQLValue]
         do {
             if try source.idTable.watching(progress, { watch, cancel in
                 _ = try session.execute(sql, values.arguments, every: 0.05, watch: watch, cancel: cancel)
@@ -324,16 +310,14 @@ final class PostgresFrequencyTable: FrequencyTable {
                 _ = try session.execute(sql, values.arguments)
             }
             _ = try session.execute("ALTER TABLE \(table) ADD PRIMARY KEY (pos)")
-            figures = try session.query("SELECT count(*), CAST(coalesce(sum(count), 0) AS int8), coalesce(max(count), 0) FROM \(table)").first ?? []
+            found = try session.query("SELECT count(*), CAST(coalesce(sum(count), 0) AS int8), coalesce(max(count), 0) FROM \(table)").first ?? []
         } catch {
             drop()
             throw error
         }
-        func int(_ i: Int) -> Int { i < figures.count ? Int(figures[i].integerValue ?? 0) : 0 }
-        count = int(0)
-        total = int(1)
-        maxCount = int(2)
-        seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        func int(_ i: Int) -> Int { i < found.count ? Int(found[i].integerValue ?? 0) : 0 }
+        figures = FrequencyFigures(attribute: grouping.column.name, binWidth: grouping.binWidth, groupSQL: sql, groupArguments: values.arguments,
+                                   count: int(0), total: int(1), maxCount: int(2), started: started)
     }
 
     deinit { session.executeDetached("DROP TABLE IF EXISTS \(qualifiedName)") }
@@ -363,7 +347,7 @@ final class PostgresFrequencyTable: FrequencyTable {
             }
             values.append(grouping.shown(row[0]))
             if case .text(let text) = row[1] {
-                literals.append("CAST(\(PostgresGrouping.quoteLiteral(text)) AS \(grouping.valueType))")
+                literals.append("CAST(\(quoteLiteral(text)) AS \(grouping.valueType))")
             } else {
                 literals.append("NULL")
             }

@@ -257,8 +257,7 @@ final class PostgresIDTable: IDStore {
         return value
     }
 
-    func refill(_ query: IDQuery, anchors: [Int]) throws -> Int? {
-        let keys = keyed ? try anchors.compactMap { try row(at: $0) } : []
+    func replace(with query: IDQuery) throws {
         let fresh = makeName()
         let (newCount, newLayout) = try build(fresh, query)
         try session.execute("DROP TABLE \(qualifiedName)")
@@ -266,10 +265,6 @@ final class PostgresIDTable: IDStore {
         count = newCount
         layout = newLayout
         analyzed = false
-        for key in keys {
-            if let position = try position(of: key) { return position }
-        }
-        return nil
     }
 
     // MARK: Positions in SQL
@@ -360,10 +355,7 @@ final class PostgresIDTable: IDStore {
         var found = Set<[SQLValue]>()
         let select = columns.map { $0.read("ids") }.joined(separator: ", ")
         let tuple = "(" + columns.map { "ids.\($0.name)" }.joined(separator: ", ") + ")"
-        var offset = 0
-        while offset < rows.count {
-            let chunk = Array(rows[offset..<min(rows.count, offset + 500)])
-            offset += chunk.count
+        for chunk in rows.chunks(of: 500).map(Array.init) {
             let list = chunk.indices.map { placeholders(from: 1 + $0 * columns.count) }.joined(separator: ", ")
             for row in try session.query("SELECT \(select) FROM \(qualifiedName) AS ids WHERE \(tuple) IN (\(list))", chunk.flatMap { $0 }) {
                 found.insert(row)

@@ -77,7 +77,7 @@ final class PostgresResultSource: ResultSource {
 
     var ids: any IDStore { idTable }
     var session: PostgresSession { idTable.session }
-    var isAddressable: Bool { idTable.keyed }
+    var isAddressable: Bool { idTable.keyed && !idTable.columns.isEmpty }
     /// The registered objects of the context that opened the result (0 without one).
     var objectsAlive: Int { context?.registeredObjectCount ?? 0 }
     var packsValues: Bool { false }
@@ -100,9 +100,7 @@ final class PostgresResultSource: ResultSource {
     /// select list are computed for the rows kept, not for every row sorted (a 10M-row top-N
     /// computed them for every row: 5.2 s where the plain `ORDER BY … LIMIT` takes 1.2 s).
     func idQuery(_ request: FetchRequest, select selectList: String?, readAfterLimit: Bool = false) throws -> IDQuery {
-        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
-            throw BatchStoreError(.invalidArgument, "fetchLimit, fetchOffset and fetchBatchSize must not be negative")
-        }
+        try request.checkBounds(batchSize: true)
         let builder = PostgresQueryBuilder(table: table, schema: store.schema, asciiCharacterClasses: store.hasASCIICharacterClasses)
         let condition = try request.predicate.map { " WHERE " + (try builder.compile($0.node)) } ?? ""
         var order = try request.effectiveSortDescriptors.map { try builder.order($0) }

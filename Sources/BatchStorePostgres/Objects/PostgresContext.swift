@@ -27,9 +27,6 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
     private var lookupLease: PostgresSessionLease?
     /// True once the lookup session has the `pg_temp` text functions.
     private var lookupHasTextFunctions = false
-    /// State of features built on the context (Batch/'s undo stack), by type: kept here without
-    /// the context naming a type of a folder that builds on it.
-    private var features: [ObjectIdentifier: AnyObject] = [:]
     /// The most rows one undoable edit may journal (before-images live in temp tables of the
     /// server); an edit over it is rolled back and throws `.tooBigToUndo`.
     public var undoLimit = 1_000_000
@@ -64,13 +61,8 @@ public final class PostgresContext: ValueStreamingContext, ChangedIDStreamingCon
         link.owner = nil
     }
 
-    /// The context's instance of `type`, made by `make` on first use (see ``features``).
-    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S {
-        if let state = features[ObjectIdentifier(type)] as? S { return state }
-        let state = make()
-        features[ObjectIdentifier(type)] = state
-        return state
-    }
+    /// The context's instance of `type` (``ObjectGraph/featureState(_:make:)``).
+    func featureState<S: AnyObject>(_ type: S.Type, make: () -> S) -> S { graph.featureState(type, make: make) }
 
     /// The context's own session for counts, lookups and edits (opened at first use, again after
     /// the server closed it).

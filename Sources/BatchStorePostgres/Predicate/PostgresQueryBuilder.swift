@@ -27,29 +27,19 @@ import Foundation
 final class PostgresQueryBuilder: PredicateDialect {
     static let trueSQL = "TRUE"
     static let falseSQL = "FALSE"
-    let table: PostgresTable
     let schema: PostgresSchema
-    let alias: String
-    /// The LEFT JOINs the key paths compiled so far need.
-    private var paths: KeyPathJoins<PostgresTable>
-    var joins: [String] { paths.joins }
-    private(set) var arguments: [SQLValue] = []
-
     /// True when the database's character classes are ASCII only (`datctype` C or POSIX), so a
     /// MATCHES pattern's `\w`, `\d`, `\s` and `[:alpha:]` would not match non-ASCII text as ICU's do.
     let asciiCharacterClasses: Bool
+    /// The table, its alias and the LEFT JOINs the key paths compiled so far need.
+    package private(set) var paths: KeyPathJoins<PostgresTable>
+    private(set) var arguments: [SQLValue] = []
+    var table: PostgresTable { paths.root }
 
     init(table: PostgresTable, schema: PostgresSchema, alias: String = "t", asciiCharacterClasses: Bool = false) {
-        self.table = table
         self.schema = schema
-        self.alias = alias
         self.asciiCharacterClasses = asciiCharacterClasses
-        paths = KeyPathJoins(alias: alias, destination: { schema.table(named: $0) }, qualifiedName: \.qualifiedSQL)
-    }
-
-    /// `"schema"."table" AS t LEFT JOIN …` for the joins key paths needed so far.
-    var fromClause: String {
-        (["\(table.qualifiedSQL) AS \(alias)"] + joins).joined(separator: " ")
+        paths = KeyPathJoins(table, alias: alias, destination: { schema.table(named: $0) }, qualifiedName: \.qualifiedSQL)
     }
 
     /// Binds `value` and returns its placeholder, cast where a bare parameter would be ambiguous.
@@ -86,7 +76,8 @@ final class PostgresQueryBuilder: PredicateDialect {
     /// What the compiler knows of an expression: its SQL and the kind of its non-NULL values
     /// (PostgreSQL's types make every column's kind certain).
     struct Operand {
-        enum Kind: String { case number, text, blob, null }
+        /// Never `unknown`: every column is of one type.
+        typealias Kind = OperandKind
         var sql: String
         var kind: Kind
         /// The value, when the operand is a constant.
@@ -97,15 +88,6 @@ final class PostgresQueryBuilder: PredicateDialect {
         /// constants, integer arithmetic): their arithmetic runs exactly, in `numeric`.
         var isInteger = false
         var name: String
-
-        static func kind(of value: SQLValue) -> Kind {
-            switch value {
-            case .null: return .null
-            case .integer, .real: return .number
-            case .text: return .text
-            case .blob: return .blob
-            }
-        }
 
         /// The SQL for comparing this operand by code point when it is text.
         var ordered: String { kind == .text ? "(\(sql) COLLATE \"C\")" : sql }
@@ -148,7 +130,7 @@ final class PostgresQueryBuilder: PredicateDialect {
         switch e {
         case .value(let v):
             let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
-            var o = Operand(sql: bind(v), kind: Operand.kind(of: v), constant: v, name: name)
+            var o = Operand(sql: bind(v), kind: Operand.Kind(v), constant: v, name: name)
             if case .integer = v { o.isInteger = true }
             return o
         case .keyPath(let path, let position):
