@@ -36,11 +36,11 @@ public final class ValueFrequencies {
     /// Distinct values (rows of the temp table).
     public var count: Int { table.count }
     /// Rows counted: the result's rows that still exist (the sum of the counts).
-    public var total: Int { table.total }
+    public var total: Int { table.figures.total }
     /// The largest count (the first value's), 0 when there are none.
-    public var maxCount: Int { table.maxCount }
+    public var maxCount: Int { table.figures.maxCount }
     /// How long the grouping took, in seconds.
-    public var seconds: Double { table.seconds }
+    public var seconds: Double { table.figures.seconds }
     /// The width of the bins the numbers were counted in (nil: each value on its own). Binned, a
     /// number `v` counts as its bin's lower bound `floor(v / w) * w`, text and blobs as
     /// themselves, NULL as NULL, and the values come in bin order (NULL, the bins, text, blobs),
@@ -123,9 +123,6 @@ package struct FrequencyFigures: Sendable {
 extension FrequencyTable {
     package var attribute: String { figures.attribute }
     package var count: Int { figures.count }
-    package var total: Int { figures.total }
-    package var maxCount: Int { figures.maxCount }
-    package var seconds: Double { figures.seconds }
     package var binWidth: Int64? { figures.binWidth }
     package var groupSQL: String { figures.groupSQL }
     package var groupArguments: [SQLValue] { figures.groupArguments }
