@@ -34,6 +34,23 @@ import Testing
         #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT id FROM n WHERE id <= 10") } == [0])
     }
 
+    @Test("a delete of no object IDs answers every result type as a delete that matched no row does, and writes nothing")
+    func emptyDeleteAnswersLikeAnEditOfNoRows() throws {
+        let dir = TempDir()
+        let path = try makeNumbers(dir, count: 10)
+        let context = try ManagedObjectContext(store: try PersistentStore(path: path))
+        for type in [BatchResultType.statusOnly, .count, .objectIDs, .changes] {
+            let none = try context.execute(BatchDeleteRequest(objectIDs: [], resultType: type))
+            let noMatch = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "n", predicate: try FetchPredicate(format: "id < 0")), resultType: type))
+            for result in [none, noMatch] {
+                #expect(result.succeeded && result.count == (type == .statusOnly ? nil : 0), "\(type): \(String(describing: result.count))")
+                #expect(result.objectIDs == (type == .objectIDs ? [] : nil), "\(type)")
+                #expect((result.changes != nil) == (type == .objectIDs || type == .changes) && result.changes?.isEmpty != false, "\(type)")
+            }
+        }
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM n") } == 10)
+    }
+
     static let sql = """
         CREATE TABLE director(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
         CREATE TABLE movie(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER, votes INTEGER CHECK (votes >= 0),
