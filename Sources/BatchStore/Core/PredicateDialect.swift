@@ -208,7 +208,7 @@ package enum OperandKind: String, Sendable {
 /// A statement compiler of one engine: the comparisons it writes its own way (binding, casts, the
 /// `IS` forms, folding, regular expressions). The walk over a predicate's logic, with
 /// NSPredicate's two-valued NOT, is written once, here.
-package protocol PredicateDialect: AnyObject {
+package protocol PredicateDialect: ExpressionDialect {
     associatedtype Table: KeyPathTable
     /// The statement's table, its alias and the LEFT JOINs the key paths compiled so far need.
     var paths: KeyPathJoins<Table> { get }

@@ -26,7 +26,7 @@ package final class QueryBuilder: PredicateDialect {
 
     /// Binds `value` and returns its placeholder. GRDB binds text up to its first NUL, so text that
     /// holds one is bound as its UTF-8 bytes and cast back: `CAST(? AS TEXT)` keeps every byte.
-    func bind(_ value: SQLValue) -> String {
+    package func bind(_ value: SQLValue) -> String {
         if case .text(let s) = value, s.utf8.contains(0) {
             arguments.append(.blob(Data(s.utf8)))
             return "CAST(? AS TEXT)"
@@ -63,92 +63,58 @@ package final class QueryBuilder: PredicateDialect {
 
     // MARK: Expressions
 
-    /// What the compiler knows of an expression's values before any row is read.
-    struct Operand {
-        typealias Kind = OperandKind
-        var sql: String
-        /// The kind of every non-NULL value, as far as the schema says (`unknown`: rows decide).
-        var kind: Kind
-        /// True when every non-NULL value is surely of `kind` (constants, arithmetic), false when a
-        /// row may hold another kind (a column: SQLite stores any value in any column).
-        var certain: Bool
-        /// The column's affinity when the operand is a bare column reference (SQLite converts the
-        /// other side of a comparison to it).
-        var affinity: String?
-        /// The value, when the operand is a constant.
-        var constant: SQLValue?
-        /// What to call the operand in an error.
-        var name: String
+    /// The column a key path ends at: its kind is what the column's affinity promises, never
+    /// certain (SQLite stores any value in any column) but for the rowid.
+    package func keyPathOperand(_ path: [String], at column: Int) throws -> Operand {
+        let (sql, affinity, isRowid) = try resolve(path, at: column)
+        return Operand(sql: sql, kind: Self.kind(ofAffinity: affinity), certain: isRowid, affinity: affinity,
+                       name: "\(path.joined(separator: ".")) (\(affinity == "BLOB" ? "untyped" : affinity) column)")
+    }
 
-        /// The `typeof()` names of `kind`.
-        var typeNames: String {
-            switch kind {
-            case .number: return "'integer', 'real'"
-            case .text: return "'text'"
-            case .blob: return "'blob'"
-            case .null, .unknown: return ""
-            }
-        }
-
-        /// The kind a column's affinity promises for the purpose of errors: INTEGER and REAL hold
-        /// numbers, TEXT holds text; NUMERIC (dates, decimals) and BLOB columns hold anything.
-        static func kind(ofAffinity affinity: String) -> Kind {
-            switch affinity {
-            case "INTEGER", "REAL": return .number
-            case "TEXT": return .text
-            default: return .unknown
-            }
+    /// The kind a column's affinity promises for the purpose of errors: INTEGER and REAL hold
+    /// numbers, TEXT holds text; NUMERIC (dates, decimals) and BLOB columns hold anything.
+    static func kind(ofAffinity affinity: String) -> OperandKind {
+        switch affinity {
+        case "INTEGER", "REAL": return .number
+        case "TEXT": return .text
+        default: return .unknown
         }
     }
 
-    func compile(_ e: ExpressionNode) throws -> String { try operand(e).sql }
+    /// The `typeof()` names of an operand's kind.
+    static func typeNames(_ o: Operand) -> String {
+        switch o.kind {
+        case .number: return "'integer', 'real'"
+        case .text: return "'text'"
+        case .blob: return "'blob'"
+        case .null, .unknown: return ""
+        }
+    }
 
-    /// Compiles an expression, folding text for `[c]` / `[d]` when `flags` says so.
-    func operand(_ e: ExpressionNode, fold flags: Int = 0) throws -> Operand {
-        if flags != 0 {
-            if case .value(.text(let s)) = e {
-                let folded = SQLValue.text(SQLFunctions.fold(s, flags: flags))
-                return Operand(sql: bind(folded), kind: .text, certain: true, constant: folded, name: s.debugDescription)
-            }
-            var o = try operand(e)
-            if o.constant == nil {
-                o.sql = "bs_fold(\(o.sql), \(flags))"
-                o.affinity = nil
-            }
-            return o
+    package func folded(_ o: Operand, _ flags: Int) -> Operand {
+        var o = o
+        o.sql = "bs_fold(\(o.sql), \(flags))"
+        o.affinity = nil
+        return o
+    }
+
+    package func negated(_ o: Operand) -> Operand {
+        Operand(sql: "(-\(o.sql))", kind: .number, name: "an arithmetic expression")
+    }
+
+    package func concatenation(_ l: Operand, after left: ExpressionNode, _ r: Operand) -> Operand {
+        Operand(sql: chained(l.sql, after: left, "||", r.sql), kind: .text, name: "a concatenation")
+    }
+
+    package func arithmetic(_ l: Operand, _ op: String, _ r: Operand, after left: ExpressionNode) -> Operand {
+        let sql: String
+        switch op {
+        // NSExpression divides as floating point: 9 / 4 is 2.25, not 2.
+        case "/": sql = "(CAST(\(l.sql) AS REAL) / \(r.sql))"
+        case "**": sql = "bs_pow(\(l.sql), \(r.sql))"
+        default: sql = chained(l.sql, after: left, op, r.sql)
         }
-        switch e {
-        case .value(let v):
-            let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
-            return Operand(sql: bind(v), kind: Operand.Kind(v), certain: true, constant: v, name: name)
-        case .keyPath(let path, let column):
-            let (sql, affinity, isRowid) = try resolve(path, at: column)
-            return Operand(sql: sql, kind: Operand.kind(ofAffinity: affinity), certain: isRowid, affinity: affinity,
-                           name: "\(path.joined(separator: ".")) (\(affinity == "BLOB" ? "untyped" : affinity) column)")
-        case .negate(let inner):
-            let o = try operand(inner)
-            try requireNumber(o, for: "-")
-            return Operand(sql: "(-\(o.sql))", kind: .number, certain: true, name: "an arithmetic expression")
-        case .binary(let op, let l, let r):
-            let lo = try operand(l), ro = try operand(r)
-            if op == "||" {
-                return Operand(sql: chained(lo.sql, after: l, op, ro.sql), kind: .text, certain: true, name: "a concatenation")
-            }
-            try requireNumber(lo, for: op)
-            try requireNumber(ro, for: op)
-            let sql: String
-            switch op {
-            // NSExpression divides as floating point: 9 / 4 is 2.25, not 2.
-            case "/": sql = "(CAST(\(lo.sql) AS REAL) / \(ro.sql))"
-            case "**": sql = "bs_pow(\(lo.sql), \(ro.sql))"
-            default: sql = chained(lo.sql, after: l, op, ro.sql)
-            }
-            return Operand(sql: sql, kind: .number, certain: true, name: "an arithmetic expression")
-        case .function(let name, let args, let column):
-            return try compileFunction(name, args, column: column)
-        case .list:
-            throw BatchStoreError(.invalidQuery, "a list {…} fits only after IN or BETWEEN, or before CONTAINS")
-        }
+        return Operand(sql: sql, kind: .number, name: "an arithmetic expression")
     }
 
     /// `(lhs op rhs)`; when the left side is itself `(… op2 …)` with `op2` of `op`'s level (`+ -`,
@@ -163,18 +129,9 @@ package final class QueryBuilder: PredicateDialect {
         return "(\(lhs) \(op) \(rhs))"
     }
 
-    private func requireNumber(_ o: Operand, for op: String) throws {
-        guard o.kind == .number || o.kind == .unknown || o.kind == .null else {
-            throw BatchStoreError(.invalidQuery, "'\(op)' needs numbers, and \(o.name) is \(o.kind == .text ? "text" : "a blob")")
-        }
-    }
-
-    private func compileFunction(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
-        // An unknown name first; then the arguments, whose errors come before a wrong count.
-        try PredicateFunctions.checkName(name, column: column)
-        let compiled = try args.map { try operand($0).sql }
-        try PredicateFunctions.check(name, arguments: args.count, column: column)
-        func result(_ sql: String, _ kind: Operand.Kind, certain: Bool) -> Operand {
+    package func call(_ name: String, _ arguments: [Operand], column: Int) throws -> Operand {
+        let compiled = arguments.map(\.sql)
+        func result(_ sql: String, _ kind: OperandKind, certain: Bool) -> Operand {
             Operand(sql: sql, kind: kind, certain: certain, name: "\(name)()")
         }
         switch name {
@@ -225,7 +182,7 @@ package final class QueryBuilder: PredicateDialect {
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
         let pair = columnAndConstant(lo, ro)
         if let (column, constant) = pair, converts(column, constant) {
-            let guarded = "\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(constant.typeNames))"
+            let guarded = "\(lo.sql) = \(binary(ro.sql)) AND typeof(\(column.sql)) IN (\(Self.typeNames(constant)))"
             return negated ? "NOT coalesce(\(guarded), 0)" : "(\(guarded))"
         }
         if pair != nil || (lo.constant != nil || ro.constant != nil) && lo.affinity == nil && ro.affinity == nil {
@@ -246,14 +203,14 @@ package final class QueryBuilder: PredicateDialect {
     package func ordering(_ l: ExpressionNode, _ op: ComparisonOperator, _ flags: Int, _ r: ExpressionNode) throws -> String {
         if l == .value(.null) || r == .value(.null) { return "0" }
         let lo = try operand(l, fold: flags), ro = try operand(r, fold: flags)
-        let known: Set<Operand.Kind> = [.number, .text, .blob]
+        let known: Set<OperandKind> = [.number, .text, .blob]
         if known.contains(lo.kind), known.contains(ro.kind), lo.kind != ro.kind {
             throw BatchStoreError(.invalidQuery, "cannot order \(lo.name) (\(lo.kind.rawValue)) against \(ro.name) (\(ro.kind.rawValue)) with \(op.rawValue): NSPredicate compares numbers with numbers and text with text")
         }
         let comparison = "\(lo.sql) \(op.rawValue) \(binary(ro.sql))"
         if lo.certain && ro.certain && lo.kind == ro.kind { return "(\(comparison))" }
         if let (column, constant) = columnAndConstant(lo, ro) {
-            if !converts(column, constant), Operand.Kind(constant.constant ?? .null) == .number {
+            if !converts(column, constant), OperandKind(constant.constant ?? .null) == .number {
                 // SQLite orders NULL < numbers < text < blobs. Below a number, only numbers
                 // (NULL never compares); above it, text and blobs too, which `column < ''` (''
                 // is the least text) leaves out. A comparison, not a typeof() per row (a 2.5M-row
@@ -270,15 +227,15 @@ package final class QueryBuilder: PredicateDialect {
             // Where the column's affinity would convert the constant ("2020" to 2020 in a DATE
             // column), compare without affinity, as text with text.
             let plain = converts(column, constant) ? "\(unaffine(lo)) \(op.rawValue) \(binary(unaffine(ro)))" : comparison
-            return "(\(plain) AND typeof(\(column.sql)) IN (\(constant.typeNames)))"
+            return "(\(plain) AND typeof(\(column.sql)) IN (\(Self.typeNames(constant))))"
         }
         // A column against an expression of one known kind: no affinity, and a typeof() guard.
         let plain = "\(unaffine(lo)) \(op.rawValue) \(binary(unaffine(ro)))"
         if lo.affinity != nil, ro.affinity == nil, ro.certain, known.contains(ro.kind) {
-            return "(\(plain) AND typeof(\(lo.sql)) IN (\(ro.typeNames)))"
+            return "(\(plain) AND typeof(\(lo.sql)) IN (\(Self.typeNames(ro))))"
         }
         if ro.affinity != nil, lo.affinity == nil, lo.certain, known.contains(lo.kind) {
-            return "(\(plain) AND typeof(\(ro.sql)) IN (\(lo.typeNames)))"
+            return "(\(plain) AND typeof(\(ro.sql)) IN (\(Self.typeNames(lo))))"
         }
         // Kinds decided row by row: bs_cmp is NULL for nil or for two kinds, else -1, 0 or 1.
         return "(bs_cmp(\(lo.sql), \(ro.sql)) \(op.rawValue) 0)"
@@ -294,7 +251,7 @@ package final class QueryBuilder: PredicateDialect {
         let probe = try QueryBuilder(copying: self).operand(e, fold: flags)
         var grouped: [ExpressionNode] = [], single: [ExpressionNode] = []
         for item in others {
-            if case .value(let v) = item, probe.affinity == nil || !converts(probe, Operand(sql: "", kind: Operand.Kind(v), certain: true, constant: v, name: "")) {
+            if case .value(let v) = item, probe.affinity == nil || !converts(probe, Operand(sql: "", kind: OperandKind(v), constant: v, name: "")) {
                 grouped.append(item)
             } else {
                 single.append(item)
@@ -361,7 +318,7 @@ package final class QueryBuilder: PredicateDialect {
     /// "an INTEGER" or "a REAL" for a column of that affinity.
     package func numberColumnType(_ path: [String], at column: Int) throws -> String? {
         let affinity = try QueryBuilder(copying: self).resolve(path, at: column).affinity
-        guard Operand.kind(ofAffinity: affinity) == .number else { return nil }
+        guard Self.kind(ofAffinity: affinity) == .number else { return nil }
         return affinity == "INTEGER" ? "an INTEGER" : "a \(affinity)"
     }
 
@@ -376,7 +333,7 @@ package final class QueryBuilder: PredicateDialect {
     /// another kind (numeric affinity turns text that looks like a number into a number; TEXT
     /// affinity turns numbers into text).
     private func converts(_ column: Operand, _ constant: Operand) -> Bool {
-        switch (column.affinity, Operand.Kind(constant.constant ?? .null)) {
+        switch (column.affinity, OperandKind(constant.constant ?? .null)) {
         case ("INTEGER", .text), ("REAL", .text), ("NUMERIC", .text): return true
         case ("TEXT", .number): return true
         default: return false

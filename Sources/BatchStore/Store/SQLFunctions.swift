@@ -22,15 +22,7 @@ import GRDBSQLite
 ///   `needle`, or matches it as an NSPredicate LIKE pattern (3); an empty needle is found in
 ///   nothing; NULL when either is not text.
 /// - `bs_pow(a, b)`: `a ** b` as a real; NULL unless both are numbers.
-package enum SQLFunctions {
-    package static func fold(_ s: String, flags: Int) -> String {
-        var options: String.CompareOptions = []
-        if flags & 1 != 0 { options.insert(.caseInsensitive) }
-        if flags & 2 != 0 { options.insert(.diacriticInsensitive) }
-        if options.isEmpty { return s }
-        return s.folding(options: options, locale: nil)
-    }
-
+extension SQLFunctions {
     typealias Body = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
 
     static func register(in db: Database) {

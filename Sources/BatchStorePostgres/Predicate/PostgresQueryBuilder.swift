@@ -73,125 +73,75 @@ final class PostgresQueryBuilder: PredicateDialect {
 
     // MARK: Operands
 
-    /// What the compiler knows of an expression: its SQL and the kind of its non-NULL values
-    /// (PostgreSQL's types make every column's kind certain).
-    struct Operand {
-        /// Never `unknown`: every column is of one type.
-        typealias Kind = OperandKind
-        var sql: String
-        var kind: Kind
-        /// The value, when the operand is a constant.
-        var constant: SQLValue?
-        /// True for a bare column reference (its kind is the column's).
-        var isColumn = false
-        /// True for numbers that are surely integers (integer and boolean columns, integer
-        /// constants, integer arithmetic): their arithmetic runs exactly, in `numeric`.
-        var isInteger = false
-        var name: String
-
-        /// The SQL for comparing this operand by code point when it is text.
-        var ordered: String { kind == .text ? "(\(sql) COLLATE \"C\")" : sql }
-    }
-
-    /// The operand a column of the row under `alias` is, as its value kind reads it.
+    /// The operand a column of the row under `alias` is, as its value kind reads it (PostgreSQL's
+    /// types make every column's kind certain).
     static func columnOperand(_ column: PostgresColumn, alias: String, name: String) -> Operand {
         let sql = "\(alias).\(quoteIdentifier(column.name))"
         switch column.kind {
-        case .integer: return Operand(sql: column.baseTypeOID == 26 ? "\(sql)::int8" : sql, kind: .number, isColumn: true, isInteger: true, name: name)
-        case .real, .numeric: return Operand(sql: sql, kind: .number, isColumn: true, name: name)
-        case .boolean: return Operand(sql: "\(sql)::int", kind: .number, isColumn: true, isInteger: true, name: name)
-        case .blob: return Operand(sql: sql, kind: .blob, isColumn: true, name: name)
+        case .integer: return Operand(sql: column.baseTypeOID == 26 ? "\(sql)::int8" : sql, kind: .number, isInteger: true, name: name)
+        case .real, .numeric: return Operand(sql: sql, kind: .number, name: name)
+        case .boolean: return Operand(sql: "\(sql)::int", kind: .number, isInteger: true, name: name)
+        case .blob: return Operand(sql: sql, kind: .blob, name: name)
         case .text where [25, 1043].contains(column.baseTypeOID):
-            return Operand(sql: sql, kind: .text, isColumn: true, name: name)
+            return Operand(sql: sql, kind: .text, name: name)
         case .text, .timestamp, .json, .uuid, .array:
-            return Operand(sql: "\(sql)::text", kind: .text, isColumn: true, name: name)
+            return Operand(sql: "\(sql)::text", kind: .text, name: name)
         }
     }
 
     /// The SQL of a key path's column, as its kind compares and sorts.
-    func column(for path: [String], at position: Int = 0) throws -> Operand {
+    func keyPathOperand(_ path: [String], at position: Int = 0) throws -> Operand {
         let (columnAlias, column) = try resolve(path, at: position)
         return Self.columnOperand(column, alias: columnAlias, name: "\(path.joined(separator: ".")) (\(column.declaredType) column)")
     }
 
-    func operand(_ e: ExpressionNode, fold flags: Int = 0) throws -> Operand {
-        if flags != 0 {
-            if case .value(.text(let s)) = e {
-                let folded = SQLValue.text(SQLFunctions.fold(s, flags: flags))
-                return Operand(sql: bind(folded), kind: .text, constant: folded, name: s.debugDescription)
-            }
-            var o = try operand(e)
-            if o.constant == nil, o.kind == .text {
-                o.sql = "pg_temp.bs_fold_\(flags & 3 == 3 ? "cd" : flags & 1 != 0 ? "c" : "d")(\(o.sql))"
-                o.isColumn = false
-            }
-            return o
+    func folded(_ o: Operand, _ flags: Int) -> Operand {
+        guard o.kind == .text else { return o }
+        var o = o
+        o.sql = "pg_temp.bs_fold_\(flags & 3 == 3 ? "cd" : flags & 1 != 0 ? "c" : "d")(\(o.sql))"
+        return o
+    }
+
+    func negated(_ o: Operand) -> Operand {
+        Operand(sql: o.isInteger ? "(-(\(o.sql))::numeric)" : "(-(\(o.sql))::float8)", kind: .number, isInteger: o.isInteger, name: "an arithmetic expression")
+    }
+
+    func concatenation(_ l: Operand, after left: ExpressionNode, _ r: Operand) -> Operand {
+        Operand(sql: "(\(textForm(l)) || \(textForm(r)))", kind: .text, name: "a concatenation")
+    }
+
+    func arithmetic(_ lo: Operand, _ op: String, _ ro: Operand, after left: ExpressionNode) -> Operand {
+        let sql: String
+        var integer = false
+        switch op {
+        // NSExpression divides as floating point (9 / 4 is 2.25); SQLite gives NULL for / 0.
+        case "/": sql = "((\(lo.sql))::float8 / NULLIF((\(ro.sql))::float8, 0))"
+        // SQLite's bs_pow: nil where pow() is not finite (a negative base and a fractional
+        // exponent, zero to a negative power), where PostgreSQL's power() fails.
+        case "**":
+            let (b, e) = ("(\(lo.sql))::float8", "(\(ro.sql))::float8")
+            sql = "(CASE WHEN (\(b) < 0 AND \(e) <> trunc(\(e))) OR (\(b) = 0 AND \(e) < 0) THEN NULL ELSE power(\(b), \(e)) END)"
+        // SQLite's %: both sides as integers, nil for a zero divisor, the dividend's sign.
+        case "%":
+            sql = "(trunc((\(lo.sql))::numeric) % NULLIF(trunc((\(ro.sql))::numeric), 0))"
+            integer = true
+        default:
+            // Integers add, subtract and multiply exactly (numeric never overflows, where
+            // SQLite turns an overflowing integer into a real); anything with a real, as reals.
+            integer = lo.isInteger && ro.isInteger
+            let cast = integer ? "numeric" : "float8"
+            sql = "((\(lo.sql))::\(cast) \(op) (\(ro.sql))::\(cast))"
         }
-        switch e {
-        case .value(let v):
-            let name = v.isText ? (v.textValue ?? "").debugDescription : v.description
-            var o = Operand(sql: bind(v), kind: Operand.Kind(v), constant: v, name: name)
-            if case .integer = v { o.isInteger = true }
-            return o
-        case .keyPath(let path, let position):
-            return try column(for: path, at: position)
-        case .negate(let inner):
-            let o = try operand(inner)
-            try requireNumber(o, for: "-")
-            return Operand(sql: o.isInteger ? "(-(\(o.sql))::numeric)" : "(-(\(o.sql))::float8)", kind: .number, isInteger: o.isInteger, name: "an arithmetic expression")
-        case .binary(let op, let l, let r):
-            let lo = try operand(l), ro = try operand(r)
-            if op == "||" {
-                return Operand(sql: "(\(textForm(lo)) || \(textForm(ro)))", kind: .text, name: "a concatenation")
-            }
-            try requireNumber(lo, for: op)
-            try requireNumber(ro, for: op)
-            let sql: String
-            var integer = false
-            switch op {
-            // NSExpression divides as floating point (9 / 4 is 2.25); SQLite gives NULL for / 0.
-            case "/": sql = "((\(lo.sql))::float8 / NULLIF((\(ro.sql))::float8, 0))"
-            // SQLite's bs_pow: nil where pow() is not finite (a negative base and a fractional
-            // exponent, zero to a negative power), where PostgreSQL's power() fails.
-            case "**":
-                let (b, e) = ("(\(lo.sql))::float8", "(\(ro.sql))::float8")
-                sql = "(CASE WHEN (\(b) < 0 AND \(e) <> trunc(\(e))) OR (\(b) = 0 AND \(e) < 0) THEN NULL ELSE power(\(b), \(e)) END)"
-            // SQLite's %: both sides as integers, nil for a zero divisor, the dividend's sign.
-            case "%":
-                sql = "(trunc((\(lo.sql))::numeric) % NULLIF(trunc((\(ro.sql))::numeric), 0))"
-                integer = true
-            default:
-                // Integers add, subtract and multiply exactly (numeric never overflows, where
-                // SQLite turns an overflowing integer into a real); anything with a real, as reals.
-                integer = lo.isInteger && ro.isInteger
-                let cast = integer ? "numeric" : "float8"
-                sql = "((\(lo.sql))::\(cast) \(op) (\(ro.sql))::\(cast))"
-            }
-            return Operand(sql: sql, kind: .number, isInteger: integer, name: "an arithmetic expression")
-        case .function(let name, let args, let position):
-            return try function(name, args, column: position)
-        case .list:
-            throw BatchStoreError(.invalidQuery, "a list {…} fits only after IN or BETWEEN, or before CONTAINS")
-        }
+        return Operand(sql: sql, kind: .number, isInteger: integer, name: "an arithmetic expression")
     }
 
     /// The operand as text (numbers and blobs in their text form).
     func textForm(_ o: Operand) -> String { o.kind == .text ? o.sql : "(\(o.sql))::text" }
 
-    func requireNumber(_ o: Operand, for op: String) throws {
-        guard o.kind == .number || o.kind == .null else {
-            throw BatchStoreError(.invalidQuery, "'\(op)' needs numbers, and \(o.name) is \(o.kind == .text ? "text" : "a blob")")
-        }
-    }
-
-    func function(_ name: String, _ args: [ExpressionNode], column: Int) throws -> Operand {
-        // An unknown name first; then the arguments, whose errors come before a wrong count.
-        try PredicateFunctions.checkName(name, column: column)
-        let operands = try args.map { try operand($0) }
-        try PredicateFunctions.check(name, arguments: args.count, column: column)
-        func result(_ sql: String, _ kind: Operand.Kind) -> Operand { Operand(sql: sql, kind: kind, name: "\(name)()") }
+    func call(_ name: String, _ operands: [Operand], column: Int) throws -> Operand {
+        func result(_ sql: String, _ kind: OperandKind) -> Operand { Operand(sql: sql, kind: kind, name: "\(name)()") }
         /// The kind shared by every non-nil operand, or an error naming the two kinds met.
-        func commonKind() throws -> Operand.Kind {
+        func commonKind() throws -> OperandKind {
             let kinds = Set(operands.map(\.kind)).subtracting([.null])
             guard kinds.count <= 1 else {
                 throw BatchStoreError(.invalidQuery, "\(name)() at column \(column) mixes \(kinds.map(\.rawValue).sorted().joined(separator: " and ")), which a PostgreSQL column cannot hold together")
@@ -372,7 +322,7 @@ final class PostgresQueryBuilder: PredicateDialect {
 
     /// `expr ASC NULLS FIRST` / `expr DESC NULLS LAST`, text by code point: SQLite's order.
     func order(_ sort: BatchStore.SortDescriptor) throws -> String {
-        let o = try column(for: sort.keyPath)
+        let o = try keyPathOperand(sort.keyPath)
         return "\(o.ordered) \(sort.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"
     }
 
@@ -387,4 +337,9 @@ final class PostgresQueryBuilder: PredicateDialect {
     private convenience init(copying other: PostgresQueryBuilder) {
         self.init(table: other.table, schema: other.schema, alias: other.alias)
     }
+}
+
+extension Operand {
+    /// The SQL for comparing this operand by code point when it is text.
+    var ordered: String { kind == .text ? "(\(sql) COLLATE \"C\")" : sql }
 }
