@@ -29,6 +29,8 @@ struct Browse: ParsableCommand {
     }
 
     func run() throws {
+        // A query that cannot run is refused before the demo database is made.
+        if let query = view.query { _ = try readQueryOption(query) }
         let paths = databases.isEmpty ? [try DemoDatabase.ensureInCache(rows: demoRows)] : databases
         var opened = try view.open(paths)
         // Up and Down recall earlier prompts across runs; `snapshot` keeps no history.
@@ -54,6 +56,9 @@ struct ViewOptions: ParsableArguments {
     @Option(help: "The table or view to open (without it, a list to pick from).")
     var table: String?
 
+    @Option(help: "Instead of a table, the result of one read-only SQL query (SELECT, WITH … SELECT or VALUES), or @FILE to read it from a file: browsed, filtered, sorted and searched like a view, read-only. One SQLite file.")
+    var query: String?
+
     @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990'.")
     var predicate: String?
 
@@ -68,16 +73,19 @@ struct ViewOptions: ParsableArguments {
 
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+        if table != nil && query != nil { throw ValidationError("give --table or --query, not both") }
     }
 
     /// The files at `paths` (each must exist), checked against the table, filter and sort before
     /// any screen is drawn.
     /// A PostgreSQL URL (one, alone) opens the database it names instead.
     func open(_ paths: [String]) throws -> OpenedView {
+        let query = try self.query.map(readQueryOption)
+        if query != nil { try refuseQuery(on: paths) }
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
         var options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
-                                     readOnlyReason: readOnly ? "opened with --read-only" : nil)
+                                     readOnlyReason: query != nil ? "a query's result is read-only" : readOnly ? "opened with --read-only" : nil)
         let environment = ProcessInfo.processInfo.environment
         options.osc52 = environment["FAULTLINE_OSC52"] == "1"
         options.copyDirectory = Self.stateFolder(environment)
@@ -87,7 +95,11 @@ struct ViewOptions: ParsableArguments {
             if let table { _ = try server.entity(named: table) }
             return OpenedView(stores: [], coordinator: nil, server: server, options: options)
         }
-        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly)) }
+        // A query's result is read-only, and its file is opened so: SQLite itself then refuses
+        // any write a query might still hide.
+        let readOnly = self.readOnly || query != nil
+        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly, query: query)) }
+        if let entity = stores.first?.queryEntity { options.table = entity.name }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {
             if let coordinator { _ = try coordinator.entities(named: table) } else { _ = try stores[0].entity(named: table) }

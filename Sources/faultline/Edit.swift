@@ -32,7 +32,7 @@ struct TableOptions: ParsableArguments {
     }
 
     @Option(help: "The table (export also reads a view).")
-    var table: String
+    var table: String?
 
     @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"'.")
     var predicate: String?
@@ -42,15 +42,20 @@ struct TableOptions: ParsableArguments {
     /// The file's context, or with several files a context over them (over the `--stores` named,
     /// in the files' order, after checking each has the table), the table's entity, and how many
     /// stores have it.
-    func open(_ options: PersistentStore.Options) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
+    /// With `query` (export's `--query`), its result instead of the table.
+    func open(_ options: PersistentStore.Options, query: String? = nil) throws -> (context: any FetchingContext, entity: Entity, stores: Int) {
+        if query != nil { try refuseQuery(on: databases) }
+        let table = self.table ?? PersistentStore.queryEntityName
         if let postgresURL {
             let context = try serverContext(postgresURL)
             return (context, try context.entity(named: table), 1)
         }
+        var options = options
+        options.query = query
         let stores = try databases.map { try PersistentStore(path: $0, options: options) }
         if stores.count == 1 {
             let context = try ManagedObjectContext(store: stores[0])
-            return (context, try context.entity(named: table), 1)
+            return (context, try stores[0].queryEntity ?? context.entity(named: table), 1)
         }
         let all = try PersistentStoreCoordinator(stores: stores)
         let entities = try all.entities(named: table, in: storeList)
@@ -58,6 +63,33 @@ struct TableOptions: ParsableArguments {
         let chosen = try storeList.map { names in try PersistentStoreCoordinator(stores: all.stores.filter { names.contains($0.name) }) } ?? all
         return (try CoordinatedContext(coordinator: chosen), entities[0], entities.count)
     }
+}
+
+/// The text of a `--query` option: the option itself, or with `@PATH` the file's text (UTF-8, a
+/// byte-order mark left out), checked for what needs no database (``PersistentStore/checkQueryText(_:)``).
+func readQueryOption(_ option: String) throws -> String {
+    var text = option
+    if option.hasPrefix("@") {
+        let path = String(option.dropFirst())
+        guard var data = FileManager.default.contents(atPath: path) else {
+            throw BatchStoreError(.invalidArgument, "--query \(option): cannot read \(path)")
+        }
+        if data.starts(with: [0xEF, 0xBB, 0xBF]) { data.removeFirst(3) }
+        guard let decoded = String(data: data, encoding: .utf8) else {
+            throw BatchStoreError(.invalidArgument, "--query \(option): \(path) is not UTF-8 text")
+        }
+        text = decoded
+    }
+    try PersistentStore.checkQueryText(text)
+    return text
+}
+
+/// Refuses `--query` where it does not run yet: on a PostgreSQL URL, and over several files.
+func refuseQuery(on databases: [String]) throws {
+    if databases.contains(where: isPostgresURL) {
+        throw BatchStoreError(.invalidArgument, "--query reads SQLite files; on a PostgreSQL URL it is not built yet")
+    }
+    if databases.count > 1 { throw BatchStoreError(.invalidArgument, "--query reads one SQLite file; name one") }
 }
 
 /// Options shared by `update` and `delete`.
@@ -76,6 +108,7 @@ struct EditOptions: ParsableArguments {
     var dryRun = false
 
     func validate() throws {
+        guard source.table != nil else { throw ValidationError("name the table with --table") }
         let predicate = source.predicate
         if predicate == nil && !all { throw ValidationError("say which rows with --where, or --all for every row") }
         if predicate != nil && all { throw ValidationError("--where and --all do not go together") }

@@ -11,6 +11,9 @@ struct Export: ParsableCommand {
 
     @OptionGroup var source: TableOptions
 
+    @Option(help: "Instead of a table, the result of one read-only SQL query (SELECT, WITH … SELECT or VALUES), or @FILE to read it from a file. One SQLite file.")
+    var query: String?
+
     @Option(help: "Sort keys: \"col [asc|desc], …\".")
     var sort: String?
 
@@ -27,6 +30,8 @@ struct Export: ParsableCommand {
     var batchSize: Int = 500
 
     func validate() throws {
+        if source.table != nil && query != nil { throw ValidationError("give --table or --query, not both") }
+        if source.table == nil && query == nil { throw ValidationError("name the table with --table, or give --query") }
         guard offset >= 0 else { throw ValidationError("--offset must not be negative") }
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
@@ -36,7 +41,8 @@ struct Export: ParsableCommand {
         // Parse user text before touching the file, so bad usage exits 2 without opening anything.
         let predicate = try source.parsedPredicate()
         let sort = try self.sort.map { try SortDescriptor.parse($0) } ?? []
-        let (context, entity, _) = try source.open(.init(readOnly: true))
+        let query = try self.query.map(readQueryOption)
+        let (context, entity, _) = try source.open(.init(readOnly: true), query: query)
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sort,
                                    fetchLimit: limit ?? 0, fetchOffset: offset)
         // Several files: a first column names each row's store.

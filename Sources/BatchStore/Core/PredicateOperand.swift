@@ -46,9 +46,9 @@ package struct Operand {
     }
 }
 
-/// The SQL one engine writes for each form of expression; the walk over expressions, the order in
+/// The SQL one engine writes for each form of expression. The walk over expressions, the order in
 /// which a call's name, arguments and arity are checked, and the words of every refusal are
-/// ``PredicateDialect``'s, written once.
+/// written once, in this protocol's extension; ``PredicateDialect`` adds the comparisons.
 package protocol ExpressionDialect: AnyObject {
     /// Binds `value` and answers its placeholder.
     func bind(_ value: SQLValue) -> String

@@ -187,6 +187,9 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// Why the engine refuses edits whatever the key (PostgreSQL's: a table browsed by `ctid`, the
     /// role's privileges), or nil.
     package let engineReadOnlyReason: String?
+    /// The SQL of the query whose result this entity is (see `PersistentStore.Options.query`),
+    /// written in its reads as the subquery `(<query>) AS t`; nil for a table or view.
+    public let query: String?
 
     convenience init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
                      relationships: [Relationship], indexedColumns: Set<String>) {
@@ -197,7 +200,9 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// An entity of another engine's table or view, keyed by `keyColumns` (empty: no stable key,
     /// like a view). `kind` is `.withoutRowidTable` for a keyed table, `.view` for the rest.
     package init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
-                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnlyReason: String?) {
+                 relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnlyReason: String?,
+                 query: String? = nil) {
+        self.query = query
         self.explicitKeyColumns = keyColumns
         self.engineReadOnlyReason = readOnlyReason
         self.name = name

@@ -8,8 +8,9 @@ extension BatchFaultingCollection {
     /// match> AND ids.pos > ? AND (<predicate>) ORDER BY ids.pos LIMIT 1`; with several stores, one
     /// such query per store, each stopping at its first match, and the nearest wins.
     /// - Complexity: O(rows between `position` and the match); no rows enter Swift memory.
-    /// - Throws: `.invalidQuery` for a result without row keys (a view): its rows cannot be joined;
-    ///   `.cancelled` when `progress` says `.cancel` (called about every 50 ms while SQLite scans).
+    /// A result without row keys (a view, a query's result) is searched in the values its ID
+    /// table holds, the rows as they were fetched.
+    /// - Throws: `.cancelled` when `progress` says `.cancel` (called about every 50 ms while SQLite scans).
     public func firstPosition(matching predicate: FetchPredicate, after position: Int, backwards: Bool = false,
                               progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> Int? {
         try storage.firstPosition(matching: predicate, after: position, backwards: backwards, progress: progress)

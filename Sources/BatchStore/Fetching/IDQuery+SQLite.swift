@@ -26,6 +26,25 @@ extension IDQuery {
         return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
     }
 
+    /// A search in result order over the ID table of a result without a row key (a view, a
+    /// query), which holds every row's values (`c0, c1, …`): the rows are read from it, renamed as
+    /// the entity's columns, `SELECT t.bs_pos FROM (SELECT pos AS bs_pos, c0 AS "genre", … FROM
+    /// <ids>) AS t WHERE t.bs_pos > ? AND (<predicate>) ORDER BY t.bs_pos LIMIT 1` (`bs_pos_2`… where
+    /// a column is named so): at most one walk of the ID table, and the rows as they were fetched.
+    static func searchOfValues(_ predicate: FetchPredicate, in ids: String, part: Part, idColumns: [String],
+                               after position: Int, backwards: Bool) throws -> IDQuery {
+        // The position's name, unlike every column's (`bs_pos`, else `bs_pos_2`…).
+        let taken = Set(part.entity.attributes.map { $0.name.lowercased() })
+        var pos = "bs_pos", n = 1
+        while taken.contains(pos) { n += 1; pos = "bs_pos_\(n)" }
+        let renamed = zip(idColumns, part.entity.attributes).map { "\($0) AS \(quoteIdentifier($1.name))" }
+        let source = "(SELECT pos AS \(pos), \(renamed.joined(separator: ", ")) FROM \(ids))"
+        let builder = QueryBuilder(entity: part.entity, schema: part.schema, databaseName: part.databaseName, source: source)
+        let condition = try builder.compile(predicate.node)
+        let sql = "SELECT t.\(pos) FROM \(builder.fromClause) WHERE t.\(pos) \(backwards ? "<" : ">") ? AND (\(condition)) ORDER BY t.\(pos) \(backwards ? "DESC" : "ASC") LIMIT 1"
+        return IDQuery(select: sql, arguments: [SQLValue.integer(Int64(position + 1))] + builder.arguments)
+    }
+
     /// A search in result order over a one-store ID table that costs at most about one scan of
     /// the table, however far the match (or with none): first the rows of the next `window`
     /// positions, joined one by one as ``search(_:in:part:match:after:backwards:)`` does (a near

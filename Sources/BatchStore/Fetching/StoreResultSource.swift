@@ -237,7 +237,7 @@ final class StoreResultSource: SQLiteValuesSource {
 
     func searchQueries(_ predicate: FetchPredicate, after position: Int, backwards: Bool) throws -> [IDQuery] {
         let keys = entity.keyColumns
-        guard !keys.isEmpty else { throw BatchStoreError(.invalidQuery, "\(entity.name) has no row key, so it cannot be searched in place") }
+        guard !keys.isEmpty else { return [try IDQuery.searchOfValues(predicate, in: table.qualifiedName, part: Self.part(entity, context), idColumns: idColumns, after: position, backwards: backwards)] }
         let on = zip(keys, idColumns).map { "t.\(quoteIdentifier($0)) = ids.\($1)" }.joined(separator: " AND ")
         // A far match (or none) costs one scan of the table, not a lookup per position between.
         return [try IDQuery.searchByScan(predicate, in: table.qualifiedName, part: Self.part(entity, context), idColumns: idColumns, match: on,

@@ -11,17 +11,23 @@ package final class QueryBuilder: PredicateDialect {
     let allowsJoins: Bool
     /// The attached database the tables live in: `main`, or a coordinator's alias for a store.
     let databaseName: String
+    let source: String?
     /// The entity, its alias and the LEFT JOINs the key paths compiled so far need.
     package private(set) var paths: KeyPathJoins<Entity>
     private(set) var arguments: [SQLValue] = []
     var entity: Entity { paths.root }
 
-    init(entity: Entity, schema: Schema, alias: String = "t", allowsJoins: Bool = true, databaseName: String = "main") {
+    /// `source`, when given, is the FROM item read in place of `entity`'s table (a subquery whose
+    /// columns are named as the entity's); a query's entity is read as `(<query>)`.
+    init(entity: Entity, schema: Schema, alias: String = "t", allowsJoins: Bool = true, databaseName: String = "main", source: String? = nil) {
         self.schema = schema
         self.allowsJoins = allowsJoins
         self.databaseName = databaseName
-        paths = KeyPathJoins(entity, alias: alias, destination: { schema.entity(named: $0) },
-                             qualifiedName: { "\(databaseName).\(quoteIdentifier($0.name))" })
+        self.source = source
+        paths = KeyPathJoins(entity, alias: alias, destination: { schema.entity(named: $0) }, qualifiedName: { table in
+            if let source, table === entity { return source }
+            return table.query.map { "(\($0))" } ?? "\(databaseName).\(quoteIdentifier(table.name))"
+        })
     }
 
     /// Binds `value` and returns its placeholder. GRDB binds text up to its first NUL, so text that
@@ -346,7 +352,7 @@ package final class QueryBuilder: PredicateDialect {
     /// A builder over the same entity whose bound arguments are thrown away (for looking at an
     /// operand's kind without binding it into this builder's SQL).
     private convenience init(copying other: QueryBuilder) {
-        self.init(entity: other.entity, schema: other.schema, alias: other.alias, allowsJoins: other.allowsJoins, databaseName: other.databaseName)
+        self.init(entity: other.entity, schema: other.schema, alias: other.alias, allowsJoins: other.allowsJoins, databaseName: other.databaseName, source: other.source)
     }
 
     /// Escapes GLOB's special characters so text matches literally.

@@ -23,9 +23,15 @@ public final class PersistentStore: Sendable {
         /// Switch the file to WAL journaling just before a context's first write (a batch request,
         /// `save()`, `undo()`), not on open: a session that only reads leaves the file as it was.
         public var walAtFirstWrite: Bool
+        /// One read-only SQL query (a SELECT, WITH … SELECT or VALUES) whose result the store
+        /// offers as one more read-only entity, ``PersistentStore/queryEntity``: browsed, filtered,
+        /// sorted, searched and exported like a view, its rows kept by position. Anything else
+        /// (a write, a PRAGMA, ATTACH, a second statement) is refused when the store opens.
+        public var query: String?
 
         public init(readOnly: Bool = false, create: Bool = false, busyTimeout: Double = 5, name: String? = nil, useWAL: Bool = false,
-                    walAtFirstWrite: Bool = false) {
+                    walAtFirstWrite: Bool = false, query: String? = nil) {
+            self.query = query
             self.readOnly = readOnly
             self.create = create
             self.busyTimeout = busyTimeout
@@ -41,8 +47,10 @@ public final class PersistentStore: Sendable {
     public let name: String
     /// True when opened read-only or when the file itself cannot be written.
     public let isReadOnly: Bool
-    /// Tables and views, read when the store was opened.
+    /// Tables and views, read when the store was opened (and the result of ``Options/query``).
     public let schema: Schema
+    /// The entity of ``Options/query``'s result, or nil.
+    public var queryEntity: Entity? { schema.entities.last { $0.query != nil } }
     let options: Options
 
     /// Opens the SQLite file at `path`.
@@ -74,7 +82,14 @@ public final class PersistentStore: Sendable {
                     // Where the file allows it: a read-only directory or a locked file keeps its mode.
                     _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 }
-                let schema = try Self.readSchema(db, storeName: storeName)
+                var schema = try Self.readSchema(db, storeName: storeName)
+                if let query = options.query {
+                    let taken = Set(schema.entities.map { $0.name.lowercased() })
+                    var name = Self.queryEntityName, n = 1
+                    while taken.contains(name) { n += 1; name = "\(Self.queryEntityName)_\(n)" }
+                    let entity = try Self.queryEntity(db, sql: query, name: name, storeName: storeName)
+                    schema = Schema(entities: schema.entities + [entity], unreadableViews: schema.unreadableViews)
+                }
                 let readOnly = options.readOnly || sqlite3_db_readonly(db.sqliteConnection, "main") == 1
                 return (schema, readOnly)
             }

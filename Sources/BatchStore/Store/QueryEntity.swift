@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The result of one read-only SQL query as an entity: its columns are the query's result
+/// columns, its rows have no stable key (they are kept by position, like a view's), and every read
+/// a result makes of it (the ID fetch, filters, sorts, searches, frequencies, exports) names it
+/// as the subquery `(<query>) AS t`.
+extension PersistentStore {
+    /// What a query entity is called when no table is (the next free `query_2`, `query_3`… else).
+    public static let queryEntityName = "query"
+
+    /// Checks that `sql` is one statement that only reads, and answers the entity of its result.
+    ///
+    /// Refused, each with one line naming why, before anything runs: an empty text, more than one
+    /// statement, a statement SQLite does not call read-only (`sqlite3_stmt_readonly`), and any
+    /// statement that is not a SELECT, WITH … SELECT or VALUES: PRAGMA, ATTACH, DETACH, BEGIN,
+    /// EXPLAIN and the rest; also a NUL byte, and `pragma_optimize` (the one table-valued pragma
+    /// that writes). SQLite's own error names the character it failed at when it knows it.
+    static func queryEntity(_ db: Database, sql: String, name: String, storeName: String) throws -> Entity {
+        let text = try checkedQuery(db, sql)
+        // The columns as the wrapped query names them (SQLite makes duplicate names unique with
+        // `:1`, `:2`…, as for a view); their declared types where a column is a table's column.
+        var stmt: OpaquePointer?
+        let probe = "SELECT * FROM (\(text)) LIMIT 0"
+        guard sqlite3_prepare_v2(db.sqliteConnection, probe, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+            // The query alone prepared: what fails once it is wrapped is a comment left open.
+            if String(cString: sqlite3_errmsg(db.sqliteConnection)) == "incomplete input" {
+                throw BatchStoreError(.invalidQuery, "the query ends inside a /* comment; close it with */")
+            }
+            throw queryError(db, in: nil)
+        }
+        defer { sqlite3_finalize(stmt) }
+        var attributes: [Attribute] = []
+        for i in 0..<sqlite3_column_count(stmt) {
+            let column = sqlite3_column_name(stmt, i).map { String(cString: $0) } ?? "column\(i + 1)"
+            let declared = sqlite3_column_decltype(stmt, i).map { String(cString: $0) } ?? ""
+            attributes.append(Attribute(name: column, declaredType: declared, isNotNull: false, defaultValueSQL: nil, primaryKeyPosition: nil, isGenerated: false))
+        }
+        guard !attributes.isEmpty else { throw BatchStoreError(.invalidQuery, "the query returns no columns") }
+        return Entity(name: name, kind: .view, storeName: storeName, attributes: attributes, uniquenessConstraints: [],
+                      relationships: [], indexedColumns: [], keyColumns: nil, readOnlyReason: "a query's result is read-only", query: text)
+    }
+
+    /// The checks on a query's text that need no database: not empty, no NUL byte, a first word
+    /// that begins a query (SELECT, WITH, VALUES), no `pragma_optimize`. Run before a database is
+    /// opened or made (the browser's demo), and again by ``queryEntity(_:sql:name:storeName:)``.
+    public static func checkQueryText(_ sql: String) throws {
+        let bytes = Array(sql.utf8)
+        guard !bytes.contains(0) else { throw BatchStoreError(.invalidQuery, "the query holds a NUL byte") }
+        let first = firstWordStart(bytes)
+        guard first < bytes.count else { throw BatchStoreError(.invalidQuery, "the query is empty") }
+        var end = first
+        while end < bytes.count, (0x61...0x7A).contains(bytes[end] | 0x20) { end += 1 }
+        let keyword = String(decoding: bytes[first..<end], as: UTF8.self).uppercased()
+        guard ["SELECT", "WITH", "VALUES"].contains(keyword) else {
+            throw BatchStoreError(.invalidQuery, "\(keyword.isEmpty ? "this statement" : keyword) is not a query; only a SELECT (or WITH … SELECT, VALUES) runs")
+        }
+        if sql.lowercased().contains("pragma_optimize") {
+            throw BatchStoreError(.invalidQuery, "the query reads pragma_optimize, which may write to the database (it runs ANALYZE); only reads run")
+        }
+    }
+
+    /// The statement of `sql` as it will be wrapped: one read-only SELECT, without the `;`, spaces
+    /// and comments after it (and a line end after it if it holds `--`, so that a comment at its
+    /// end cannot reach the `)` that closes it).
+    static func checkedQuery(_ db: Database, _ sql: String) throws -> String {
+        try checkQueryText(sql)
+        let connection = db.sqliteConnection
+        var utf8 = Array(sql.utf8)
+        utf8.append(0)
+        // Prepared from its first word: SQLite refuses a leading `;`, which the shell skips.
+        let first = firstWordStart(utf8)
+        return try utf8.withUnsafeBufferPointer { buffer -> String in
+            guard let base = buffer.baseAddress else { throw BatchStoreError(.invalidQuery, "the query is empty") }
+            let start = UnsafeRawPointer(base + first).assumingMemoryBound(to: CChar.self)
+            var stmt: OpaquePointer?
+            var tail: UnsafePointer<CChar>?
+            guard sqlite3_prepare_v2(connection, start, -1, &stmt, &tail) == SQLITE_OK else {
+                throw queryError(db, in: sql, from: first)
+            }
+            guard let stmt else { throw BatchStoreError(.invalidQuery, "the query is empty") }
+            defer { sqlite3_finalize(stmt) }
+            let consumed = first + (tail.map { $0 - start } ?? (buffer.count - 1 - first))
+            if let tail, tail.pointee != 0 {
+                var next: OpaquePointer?
+                let rc = sqlite3_prepare_v2(connection, tail, -1, &next, nil)
+                defer { sqlite3_finalize(next) }
+                if rc != SQLITE_OK || next != nil {
+                    var second = consumed
+                    while second < buffer.count - 1, isSpace(buffer[second]) || buffer[second] == 0x3B { second += 1 }
+                    throw BatchStoreError(.invalidQuery, "the query holds more than one statement (the second starts at character \(Self.characterOffset(sql, byte: second) + 1)); only one SELECT runs")
+                }
+            }
+            guard sqlite3_stmt_isexplain(stmt) == 0 else {
+                throw BatchStoreError(.invalidQuery, "EXPLAIN is not a query; only a SELECT (or WITH … SELECT, VALUES) runs")
+            }
+            guard sqlite3_stmt_readonly(stmt) != 0 else {
+                throw BatchStoreError(.invalidQuery, "the query would write to the database; only a SELECT that reads runs")
+            }
+            var end = consumed
+            while end > first, isSpace(buffer[end - 1]) || buffer[end - 1] == 0x3B { end -= 1 }
+            let statement = buffer[first..<end]
+            // A `--` comment at the end would swallow the `)` after it.
+            let dashes = zip(statement, statement.dropFirst()).contains { $0 == 0x2D && $1 == 0x2D }
+            return String(decoding: statement, as: UTF8.self) + (dashes ? "\n" : "")
+        }
+    }
+
+    /// SQLite's white space: space, tab, line feed, form feed, carriage return.
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) && byte != 0x0B }
+
+    /// SQLite's message for the statement that just failed, with the character of `text` it
+    /// failed at when SQLite names one.
+    private static func queryError(_ db: Database, in text: String?, from first: Int = 0) -> BatchStoreError {
+        let connection = db.sqliteConnection
+        let message = String(cString: sqlite3_errmsg(connection))
+        let at = Int(sqlite3_error_offset(connection))
+        var position = text.flatMap { at >= 0 ? " at character \(characterOffset($0, byte: first + at) + 1)" : nil } ?? ""
+        // SQLite names no position for a statement cut short: it is the end.
+        if position.isEmpty, let text, message == "incomplete input" {
+            position = " at character \(text.count + 1) (its end)"
+        }
+        return BatchStoreError(.invalidQuery, "the query\(position): \(message)")
+    }
+
+    /// Where the first word of a statement starts: after white space, `;` and comments
+    /// (`bytes.count` when there is none; a `/*` left open runs to the end).
+    static func firstWordStart(_ bytes: [UInt8]) -> Int {
+        var i = 0
+        while i < bytes.count {
+            if isSpace(bytes[i]) || bytes[i] == 0x3B {
+                i += 1
+            } else if bytes[i] == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            } else if bytes[i] == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
+                var j = i + 2
+                while j + 1 < bytes.count, !(bytes[j] == 0x2A && bytes[j + 1] == 0x2F) { j += 1 }
+                i = j + 2
+            } else {
+                break
+            }
+        }
+        return min(i, bytes.count)
+    }
+
+    /// The character index of UTF-8 byte `byte` of `text`.
+    private static func characterOffset(_ text: String, byte: Int) -> Int {
+        let utf8 = text.utf8
+        guard let index = utf8.index(utf8.startIndex, offsetBy: byte, limitedBy: utf8.endIndex) else { return text.count }
+        return text.distance(from: text.startIndex, to: index)
+    }
+}
