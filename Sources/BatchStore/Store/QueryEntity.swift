@@ -44,7 +44,7 @@ extension PersistentStore {
 
     /// The checks on a query's text that need no database: not empty, no NUL byte, a first word
     /// that begins a query (SELECT, WITH, VALUES), no `pragma_optimize`. Run before a database is
-    /// opened or made (the browser's demo), and again by ``queryEntity(_:sql:name:storeName:)``.
+    /// opened or made (the browser's demo), and again when the store opens the query.
     public static func checkQueryText(_ sql: String) throws {
         let bytes = Array(sql.utf8)
         guard !bytes.contains(0) else { throw BatchStoreError(.invalidQuery, "the query holds a NUL byte") }
