@@ -77,6 +77,31 @@ extension BatchFaultingCollection {
         try editor.count(forDelete: request, values: nil)
     }
 
+    /// The tables whose rows this result's rows name by key, which edits through it act on: for a
+    /// query's result (``PersistentStore/Options/query``), its entity's ``Entity/editTables``'
+    /// names, in order; empty for any other result (its edits act on its own table).
+    public var editTables: [String] { storage.source.entity.editTables.map(\.table) }
+
+    /// The rows of `table` that `rows` (rows of this query's result) name by key, in order, each
+    /// once: what a delete or update of those rows of the result acts on. A row whose key column
+    /// holds NULL (the unmatched side of an outer join) names none. Given the result's own table,
+    /// `rows` as they are.
+    ///
+    /// Pass them to ``execute(_:values:undoable:)`` as the delete's object IDs, or to
+    /// ``execute(_:objectIDs:values:undoable:)`` with an update whose entity is `table` and whose
+    /// assignments name `table`'s columns (``QueryEditTable/column(for:)``): the statement tests
+    /// that each key is still among the result's, `DELETE FROM main."orders" AS t WHERE t.rowid IN
+    /// (SELECT c0 FROM temp.<ids>) AND (t.rowid IN (…))`.
+    /// - Throws: `.invalidArgument` when the result's rows do not name rows of `table`.
+    /// - Complexity: one indexed lookup in the ID table per row; meant for hand-picked rows.
+    public func objectIDs(in table: String, for rows: [ObjectID]) throws -> [ObjectID] {
+        guard let source = storage.source as? StoreResultSource else {
+            if table == storage.source.entity.name { return rows }
+            throw BatchStoreError(.invalidArgument, "the rows of \(storage.source.entity.name) do not name rows of \(table) by key; nothing was changed")
+        }
+        return try source.objectIDs(in: table, for: rows)
+    }
+
     /// The result's source, as the edits see it.
     private var editor: any ResultEditing {
         get throws {

@@ -36,12 +36,16 @@ extension ResultEditing {
         }
     }
 
-    /// The entity a delete names: its object IDs' (checked to be the result's rows) or its fetch
-    /// request's.
+    /// The entity a delete names: its object IDs' (checked to be the result's rows, or rows of one
+    /// table a query's rows name) or its fetch request's.
     package func editedEntityName(of request: BatchDeleteRequest) throws -> String {
         if let ids = request.objectIDs {
             try checkOwnRows(ids)
-            return entity.name
+            guard let first = ids.first?.entity else { return entity.name }
+            if let stranger = ids.first(where: { $0.entity.name != first.name }) {
+                throw BatchStoreError(.invalidArgument, "row \(stranger) is not a row of \(first.name), as the delete's first row is; nothing was changed")
+            }
+            return first.name
         }
         guard let fetch = request.fetchRequest else { throw BatchStoreError(.invalidArgument, "a batch delete needs a fetch request or object IDs") }
         return fetch.entityName

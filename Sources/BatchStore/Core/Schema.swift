@@ -190,6 +190,9 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// The SQL of the query whose result this entity is (see `PersistentStore.Options.query`),
     /// written in its reads as the subquery `(<query>) AS t`; nil for a table or view.
     public let query: String?
+    /// For a query's entity: the tables whose rows its rows name by key, which its edits act on
+    /// (``QueryEditTable``), in the order their keys appear among its columns; empty otherwise.
+    public let editTables: [QueryEditTable]
 
     convenience init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
                      relationships: [Relationship], indexedColumns: Set<String>) {
@@ -201,8 +204,9 @@ public final class Entity: Hashable, Sendable, CustomStringConvertible {
     /// like a view). `kind` is `.withoutRowidTable` for a keyed table, `.view` for the rest.
     package init(name: String, kind: Kind, storeName: String, attributes: [Attribute], uniquenessConstraints: [[String]],
                  relationships: [Relationship], indexedColumns: Set<String>, keyColumns: [String]?, readOnlyReason: String?,
-                 query: String? = nil) {
+                 query: String? = nil, editTables: [QueryEditTable] = []) {
         self.query = query
+        self.editTables = editTables
         self.explicitKeyColumns = keyColumns
         self.engineReadOnlyReason = readOnlyReason
         self.name = name

@@ -87,7 +87,7 @@ public final class PersistentStore: Sendable {
                     let taken = Set(schema.entities.map { $0.name.lowercased() })
                     var name = Self.queryEntityName, n = 1
                     while taken.contains(name) { n += 1; name = "\(Self.queryEntityName)_\(n)" }
-                    let entity = try Self.queryEntity(db, sql: query, name: name, storeName: storeName)
+                    let entity = try Self.queryEntity(db, sql: query, name: name, storeName: storeName, schema: schema)
                     schema = Schema(entities: schema.entities + [entity], unreadableViews: schema.unreadableViews)
                 }
                 let readOnly = options.readOnly || sqlite3_db_readonly(db.sqliteConnection, "main") == 1

@@ -17,7 +17,7 @@ extension PersistentStore {
     /// statement that is not a SELECT, WITH … SELECT or VALUES: PRAGMA, ATTACH, DETACH, BEGIN,
     /// EXPLAIN and the rest; also a NUL byte, and `pragma_optimize` (the one table-valued pragma
     /// that writes). SQLite's own error names the character it failed at when it knows it.
-    static func queryEntity(_ db: Database, sql: String, name: String, storeName: String) throws -> Entity {
+    static func queryEntity(_ db: Database, sql: String, name: String, storeName: String, schema: Schema) throws -> Entity {
         let text = try checkedQuery(db, sql)
         // The columns as the wrapped query names them (SQLite makes duplicate names unique with
         // `:1`, `:2`…, as for a view); their declared types where a column is a table's column.
@@ -38,8 +38,62 @@ extension PersistentStore {
             attributes.append(Attribute(name: column, declaredType: declared, isNotNull: false, defaultValueSQL: nil, primaryKeyPosition: nil, isGenerated: false))
         }
         guard !attributes.isEmpty else { throw BatchStoreError(.invalidQuery, "the query returns no columns") }
+        let origins = (0..<sqlite3_column_count(stmt)).map { i -> (database: String, table: String, column: String)? in
+            guard let d = sqlite3_column_database_name(stmt, i), let t = sqlite3_column_table_name(stmt, i),
+                  let c = sqlite3_column_origin_name(stmt, i) else { return nil }
+            return (String(cString: d), String(cString: t), String(cString: c))
+        }
+        let (tables, why) = editTables(text, attributes: attributes, origins: origins, schema: schema)
         return Entity(name: name, kind: .view, storeName: storeName, attributes: attributes, uniquenessConstraints: [],
-                      relationships: [], indexedColumns: [], keyColumns: nil, readOnlyReason: "a query's result is read-only", query: text)
+                      relationships: [], indexedColumns: [], keyColumns: nil, readOnlyReason: why, query: text, editTables: tables)
+    }
+
+    /// The tables whose rows the query's rows name by key (see ``QueryEditTable``), from each
+    /// result column's origin (`sqlite3_column_table_name`, `sqlite3_column_origin_name`) and the
+    /// query's words; with none, why its result is read-only.
+    static func editTables(_ text: String, attributes: [Attribute], origins: [(database: String, table: String, column: String)?],
+                           schema: Schema) -> (tables: [QueryEditTable], why: String?) {
+        let shape = QueryTextShape(text)
+        if let combining = shape.combining {
+            return ([], "a query with \(combining) is read-only: its rows are not each one row of a table")
+        }
+        if let view = schema.entities.first(where: { $0.kind == .view && $0.query == nil && shape.references[$0.name.lowercased()] != nil }) {
+            return ([], "the query reads the view \(view.name), so its result is read-only")
+        }
+        var tables: [(first: Int, table: QueryEditTable)] = []
+        var why = "no table's whole key is among the query's columns, so its result is read-only"
+        var seen = Set<String>()
+        for origin in origins.compactMap({ $0 }) where origin.database == "main" && !seen.contains(origin.table.lowercased()) {
+            seen.insert(origin.table.lowercased())
+            guard let entity = schema.entity(named: origin.table), entity.query == nil, !entity.isReadOnly else { continue }
+            // The names a key column's origin may carry: a rowid table's rowid is named `rowid`,
+            // or its INTEGER PRIMARY KEY's name.
+            let keyNames: [[String]] = entity.isKeyedByRowid
+                ? [["rowid"] + (entity.hasHiddenRowid ? [] : entity.primaryKey)]
+                : entity.primaryKey.map { [$0] }
+            var keyAttributes: [String] = []
+            var columns: [String: String] = [:]
+            for (i, o) in origins.enumerated() {
+                guard let o, o.database == "main", o.table.caseInsensitiveCompare(entity.name) == .orderedSame else { continue }
+                if let column = entity.attribute(named: o.column)?.name { columns[attributes[i].name] = column }
+            }
+            for names in keyNames {
+                guard let i = origins.firstIndex(where: { o in
+                    guard let o, o.database == "main", o.table.caseInsensitiveCompare(entity.name) == .orderedSame else { return false }
+                    return names.contains { $0.caseInsensitiveCompare(o.column) == .orderedSame }
+                }) else { break }
+                keyAttributes.append(attributes[i].name)
+            }
+            guard keyAttributes.count == keyNames.count, !keyNames.isEmpty else { continue }
+            guard shape.references[entity.name.lowercased()] == 1 else {
+                why = "the query reads \(entity.name) more than once, so its rows do not name one row of it: its result is read-only"
+                continue
+            }
+            let first = attributes.firstIndex { $0.name == keyAttributes[0] } ?? 0
+            tables.append((first, QueryEditTable(table: entity.name, keyAttributes: keyAttributes, columns: columns)))
+        }
+        let found = tables.sorted { $0.first < $1.first }.map(\.table)
+        return (found, found.isEmpty ? why : nil)
     }
 
     /// The checks on a query's text that need no database: not empty, no NUL byte, a first word

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A table whose rows a query's result names by key, so that edits of the result's rows can act
+/// on that table's rows (``Entity/editTables``).
+///
+/// A query's rows name a table's rows when its result columns hold the table's whole key, read
+/// straight from the table (SQLite's column origin), and the query reads the table once, reads no
+/// view, and neither groups, aggregates, removes duplicates, windows nor combines selects
+/// (`UNION`, `INTERSECT`, `EXCEPT`): then the key in a row is the key of the one row of the
+/// table it was read from. A delete of marked rows deletes the table's rows of those keys; an
+/// update sets the table's columns that the query shows under their result names.
+public struct QueryEditTable: Sendable, Equatable {
+    /// The table, as the schema names it.
+    public let table: String
+    /// The result columns that hold the table's key, in key order.
+    public let keyAttributes: [String]
+    /// Each result column read straight from the table: its result name → the table's column.
+    public let columns: [String: String]
+
+    package init(table: String, keyAttributes: [String], columns: [String: String]) {
+        self.table = table
+        self.keyAttributes = keyAttributes
+        self.columns = columns
+    }
+
+    /// The table's column a result column shows, for an update's assignment; nil when the result
+    /// column is not read straight from the table.
+    public func column(for attribute: String) -> String? {
+        columns[attribute] ?? columns.first { $0.key.caseInsensitiveCompare(attribute) == .orderedSame }?.value
+    }
+}
+
+/// The words of a query's text that decide whether its rows can name a table's rows: what it
+/// does that gives rows no single source row, and how often it names each table.
+package struct QueryTextShape {
+    /// The first construct found that makes rows not name one source row (`GROUP BY`, `DISTINCT`,
+    /// `UNION`, an aggregate's name …), in words; nil when there is none.
+    package private(set) var combining: String?
+    /// How often each name (lowercased) appears as a name that is not followed by `.`: a table
+    /// named in FROM or JOIN, or a column that happens to share a table's name.
+    package private(set) var references: [String: Int] = [:]
+
+    private static let combiningWords: [String: String] = [
+        "union": "UNION", "intersect": "INTERSECT", "except": "EXCEPT", "group": "GROUP BY", "distinct": "DISTINCT",
+        "over": "a window function", "window": "a window function", "values": "VALUES", "having": "HAVING",
+    ]
+    private static let aggregates: Set<String> = [
+        "count", "sum", "avg", "min", "max", "total", "group_concat", "string_agg", "json_group_array",
+        "json_group_object", "jsonb_group_array", "jsonb_group_object", "median", "percentile",
+    ]
+
+    /// Reads `sql` word by word, skipping strings, comments and quoted names' contents (a quoted
+    /// name counts as a name, never as a keyword).
+    package init(_ sql: String) {
+        let bytes = Array(sql.utf8)
+        var i = 0
+        var tokens: [(text: String, quoted: Bool)] = []
+        func isWord(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x5F || b == 0x24 || b >= 0x80 }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            } else if b == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
+                i += 2
+                while i + 1 < bytes.count, !(bytes[i] == 0x2A && bytes[i + 1] == 0x2F) { i += 1 }
+                i += 2
+            } else if b == 0x27 {
+                // A string: '' inside it is a quote.
+                i += 1
+                while i < bytes.count {
+                    if bytes[i] == 0x27 { if i + 1 < bytes.count, bytes[i + 1] == 0x27 { i += 2; continue }; break }
+                    i += 1
+                }
+                i += 1
+                tokens.append(("'", false))
+            } else if b == 0x22 || b == 0x60 || b == 0x5B {
+                let close: UInt8 = b == 0x5B ? 0x5D : b
+                var name: [UInt8] = []
+                i += 1
+                while i < bytes.count {
+                    if bytes[i] == close {
+                        if close != 0x5D, i + 1 < bytes.count, bytes[i + 1] == close { name.append(close); i += 2; continue }
+                        break
+                    }
+                    name.append(bytes[i]); i += 1
+                }
+                i += 1
+                tokens.append((String(decoding: name, as: UTF8.self), true))
+            } else if isWord(b) {
+                let start = i
+                while i < bytes.count, isWord(bytes[i]) { i += 1 }
+                tokens.append((String(decoding: bytes[start..<i], as: UTF8.self), false))
+            } else {
+                if b != 0x20 && !(0x09...0x0D).contains(b) { tokens.append((String(UnicodeScalar(b)), false)) }
+                i += 1
+            }
+        }
+        for (n, token) in tokens.enumerated() {
+            let lower = token.text.lowercased()
+            let next = n + 1 < tokens.count ? tokens[n + 1] : nil
+            if !token.quoted, combining == nil {
+                if let what = Self.combiningWords[lower] {
+                    combining = what
+                } else if Self.aggregates.contains(lower), next?.text == "(" {
+                    combining = "the aggregate \(lower)()"
+                }
+            }
+            let isName = token.quoted || token.text.first.map { $0.isLetter || $0 == "_" } == true
+            if isName, next?.text != "." { references[lower, default: 0] += 1 }
+        }
+    }
+}
