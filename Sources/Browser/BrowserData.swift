@@ -1,5 +1,6 @@
 import BatchStore
 import Foundation
+import TerminalCore
 
 /// The result the browser scrolls: one fetch, over one store or several (see ``BatchedResult``).
 typealias BrowserResult = BatchFaultingCollection
@@ -62,33 +63,35 @@ final class BrowserData {
         }
     }
 
-    func countDelete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> Int {
+    func countDelete(in result: BrowserResult, table: String, marked: [ObjectID]?, values: ValueSelection? = nil) throws -> Int {
         try refuseIfFileGone()
-        return try result.count(forDelete: deleteRequest(of: result, marked: marked), values: values)
+        return try result.count(forDelete: try deleteRequest(of: result, table: table, marked: marked), values: values)
     }
 
     /// Deletes, with undo when `undo` (what its question promised: undo refused now fails the
     /// delete, changing nothing), else without, and says which.
-    func delete(in result: BrowserResult, marked: [ObjectID]?, values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
+    func delete(in result: BrowserResult, table: String, marked: [ObjectID]?, values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
         try refuseIfFileGone()
-        let request = deleteRequest(of: result, marked: marked, resultType: context.editResultType)
+        let request = try deleteRequest(of: result, table: table, marked: marked, resultType: context.editResultType)
         return try undoable(undo) { try result.execute(request, values: values, undoable: $0) }
     }
 
 
     /// What the update would do (``UpdatePreview``), with `sample` rows old → new; writes nothing.
-    func previewUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
+    func previewUpdate(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, table: String, marked: [ObjectID]?,
                        values: ValueSelection? = nil, sample: Int) throws -> UpdatePreview {
         try refuseIfFileGone()
-        return try result.preview(forUpdate: updateRequest(assignments, of: result), objectIDs: marked, values: values, sample: sample)
+        return try result.preview(forUpdate: updateRequest(assignments, of: result, table: table), objectIDs: try markedRows(marked, of: result, in: table),
+                                  values: values, sample: sample)
     }
 
     /// Updates, with undo when `undo` (as ``delete(in:marked:values:undo:)``), else without.
-    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, marked: [ObjectID]?,
+    func update(_ assignments: [(name: String, value: UpdateExpression)], in result: BrowserResult, table: String, marked: [ObjectID]?,
                 values: ValueSelection? = nil, undo: Bool = true) throws -> (BatchResult, undoNote: String) {
         try refuseIfFileGone()
-        let request = updateRequest(assignments, of: result, resultType: context.editResultType)
-        return try undoable(undo) { try result.execute(request, objectIDs: marked, values: values, undoable: $0) }
+        let request = try updateRequest(assignments, of: result, table: table, resultType: context.editResultType)
+        let ids = try markedRows(marked, of: result, in: table)
+        return try undoable(undo) { try result.execute(request, objectIDs: ids, values: values, undoable: $0) }
     }
 
     func undo() throws -> ChangeSet {
@@ -105,9 +108,12 @@ final class BrowserData {
     func settleMovedFile() { context.settleMovedFile() }
     /// Why an edit of `rows` rows of `result`'s table could not be undone (nil: it could), said
     /// in its confirmation; an edit of no rows needs no undo.
-    func undoRefusal(of result: BrowserResult, rows: Int, deleting: Bool, assigning: [String] = []) throws -> String? {
+    func undoRefusal(of result: BrowserResult, table: String, rows: Int, deleting: Bool, assigning: [String] = []) throws -> String? {
         guard rows > 0 else { return nil }
-        return context.undoRefusal(try context.entity(named: result.request.entityName), rows: rows, deleting: deleting, assigning: assigning)
+        // Through a query, its columns' names are the table's columns'.
+        let through = table == result.request.entityName ? nil : try result.editTable(table)
+        let columns = assigning.map { through?.column(for: $0) ?? $0 }
+        return context.undoRefusal(try context.entity(named: table), rows: rows, deleting: deleting, assigning: columns)
     }
     /// Runs `body` so that `progress` can cancel it part way (see ``FetchingContext/interruptible(_:_:)``).
     func interruptible<T>(_ progress: @escaping (EditProgress) -> IDFetchDecision, _ body: () throws -> T) throws -> T {
@@ -119,17 +125,36 @@ final class BrowserData {
     func estimatedRowCounts() -> [String: Int] { context.estimatedRowCounts() }
 }
 
-/// The update of `result`'s rows (its entity and predicate).
-private func updateRequest(_ assignments: [(name: String, value: UpdateExpression)], of result: BrowserResult,
-                           resultType: BatchResultType = .changes) -> BatchUpdateRequest {
-    BatchUpdateRequest(entityName: result.request.entityName, predicate: result.request.predicate,
-                       propertiesToUpdate: assignments, resultType: resultType)
+/// `marked` (rows of `result`) as rows of `table`: themselves for the result's own table; for a
+/// query's result, the rows of `table` they name by key (``BatchFaultingCollection/objectIDs(in:for:)``).
+private func markedRows(_ marked: [ObjectID]?, of result: BrowserResult, in table: String) throws -> [ObjectID]? {
+    guard let marked, table != result.request.entityName else { return marked }
+    return try result.objectIDs(in: table, for: marked)
 }
 
-/// The delete of `result`'s rows (its entity and predicate, unsorted), or of `marked`.
-private func deleteRequest(of result: BrowserResult, marked: [ObjectID]?, resultType: BatchResultType = .changes) -> BatchDeleteRequest {
-    if let marked { return BatchDeleteRequest(objectIDs: marked, resultType: resultType) }
-    return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: result.request.entityName, predicate: result.request.predicate), resultType: resultType)
+/// The update of `result`'s rows (its entity and predicate); for a query's result, of the rows of
+/// `table` its rows name, each assignment naming the table's column that the result's column shows.
+private func updateRequest(_ assignments: [(name: String, value: UpdateExpression)], of result: BrowserResult, table: String,
+                           resultType: BatchResultType = .changes) throws -> BatchUpdateRequest {
+    guard table != result.request.entityName else {
+        return BatchUpdateRequest(entityName: table, predicate: result.request.predicate, propertiesToUpdate: assignments, resultType: resultType)
+    }
+    let through = try result.editTable(table)
+    let named = try assignments.map { a -> (name: String, value: UpdateExpression) in
+        guard let column = through.column(for: a.name) else {
+            throw BatchStoreError(.invalidArgument, "\(TerminalText.escapingControlCharacters(a.name)) is not a column of \(table) in this query, so it cannot be set through it; nothing was changed")
+        }
+        return (column, a.value)
+    }
+    return BatchUpdateRequest(entityName: table, predicate: nil, propertiesToUpdate: named, resultType: resultType)
+}
+
+/// The delete of `result`'s rows (its entity and predicate, unsorted), or of `marked`; for a
+/// query's result, of the rows of `table` they name.
+private func deleteRequest(of result: BrowserResult, table: String, marked: [ObjectID]?, resultType: BatchResultType = .changes) throws -> BatchDeleteRequest {
+    if let marked { return BatchDeleteRequest(objectIDs: try markedRows(marked, of: result, in: table) ?? [], resultType: resultType) }
+    let own = table == result.request.entityName
+    return BatchDeleteRequest(fetchRequest: FetchRequest(entityName: table, predicate: own ? result.request.predicate : nil), resultType: resultType)
 }
 
 /// Runs `body` with undo when the question promised it (`promised`), else without. Undo

@@ -416,6 +416,8 @@ extension BrowserState {
             openPrompt(.assignments)
         case .char("e"):
             return editCellKey()
+        case .char("T"):
+            pickEditTable()
         case .char("u"):
             if let why = readOnlyReason { say("u does nothing: \(why)", error: true); return [] }
             // What it would take back is read first and asked about, as D and U ask.
@@ -426,4 +428,17 @@ extension BrowserState {
         return []
     }
 
+
+    /// `T`: on a query's result whose rows name several tables' rows, D, U and e act on the next.
+    mutating func pickEditTable() {
+        guard let table, sheet == .table, let through = links[table]?.editTables, !through.isEmpty else {
+            say("T picks the table D, U and e act on in a query's result (--query); this sheet's edits act on its own rows", error: true)
+            return
+        }
+        let now = editedTable(of: table)
+        let next = through[((through.firstIndex { $0.table == now } ?? 0) + 1) % through.count]
+        pickedEditTables[table] = next.table
+        let others = through.count > 1 ? " (T: \(through.count - 1) other \(through.count == 2 ? "table" : "tables"))" : " (the only table this query's rows name)"
+        say("D, U and e act on \(next.table): the rows named by \(next.keyAttributes.joined(separator: ", "))\(others)")
+    }
 }

@@ -117,8 +117,9 @@ extension BrowserState {
                 say("e sets one cell: type one value (a comma outside quotes starts another assignment; U sets several columns)", error: true)
                 return []
             }
-            let target = EditTarget(result: cell.result, table: table, marked: [cell.id], cell: cell)
-            beginEdit(.countingUpdate(table: table))
+            let edited = editedTable(of: table)
+            let target = EditTarget(result: cell.result, table: edited, marked: [cell.id], cell: cell, through: edited == table ? nil : table)
+            beginEdit(.countingUpdate(table: edited))
             return [.countUpdate(assignments: assignment, target: target)]
         }
         return []
@@ -129,7 +130,11 @@ extension BrowserState {
     mutating func editCellKey() -> [Effect] {
         if let why = readOnlyReason { say("e does nothing: \(why)", error: true); return [] }
         if onStoreColumn { say("\(Self.storeColumn) names the file each row comes from: it cannot be edited; l moves to a table column", error: true); return [] }
-        guard let resultID, sheet == .table, let column = currentColumnName else { say("no cell to edit here", error: true); return [] }
+        guard let resultID, sheet == .table, let column = currentColumnName, let table else { say("no cell to edit here", error: true); return [] }
+        if let through = links[table]?.editTables.first(where: { $0.table == editedTable(of: table) }), through.column(for: column) == nil {
+            say("e does nothing here: \(TerminalText.escapingControlCharacters(column)) is not a column of \(through.table) read straight from it\(links[table].map { $0.editTables.count > 1 ? " (T picks another table)" : "" } ?? "")", error: true)
+            return []
+        }
         guard let row = snapshot(cursorRow), row.exists, row.id != nil else { say("this row was deleted since the result was fetched: r reloads", error: true); return [] }
         return [.loadCell(row: cursorRow, column: column, result: resultID)]
     }

@@ -31,10 +31,14 @@ public struct TableLinks: Sendable, Equatable {
     public var toOne: [Reference]
     /// Foreign keys of other tables (or of this one) into this table: `R` lists them.
     public var toMany: [Reference]
+    /// For a query's result: the tables whose rows its rows name by key, which D, U and e act on
+    /// (the first, or the one `T` picked).
+    public var editTables: [QueryEditTable]
 
-    package init(toOne: [Reference] = [], toMany: [Reference] = []) {
+    package init(toOne: [Reference] = [], toMany: [Reference] = [], editTables: [QueryEditTable] = []) {
         self.toOne = toOne
         self.toMany = toMany
+        self.editTables = editTables
     }
 
     /// A table without foreign keys either way.

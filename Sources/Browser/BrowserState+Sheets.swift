@@ -217,7 +217,8 @@ extension BrowserState {
         let m = currentMarks
         let positions: [Int]? = m?.all == true ? nil : (m.map { $0.values.keys.sorted() }.flatMap { $0.isEmpty ? nil : $0 } ?? [cursorRow])
         let values = ValueTarget(sheet: resultID, column: f.column, positions: positions, valueCount: positions?.count ?? count, binWidth: f.binWidth)
-        return EditTarget(result: parent, table: f.table, marked: nil, values: values)
+        let edited = editedTable(of: f.table)
+        return EditTarget(result: parent, table: edited, marked: nil, values: values, through: edited == f.table ? nil : f.table)
     }
 
     /// `I`: a summary sheet of every column of the result on screen, shown at once and filled in

@@ -224,6 +224,8 @@ public struct BrowserState: Sendable {
     var historySaveFailed = false
     /// Each opened table's foreign keys both ways, by table name.
     public internal(set) var links: [String: TableLinks] = [:]
+    /// For each query's sheet whose rows name several tables' rows, the one `T` picked for edits.
+    var pickedEditTables: [String: String] = [:]
     /// True when an edit or undo since this sheet's rows or figures were read may have changed
     /// them (and the recount that would show the file as it is now was cancelled): `r` recounts.
     public internal(set) var stale = false
@@ -348,6 +350,16 @@ public struct BrowserState: Sendable {
         if let f = frequencySheet { return valuesTarget(f) }
         guard let resultID, let table, sheet == .table else { return nil }
         let ids = marked
-        return EditTarget(result: resultID, table: table, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description }, allMarked: allMarked)
+        let edited = editedTable(of: table)
+        return EditTarget(result: resultID, table: edited, marked: ids.isEmpty ? nil : ids.sorted { $0.description < $1.description }, allMarked: allMarked,
+                          through: edited == table ? nil : table)
+    }
+
+    /// The table D, U and e act on from the sheet of `table`: itself; for a query's result, the
+    /// table its rows name by key that `T` picked (the first at the start).
+    func editedTable(of table: String) -> String {
+        let through = links[table]?.editTables ?? []
+        guard let first = through.first else { return table }
+        return pickedEditTables[table].flatMap { picked in through.first { $0.table == picked }?.table } ?? first.table
     }
 }

@@ -200,8 +200,13 @@ public struct EditTarget: Sendable, Equatable {
     /// True when `V` marked every row (`marked` is nil: the edit is of the whole result, and the
     /// question says they are all marked, not that nothing is).
     public var allMarked: Bool
+    /// For a query's result: its name, when the edit acts on the rows of `table` that its rows
+    /// name by key.
+    public var through: String?
 
-    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil, cell: CellTarget? = nil, allMarked: Bool = false) {
+    package init(result: Int, table: String, marked: [ObjectID]?, values: ValueTarget? = nil, cell: CellTarget? = nil, allMarked: Bool = false,
+                 through: String? = nil) {
+        self.through = through
         self.result = result
         self.table = table
         self.marked = marked
@@ -214,7 +219,13 @@ public struct EditTarget: Sendable, Equatable {
     /// them: `the 3 marked rows`, `all 719 rows of this result (nothing is marked)`,
     /// `8 rows (2 values of genre)`.
     func scope(_ n: Int) -> String {
-        if let cell { return "row \(group(cell.row + 1))" }
+        if let cell { return through == nil ? "row \(group(cell.row + 1))" : "the row named by row \(group(cell.row + 1)) of this query" }
+        if let through = through.map({ _ in "this query" }) {
+            let named = "\(n == 1 ? "the 1 row" : "the \(group(n)) rows") named by"
+            if let values { return "\(named) its rows with \(values.described)" }
+            if let marked { return "\(named) the \(marked.count == 1 ? "1 marked row" : "\(group(marked.count)) marked rows") of \(through)" }
+            return "\(named) every row of \(through) (\(allMarked ? "all marked" : "nothing is marked"))"
+        }
         if let values { return "\(rows(n)) (\(values.described))" }
         if marked != nil { return n == 1 ? "the 1 marked row" : "the \(group(n)) marked rows" }
         if allMarked { return n == 1 ? "the 1 row of this result (all marked)" : "all \(group(n)) rows of this result (all marked)" }

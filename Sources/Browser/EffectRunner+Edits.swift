@@ -5,7 +5,7 @@ extension EffectRunner {
     /// The result `target` was aimed at, if it is still the one on screen; otherwise nothing runs.
     func result(for target: EditTarget) throws -> BrowserResult {
         guard let collection, let collectionID, target.result == collectionID,
-              collection.request.entityName == target.table else {
+              collection.request.entityName == target.table || collection.editTables.contains(target.table) else {
             throw BatchStoreError(.invalidArgument, "that edit was for a result no longer on screen; nothing was changed")
         }
         return collection
@@ -60,8 +60,8 @@ extension EffectRunner {
         let result = try result(for: target)
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
-            let n = try data.countDelete(in: result, marked: target.marked, values: values)
-            return [.countedForDelete(n, target: target, noUndo: try data.undoRefusal(of: result, rows: n, deleting: true))]
+            let n = try data.countDelete(in: result, table: target.table, marked: target.marked, values: values)
+            return [.countedForDelete(n, target: target, noUndo: try data.undoRefusal(of: result, table: target.table, rows: n, deleting: true))]
         }
     }
 
@@ -98,10 +98,10 @@ extension EffectRunner {
         let values = try valueSelection(for: target)
         return try cancellable(cancel: cancel, report: report) {
             // A cell edit shows its own old → new; U a few rows', and the values it would turn into NULL.
-            let preview = try data.previewUpdate(assignments, in: result, marked: target.marked, values: values, sample: target.cell == nil ? 3 : 1)
+            let preview = try data.previewUpdate(assignments, in: result, table: target.table, marked: target.marked, values: values, sample: target.cell == nil ? 3 : 1)
             let n = preview.rows
             return [.countedForUpdate(rows: n, assignments: text, target: target,
-                                      noUndo: try data.undoRefusal(of: result, rows: n, deleting: false, assigning: assignments.map(\.name)),
+                                      noUndo: try data.undoRefusal(of: result, table: target.table, rows: n, deleting: false, assigning: assignments.map(\.name)),
                                       preview: preview)]
         }
     }
@@ -117,7 +117,7 @@ extension EffectRunner {
         do {
             // The changed keys stay in SQLite; the merge asks only about the objects the view holds.
             (changed, undoNote) = try interruptibly(cancel: cancel, report: report) {
-                try data.update(assignments, in: result, marked: target.marked, values: values, undo: undo)
+                try data.update(assignments, in: result, table: target.table, marked: target.marked, values: values, undo: undo)
             }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]
@@ -137,7 +137,7 @@ extension EffectRunner {
         let deleted: BatchResult, undoNote: String
         do {
             (deleted, undoNote) = try interruptibly(cancel: cancel, report: report) {
-                try data.delete(in: result, marked: target.marked, values: values, undo: undo)
+                try data.delete(in: result, table: target.table, marked: target.marked, values: values, undo: undo)
             }
         } catch let error as BatchStoreError where error.code == .cancelled {
             return [.editCancelled]

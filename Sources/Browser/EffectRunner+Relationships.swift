@@ -20,7 +20,7 @@ extension EffectRunner {
                 toMany.append(reference(r, from: other))
             }
         }
-        return TableLinks(toOne: toOne, toMany: toMany)
+        return TableLinks(toOne: toOne, toMany: toMany, editTables: entity.editTables)
     }
 
     /// Enter on a foreign-key cell (the row it refers to) or `R` (the rows that refer to this

@@ -5,7 +5,9 @@ extension EffectRunner {
     /// The row as the grid shows it: values cut to display length, the store first with several.
     func snapshot(_ object: ManagedObject?) -> RowSnapshot {
         guard let object, !object.isDeleted else { return RowSnapshot(id: nil, values: [], exists: false) }
-        return RowSnapshot(id: object.objectID.isAddressable ? object.objectID : nil, values: RowSnapshot.values(of: object, showingStore: data.showsStores), exists: true)
+        // A query's rows that name tables' rows are marked by position: this result's alone.
+        let id = object.objectID
+        return RowSnapshot(id: id.isAddressable || !id.entity.editTables.isEmpty ? id : nil, values: RowSnapshot.values(of: object, showingStore: data.showsStores), exists: true)
     }
 
     /// The object at `row` of `collection`, or nil (a row gone) for a row past its end: the screen

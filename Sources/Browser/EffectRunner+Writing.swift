@@ -260,13 +260,17 @@ extension EffectRunner {
                 copied = 1
             case .marked(let ids):
                 // In key order (rowid, else the key's text); one row faulted at a time.
+                // A query's rows (marked by position in this result), in result order.
                 let ordered = ids.sorted { a, b in
                     if case .rowid(let x) = a.key, case .rowid(let y) = b.key, a.entity.storeName == b.entity.storeName { return x < y }
+                    if case .position(let x) = a.key, case .position(let y) = b.key { return x < y }
                     return a.description < b.description
                 }
                 try withoutActuallyEscaping(report) { _ in
                     for id in ordered {
-                        guard let object = try? data.existingObject(with: id) else { continue }
+                        let found: ManagedObject?
+                        if case .position(let p) = id.key { found = try self.object(at: p, of: collection) } else { found = try? data.existingObject(with: id) }
+                        guard let object = found else { continue }
                         encoder.append(try values(of: object), store: storeNames == nil ? nil : id.entity.storeName, to: &file.bytes)
                         try file.didAppend()
                         try tick(of: ordered.count)

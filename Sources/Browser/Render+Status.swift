@@ -55,7 +55,11 @@ func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenB
         if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
         if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(rows(n))") }
-        if state.readOnlyReason != nil { parts.append("read-only") }
+        if state.readOnlyReason != nil {
+            parts.append("read-only")
+        } else if let table = state.table, state.sheet == .table, state.links[table]?.editTables.isEmpty == false {
+            parts.append("edits \(state.editedTable(of: table))")
+        }
         if !state.queuedKeys.isEmpty { parts.append("\(group(state.queuedKeys.count)) \(state.queuedKeys.count == 1 ? "key waits" : "keys wait")") }
         if state.fileGone {
             parts.append("file deleted or replaced: edits refused")

@@ -69,6 +69,8 @@ let helpLines: [String] = [
     "  U              batch-update: votes = votes + 1, rating = round(rating * 1.1, 1)",
     "  e              edit the current cell: its value as a literal (\"text\", 12, nil),",
     "                 Enter shows old → new and asks; one row, undoable",
+    "  T              on a query's result: which table D, U and e act on (its rows",
+    "                 name rows of each table whose whole key it reads; T picks the next)",
     "  u              undo the last edit: says what it restores (and which rows",
     "                 changed since, which it leaves alone) and asks first",
     "                 Every edit asks y/n first, naming its rows (the marked ones, or all",

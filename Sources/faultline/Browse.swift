@@ -85,7 +85,7 @@ struct ViewOptions: ParsableArguments {
         if let predicate { _ = try FetchPredicate(format: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
         var options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
-                                     readOnlyReason: query != nil ? "a query's result is read-only" : readOnly ? "opened with --read-only" : nil)
+                                     readOnlyReason: readOnly ? "opened with --read-only" : nil)
         let environment = ProcessInfo.processInfo.environment
         options.osc52 = environment["FAULTLINE_OSC52"] == "1"
         options.copyDirectory = Self.stateFolder(environment)
@@ -95,10 +95,13 @@ struct ViewOptions: ParsableArguments {
             if let table { _ = try server.entity(named: table) }
             return OpenedView(stores: [], coordinator: nil, server: server, options: options)
         }
-        // A query's result is read-only, and its file is opened so: SQLite itself then refuses
-        // any write a query might still hide.
-        let readOnly = self.readOnly || query != nil
-        let stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly, walAtFirstWrite: !readOnly, query: query)) }
+        // A query is opened on a read-only file, so that SQLite itself refuses any write it might
+        // still hide; the file is opened again for writing only when the query's rows name
+        // tables' rows, which D, U and e then edit (the query is still one read-only statement).
+        var stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: readOnly || query != nil, walAtFirstWrite: !readOnly, query: query)) }
+        if query != nil, !readOnly, stores.first?.queryEntity?.editTables.isEmpty == false {
+            stores = try paths.map { try PersistentStore(path: $0, options: .init(readOnly: false, walAtFirstWrite: true, query: query)) }
+        }
         if let entity = stores.first?.queryEntity { options.table = entity.name }
         let coordinator = stores.count > 1 ? try PersistentStoreCoordinator(stores: stores) : nil
         if let table {

@@ -184,7 +184,7 @@ struct EditCancelTests {
         let cancelWhileWriting: (EditProgress) -> IDFetchDecision = { p in phases.append(p.phase); return p.phase == .writing ? .cancel : .proceed }
 
         #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
-            _ = try data.interruptible(cancelWhileWriting) { try data.delete(in: result, marked: nil) }
+            _ = try data.interruptible(cancelWhileWriting) { try data.delete(in: result, table: "n", marked: nil) }
         }
         #expect(phases.last == .writing)
         #expect(try checksum(path) == original && !data.canUndo && context.temporaryTableNames() == temps)
@@ -194,13 +194,13 @@ struct EditCancelTests {
         let assignments = try UpdateExpression.parseAssignments("name = name || '!', v = v * 2")
         phases = []
         #expect(throws: BatchStoreError(.cancelled, "cancelled: nothing was changed")) {
-            _ = try data.interruptible(cancelWhileWriting) { try data.update(assignments, in: result, marked: marked) }
+            _ = try data.interruptible(cancelWhileWriting) { try data.update(assignments, in: result, table: "n", marked: marked) }
         }
         #expect(phases.last == .writing)
         #expect(try checksum(path) == original && !data.canUndo && context.temporaryTableNames() == temps)
 
         // An edit that runs, then its undo cancelled: the edit stays, undo still works.
-        let (deleted, note) = try data.interruptible({ _ in .proceed }) { try data.delete(in: result, marked: nil) }
+        let (deleted, note) = try data.interruptible({ _ in .proceed }) { try data.delete(in: result, table: "n", marked: nil) }
         #expect(deleted.count == Self.rows * 3 / 5 && note == "; u undoes")
         data.merge(deleted.changes ?? ChangeSet())
         let afterDelete = try checksum(path)

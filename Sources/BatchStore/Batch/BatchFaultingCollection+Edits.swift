@@ -82,6 +82,16 @@ extension BatchFaultingCollection {
     /// names, in order; empty for any other result (its edits act on its own table).
     public var editTables: [String] { storage.source.entity.editTables.map(\.table) }
 
+    /// The table named `name` among ``editTables``, with the result columns that hold its key and
+    /// the table's columns the result shows.
+    /// - Throws: `.invalidArgument` when this result's rows do not name rows of that table.
+    public func editTable(_ name: String) throws -> QueryEditTable {
+        guard let table = storage.source.entity.editTables.first(where: { $0.table == name }) else {
+            throw BatchStoreError(.invalidArgument, "the rows of \(storage.source.entity.name) do not name rows of \(name) by key; nothing was changed")
+        }
+        return table
+    }
+
     /// The rows of `table` that `rows` (rows of this query's result) name by key, in order, each
     /// once: what a delete or update of those rows of the result acts on. A row whose key column
     /// holds NULL (the unmatched side of an outer join) names none. Given the result's own table,
