@@ -222,7 +222,7 @@ public struct EditTarget: Sendable, Equatable {
         if let cell { return through == nil ? "row \(group(cell.row + 1))" : "the row named by row \(group(cell.row + 1)) of this query" }
         if let through = through.map({ _ in "this query" }) {
             let named = "\(n == 1 ? "the 1 row" : "the \(group(n)) rows") named by"
-            if let values { return "\(named) its rows with \(values.described)" }
+            if let values { return "\(named) \(through)'s rows with \(values.described)" }
             if let marked { return "\(named) the \(marked.count == 1 ? "1 marked row" : "\(group(marked.count)) marked rows") of \(through)" }
             return "\(named) every row of \(through) (\(allMarked ? "all marked" : "nothing is marked"))"
         }

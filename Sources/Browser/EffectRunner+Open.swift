@@ -61,7 +61,8 @@ extension EffectRunner {
         let seconds = clock() - started
         // A query's result edits the tables its rows name (its own reason when there are none).
         let own = entity.query != nil ? entity.engineReadOnlyReason : entity.isReadOnly ? entity.engineReadOnlyReason ?? "\(entity.name) is a view or has no row key" : nil
-        let readOnly = options.readOnlyReason ?? data.readOnlyReason ?? own
+        // (A query that edits nothing opened its file read-only for that reason: its own comes first.)
+        let readOnly = options.readOnlyReason ?? (entity.query != nil ? own : nil) ?? data.readOnlyReason ?? own
         actions.append(.opened(table: entity.name, columns: columns, filter: filter, sort: sorts.first, count: opened.count, cursor: cursor, readOnly: readOnly,
                                message: (note.map { $0 + ": " } ?? "") + "\(rows(opened.count)) in \(milliseconds(seconds)) (IDs in \(data.engineName), rows faulted \(group(options.batchSize)) at a time)",
                                result: resultSerial, marks: kept, pushed: push, links: links(of: entity)))

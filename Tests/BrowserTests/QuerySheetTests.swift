@@ -95,6 +95,25 @@ import Testing
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM director ORDER BY id") } == ["Kurosawa", "Akira", "Ozu"], "\(term.text)")
     }
 
+    @Test("F on a query's column, v, D: deletes the rows of the named table whose query rows hold the value; u restores")
+    func deleteByValueThroughAJoin() throws {
+        let dir = TempDir()
+        let path = try Self.makeFile(dir)
+        let movies = try Self.table(path, "SELECT * FROM movie")
+        let (b, term) = try Self.browser(path, query: Self.join)
+        b.send(keys("llll"))
+        b.send(.char("F"))
+        // The value on the first line of the sheet: a director's name, and the movies it names.
+        let name = try #require(["Kurosawa", "Varda", "Ozu"].first { term.text[1].contains($0) }, "\(term.text)")
+        let named = try direct(path) { try Int64.fetchAll($0, sql: "SELECT m.id FROM movie m JOIN director d ON d.id = m.director_id WHERE d.name = ?", arguments: [name]) }
+        b.send(keys("vD"))
+        #expect(term.text.last == "Delete the \(named.count) rows named by this query's rows with 1 value of name from movie? y/n", "\(term.text)")
+        b.send(.char("y"))
+        #expect(try direct(path) { try Int64.fetchAll($0, sql: "SELECT id FROM movie ORDER BY id") } == (1...30).filter { !named.contains(Int64($0)) }.map(Int64.init))
+        b.send(keys("uy"))
+        #expect(try Self.table(path, "SELECT * FROM movie") == movies)
+    }
+
     @Test("a query whose rows name no table's rows is read-only: D, U, e say why and nothing is written")
     func groupedQueryIsReadOnly() throws {
         let dir = TempDir()
