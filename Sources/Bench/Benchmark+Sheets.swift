@@ -11,6 +11,11 @@ extension Benchmark {
     static let sheetFilter = "year >= 2000"
     /// The columns the summary sheet shows for `movie`.
     static let movieColumns = ["id", "title", "year", "rating", "votes", "genre", "director_id"]
+    /// The bench's query (`--query`): a join of the demo's movies to their directors, filtered and
+    /// sorted on columns without an index.
+    static let queryJoin = "SELECT m.id, m.title, m.year, m.rating, d.name FROM movie m JOIN director d ON d.id = m.director_id WHERE m.year >= 1990 ORDER BY m.rating DESC, m.id"
+    /// The bench's grouping query: votes by genre.
+    static let queryGroupBy = "SELECT genre, count(*) AS n, sum(votes) AS votes FROM movie GROUP BY genre ORDER BY genre"
 
     /// The frequency of `genre` over the whole table or over ``sheetFilter``, complete (the temp
     /// table filled, the figures read), ours as the browser runs it (the rows the fetch matches

@@ -136,6 +136,19 @@ extension Benchmark {
                         shell: [shell, "-readonly", "-csv", "-header", blobs, "SELECT id, name, '\\x' || lower(hex(data)) AS data FROM b"])
         }
 
+        // Queries (--query): the browser's first screen (the first batch, before the ID table is
+        // filled) against the shell's LIMIT form; the whole result fetched into the ID table
+        // against the shell counting it; export against the shell's TSV of the same query.
+        let q = queryJoin
+        try compare("query: first screen, join filtered and sorted (100 rows)", target: 1.2,
+                    ours: [executable, workerCommand, path, "--mode", "query-first"], shell: [shell, "-readonly", path, q + " LIMIT 100"])
+        try compare("query: whole result into the ID table (count)", target: nil,
+                    ours: [executable, workerCommand, path, "--mode", "query-open"], shell: [shell, "-readonly", path, "SELECT count(*) FROM (\(q))"])
+        for (name, sql) in [("join filtered and sorted", q), ("GROUP BY", queryGroupBy)] {
+            try compare("query: export tsv, \(name)", target: 1.3, ours: [executable, "export", path, "--query", sql],
+                        shell: [shell, "-readonly", "-tabs", "-header", "-nullvalue", "\\N", path, sql])
+        }
+
         // Import: the shell's .import of the same CSV into the same empty table. The demo's movies
         // have NULL director keys, which the shell imports as '' (it has no NULL in CSV), so with
         // foreign keys on it would refuse them: here its foreign keys stay off, as it leaves them

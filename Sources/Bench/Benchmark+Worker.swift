@@ -53,6 +53,15 @@ extension Benchmark {
             }
             output(String(format: "scan %.3f s; in batches of %d: join %.3f s (%.2fx), rowid ranges %.3f s (%.2fx)", median(scan), batchSize,
                           median(batched), median(batched) / median(scan), median(ranges), median(ranges) / median(scan)))
+        case "query-first", "query-open":
+            // The browser's two steps on a query's result: its first batch (`… LIMIT 100`), or
+            // the whole result into the ID table; prints the rows it has.
+            let store = try PersistentStore(path: database, options: .init(readOnly: true, query: queryJoin))
+            let context = try ManagedObjectContext(store: store)
+            guard let entity = store.queryEntity else { return }
+            let request = FetchRequest(entityName: entity.name, fetchBatchSize: batchSize)
+            let n = mode == "query-first" ? try context.beginFetch(request).firstBatch.count : try context.fetchBatched(request).count
+            output("\(n)")
         case "sheets":
             let f = try sheets(path: database)
             output(String(decoding: try JSONEncoder().encode(f), as: UTF8.self))

@@ -74,7 +74,21 @@ extension EffectRunner {
             labels = ("ID fetch", "batch fault")
             title = "The SQL of \(collection.request.entityName): \(rows(collection.count)), \(collection.batchSize) a batch"
         }
-        var fields = [TextField(name: labels.0, value: .text(sql.idFetch))]
+        var fields: [TextField] = []
+        if state.frequencySheet == nil, let collection, let query = collection.entity.query {
+            // A query's sheet: the query as typed, its result as a statement to paste into the
+            // sqlite3 shell (the ID fetch without its INSERT), and what its edits act on.
+            fields.append(TextField(name: "query", value: .text(query)))
+            if let select = sql.idFetch.range(of: ") SELECT ").map({ String(sql.idFetch[sql.idFetch.index(after: $0.lowerBound)...].dropFirst()) }) {
+                fields.append(TextField(name: "result", value: .text(select)))
+            }
+            let edits = collection.entity.editTables
+            fields.append(TextField(name: "edits", value: .text(edits.isEmpty
+                ? "none: " + (collection.entity.engineReadOnlyReason ?? "read-only")
+                : edits.map { "\($0.table) (rows named by \($0.keyAttributes.joined(separator: ", ")))" }.joined(separator: "; ")
+                    + (edits.count > 1 ? "; D, U and e act on \(state.table.map { state.editedTable(of: $0) } ?? edits[0].table), T picks the next" : ""))))
+        }
+        fields.append(TextField(name: labels.0, value: .text(sql.idFetch)))
         fields += sql.idFetchArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }
         fields.append(TextField(name: labels.1, value: .text(sql.batchFault)))
         fields += sql.batchFaultArguments.enumerated().map { TextField(name: "  ?\($0 + 1)", value: .text(Self.sqlLiteral($1))) }

@@ -114,6 +114,27 @@ import Testing
         #expect(try Self.table(path, "SELECT * FROM movie") == movies)
     }
 
+    @Test("Q on a query's sheet: the query, its result as a statement the sqlite3 shell runs to the same rows, and what edits act on")
+    func sqlOfAQuery() throws {
+        let dir = TempDir()
+        let path = try Self.makeFile(dir)
+        let (b, _) = try Self.browser(path, query: Self.join)
+        b.send(.char("Q"))
+        let fields = try #require(b.state.textSheet?.fields)
+        func field(_ name: String) -> String? { fields.first { $0.name == name }.flatMap { if case .text(let t) = $0.value { t } else { nil } } }
+        #expect(field("query") == Self.join)
+        #expect(field("edits") == "movie (rows named by id); director (rows named by did); D, U and e act on movie, T picks the next")
+        let result = try #require(field("result"))
+        #expect(result.hasPrefix("SELECT "), "\(result)")
+        // Pasted into the shell, it gives the sheet's rows in the sheet's order.
+        #expect(try sqlite3(path, result) == (try sqlite3(path, Self.join)))
+        b.send(.escape)
+        let (g, _) = try Self.browser(path, query: "SELECT year, count(*) FROM movie GROUP BY year")
+        g.send(.char("Q"))
+        let edits = g.state.textSheet?.fields.first { $0.name == "edits" }?.value
+        #expect(edits == .text("none: a query with the aggregate count() is read-only: its rows are not each one row of a table"))
+    }
+
     @Test("a query whose rows name no table's rows is read-only: D, U, e say why and nothing is written")
     func groupedQueryIsReadOnly() throws {
         let dir = TempDir()
