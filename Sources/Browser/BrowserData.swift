@@ -112,7 +112,7 @@ final class BrowserData {
         guard rows > 0 else { return nil }
         // Through a query, its columns' names are the table's columns'.
         let through = table == result.request.entityName ? nil : try result.editTable(table)
-        let columns = assigning.map { through?.column(for: $0) ?? $0 }
+        let columns = assigning.map { name in through.flatMap { t in result.entity.attribute(named: name).flatMap { t.column(for: $0.name) } } ?? name }
         return context.undoRefusal(try context.entity(named: table), rows: rows, deleting: deleting, assigning: columns)
     }
     /// Runs `body` so that `progress` can cancel it part way (see ``FetchingContext/interruptible(_:_:)``).
@@ -140,12 +140,15 @@ private func updateRequest(_ assignments: [(name: String, value: UpdateExpressio
         return BatchUpdateRequest(entityName: table, predicate: result.request.predicate, propertiesToUpdate: assignments, resultType: resultType)
     }
     let through = try result.editTable(table)
-    let named = try assignments.map { a -> (name: String, value: UpdateExpression) in
-        guard let column = through.column(for: a.name) else {
-            throw BatchStoreError(.invalidArgument, "\(TerminalText.escapingControlCharacters(a.name)) is not a column of \(table) in this query, so it cannot be set through it; nothing was changed")
+    // Each name, on either side, is the result's column as the query's entity resolves it
+    // (exact, then any case), set or read as the table's column it shows.
+    func column(_ name: String) throws -> String {
+        guard let column = result.entity.attribute(named: name).flatMap({ through.column(for: $0.name) }) else {
+            throw BatchStoreError(.invalidArgument, "\(TerminalText.escapingControlCharacters(name)) is not a column of \(table) in this query, so it cannot be set or read through it; nothing was changed")
         }
-        return (column, a.value)
+        return column
     }
+    let named = try assignments.map { a in (name: try column(a.name), value: try a.value.renamingColumns(column)) }
     return BatchUpdateRequest(entityName: table, predicate: nil, propertiesToUpdate: named, resultType: resultType)
 }
 

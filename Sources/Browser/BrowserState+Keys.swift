@@ -39,6 +39,9 @@ extension BrowserState {
         if before.all, marks?.all != true { return "V's marks were for the previous result: cleared" }
         let lost = before.ids.count - (marks?.ids.count ?? 0)
         guard lost > 0 else { return nil }
+        if marks == nil, before.ids.allSatisfy({ if case .position = $0.key { true } else { false } }) {
+            return "\(counted(lost, "mark")) cleared: a query's rows are marked by their place in one run of it, and it ran again"
+        }
         if marks == nil { return "\(counted(lost, "mark")) cleared: \(lost == 1 ? "its row is" : "the rows are") not in this result" }
         return "kept \(group(marks?.ids.count ?? 0)) of \(counted(before.ids.count, "mark")): \(lost == 1 ? "the other is" : "the others are") not in this result"
     }
@@ -431,6 +434,7 @@ extension BrowserState {
 
     /// `T`: on a query's result whose rows name several tables' rows, D, U and e act on the next.
     mutating func pickEditTable() {
+        if let why = readOnlyReason { say("T does nothing: \(why)", error: true); return }
         guard let table, sheet == .table, let through = links[table]?.editTables, !through.isEmpty else {
             say("T picks the table D, U and e act on in a query's result (--query); this sheet's edits act on its own rows", error: true)
             return

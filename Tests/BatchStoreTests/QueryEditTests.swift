@@ -9,6 +9,13 @@ import Testing
 @Suite struct QueryEditTests {
     static let schema = QueryResultTests.schema + """
         CREATE VIEW good AS SELECT id, title FROM movie WHERE rating > 5;
+        CREATE TABLE odd(rowid TEXT, v INTEGER);
+        INSERT INTO odd VALUES ('7', 1), ('x', 2);
+        CREATE TABLE dk(id INTEGER PRIMARY KEY DESC, x TEXT);
+        INSERT INTO dk VALUES (10, 'a'), (1, 'b');
+        CREATE TABLE ck(a INTEGER, b TEXT, v INTEGER, PRIMARY KEY (a, b));
+        CREATE TABLE wk(a TEXT, b INTEGER, v INTEGER, PRIMARY KEY (b, a)) WITHOUT ROWID;
+        INSERT INTO wk VALUES ('p', 1, 10), ('q', 1, 20), ('p', 2, 30), ('q', 2, 40);
         """
 
     /// The tables each query's rows name, in column order, or why there are none.
@@ -28,12 +35,25 @@ import Testing
             ("SELECT genre, count(*) FROM movie GROUP BY genre", [], "aggregate count()"),
             ("SELECT genre, year FROM movie GROUP BY genre, year", [], "GROUP BY"),
             ("SELECT id, max(rating) FROM movie", [], "aggregate max()"),
+            ("SELECT id, title, \"count\"(*) AS n FROM movie", [], "aggregate count()"),
             ("SELECT DISTINCT id FROM movie", [], "DISTINCT"),
             ("SELECT id FROM movie UNION ALL SELECT id FROM director", [], "UNION"),
             ("SELECT id, rank() OVER (ORDER BY rating) FROM movie", [], "window"),
             ("SELECT a.id, b.title FROM movie a JOIN movie b ON b.id = a.id + 1", [], "reads movie more than once"),
             ("SELECT id, title FROM good", [], "view good"),
             ("SELECT \"count\".id FROM movie AS \"count\"", ["movie"], nil),
+            // A column called rowid: SQLite names the rowid's origin `rowid` too, so neither is a key.
+            ("SELECT rowid, v FROM odd", [], "no table's whole key"),
+            ("SELECT _rowid_, v FROM odd", [], "no table's whole key"),
+            // A CTE read twice reads its table twice.
+            ("WITH c AS (SELECT * FROM movie) SELECT a.id, b.title FROM c a JOIN c b ON b.id = a.id + 1", [], "reads c more than once"),
+            ("WITH c(i, t) AS MATERIALIZED (SELECT id, title FROM movie) SELECT i, t FROM c", ["movie"], nil),
+            // INTEGER PRIMARY KEY DESC is not the rowid: only the rowid itself names a row.
+            ("SELECT id, x FROM dk", [], "no table's whole key"),
+            ("SELECT rowid, id, x FROM dk", ["dk"], nil),
+            // A rowid table's composite key is not its row key; a WITHOUT ROWID table's is.
+            ("SELECT a, b, v FROM ck", [], "no table's whole key"),
+            ("SELECT v, a, b FROM wk", ["wk"], nil),
         ]
         for c in cases {
             let store = try PersistentStore(path: path, options: .init(query: c.sql))
@@ -48,7 +68,8 @@ import Testing
         let join = try PersistentStore(path: path, options: .init(query: cases[1].sql))
         let movie = try #require(join.queryEntity?.editTables.last)
         #expect(movie.keyAttributes == ["id"])
-        #expect(movie.column(for: "ID") == "id")
+        #expect(movie.column(for: "id") == "id")
+        #expect(movie.column(for: "ID") == nil)
         #expect(movie.column(for: "name") == nil)
     }
 
@@ -152,6 +173,29 @@ import Testing
         }
         // Every table was edited through a query, most of them several times.
         #expect(done.keys.sorted() == ["director", "movie", "tag"] && done.values.reduce(0, +) >= 50, "\(done)")
+    }
+
+    /// Keys that are not one integer column: the rowid of a table whose INTEGER PRIMARY KEY DESC is
+    /// not its rowid, and a WITHOUT ROWID table's key in another order than the query's columns.
+    @Test func editsByRowidAndCompositeKeys() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: Self.schema)
+        let dk = try PersistentStore(path: path, options: .init(query: "SELECT rowid, id, x FROM dk WHERE x = 'b'"))
+        let dkRows = try ManagedObjectContext(store: dk).fetchBatched(FetchRequest(entityName: try #require(dk.queryEntity).name))
+        let ids = try dkRows.objectIDs(in: "dk", for: [try #require(dkRows[0]?.objectID)])
+        _ = try dkRows.execute(BatchDeleteRequest(objectIDs: ids))
+        #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT id || x FROM dk") } == ["10a"])
+
+        let wk = try PersistentStore(path: path, options: .init(query: "SELECT v, a, b FROM wk WHERE v > 10 ORDER BY v DESC"))
+        let wkEntity = try #require(wk.queryEntity)
+        #expect(wkEntity.editTables.first?.keyAttributes == ["b", "a"])
+        let wkRows = try ManagedObjectContext(store: wk).fetchBatched(FetchRequest(entityName: wkEntity.name))
+        // Rows 40 (q, 2) and 20 (q, 1).
+        let named = try wkRows.objectIDs(in: "wk", for: [try #require(wkRows[0]?.objectID), try #require(wkRows[2]?.objectID)])
+        #expect(named.map(\.keyValues) == [[.integer(2), .text("q")], [.integer(1), .text("q")]])
+        #expect(try wkRows.count(forDelete: BatchDeleteRequest(objectIDs: named)) == 2)
+        _ = try wkRows.execute(BatchDeleteRequest(objectIDs: named))
+        #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT v FROM wk ORDER BY v") } == [10, 30])
     }
 
     /// An edit names a table the query's rows do not name by key, or the query itself: refused,

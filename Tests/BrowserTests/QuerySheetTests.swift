@@ -135,6 +135,21 @@ import Testing
         #expect(edits == .text("none: a query with the aggregate count() is read-only: its rows are not each one row of a table"))
     }
 
+    @Test("U's names, on both sides, are the query's columns: year AS title is movie's year")
+    func updateNamesTheShownColumn() throws {
+        let dir = TempDir()
+        let path = try Self.makeFile(dir)
+        let (b, _) = try Self.browser(path, query: "SELECT m.id, m.title, d.name FROM movie m JOIN director d ON d.id = m.director_id")
+        b.send(keys("v"))
+        // Names on the right are the query's too: `year AS title` read as movie's year.
+        let (y, _) = try Self.browser(path, query: "SELECT m.id, m.year AS title FROM movie m WHERE m.id = 2")
+        y.send(keys("U") + keys("title = title + 1") + [.enter, .char("y")])
+        #expect(try Self.table(path, "SELECT id, title, year FROM movie WHERE id = 2") == ["2|\"Movie 2\"|1953"])
+        b.send(keys("U") + keys("title = 'x'") + [.enter, .char("y")])
+        #expect(try direct(path) { try String.fetchOne($0, sql: "SELECT title FROM movie WHERE id = 1") } == "x")
+        #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM director ORDER BY id") } == ["Kurosawa", "Varda", "Ozu"])
+    }
+
     @Test("a query whose rows name no table's rows is read-only: D, U, e say why and nothing is written")
     func groupedQueryIsReadOnly() throws {
         let dir = TempDir()

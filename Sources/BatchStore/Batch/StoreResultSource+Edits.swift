@@ -43,10 +43,14 @@ extension StoreResultSource: ResultEditing {
         var rows = table.qualifiedName
         var condition = ""
         if let values {
+            // The keys under names unlike every column's (`bs_key0`…, else `bs_key_2_0`…).
+            let taken = Set(entity.attributes.map { $0.name.lowercased() })
+            var prefix = "bs_key", n = 1
+            while idKeys.indices.contains(where: { taken.contains("\(prefix)\($0)") }) { n += 1; prefix = "bs_key_\(n)_" }
+            let keys = idKeys.indices.map { "\(prefix)\($0)" }
             let renamed = zip(idColumns, entity.attributes).map { "\($0) AS \(quoteIdentifier($1.name))" }
-            rows = "(SELECT \(renamed.joined(separator: ", ")), \(idKeys.enumerated().map { "\($1) AS bs_key\($0)" }.joined(separator: ", ")) FROM \(table.qualifiedName)) AS t"
+            rows = "(SELECT \(renamed.joined(separator: ", ")), \(zip(idKeys, keys).map { "\($0) AS \($1)" }.joined(separator: ", ")) FROM \(table.qualifiedName)) AS t"
             condition = " WHERE \(try values.condition(for: entity))"
-            let keys = idKeys.indices.map { "bs_key\($0)" }
             return "\(sqlTuple(qualified(named.keyColumns))) IN (SELECT \(keys.joined(separator: ", ")) FROM \(rows)\(condition))"
         }
         return "\(sqlTuple(qualified(named.keyColumns))) IN (SELECT \(idKeys.joined(separator: ", ")) FROM \(rows))"

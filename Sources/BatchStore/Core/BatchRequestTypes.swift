@@ -67,6 +67,22 @@ public struct UpdateExpression: Sendable, Equatable {
 
     init(node: ExpressionNode) { self.node = node }
 
+    /// The expression with each column it reads renamed by `rename` (given the name as written,
+    /// a path joined with `.`): a query's column as the table's column it shows.
+    package func renamingColumns(_ rename: (String) throws -> String) throws -> UpdateExpression {
+        func walk(_ node: ExpressionNode) throws -> ExpressionNode {
+            switch node {
+            case .value: return node
+            case .keyPath(let path, let column): return .keyPath([try rename(path.joined(separator: "."))], column: column)
+            case .binary(let op, let l, let r): return .binary(op, try walk(l), try walk(r))
+            case .negate(let inner): return .negate(try walk(inner))
+            case .function(let name, let arguments, let column): return .function(name, try arguments.map(walk), column: column)
+            case .list(let items): return .list(try items.map(walk))
+            }
+        }
+        return UpdateExpression(node: try walk(node))
+    }
+
     /// Refuses what an assignment to `column` of `table` would store silently other than meant,
     /// as a predicate refuses what it cannot compare: a division (or `%`) by a literal zero, which
     /// both engines would turn into NULL (SQLite) or a failure (PostgreSQL); and, in a column that

@@ -23,11 +23,11 @@ public struct QueryEditTable: Sendable, Equatable {
         self.columns = columns
     }
 
-    /// The table's column a result column shows, for an update's assignment; nil when the result
-    /// column is not read straight from the table.
-    public func column(for attribute: String) -> String? {
-        columns[attribute] ?? columns.first { $0.key.caseInsensitiveCompare(attribute) == .orderedSame }?.value
-    }
+    /// The table's column that the result column named exactly `attribute` shows, for an
+    /// update's assignment; nil when that result column is not read straight from the table.
+    /// (Resolve a name as typed with ``Entity/attribute(named:)`` first: a result may have columns
+    /// whose names differ only in case, from different tables.)
+    public func column(for attribute: String) -> String? { columns[attribute] }
 }
 
 /// The words of a query's text that decide whether its rows can name a table's rows: what it
@@ -39,6 +39,9 @@ package struct QueryTextShape {
     /// How often each name (lowercased) appears as a name that is not followed by `.`: a table
     /// named in FROM or JOIN, or a column that happens to share a table's name.
     package private(set) var references: [String: Int] = [:]
+    /// A common table expression the query names more than once after defining it (so that the
+    /// tables it reads are read more than once under one name), lowercased; nil when there is none.
+    package private(set) var reusedCommonTable: String?
 
     private static let combiningWords: [String: String] = [
         "union": "UNION", "intersect": "INTERSECT", "except": "EXCEPT", "group": "GROUP BY", "distinct": "DISTINCT",
@@ -95,18 +98,37 @@ package struct QueryTextShape {
                 i += 1
             }
         }
+        // Common table expressions: `name AS (`, `name AS [NOT] MATERIALIZED (`, `name (a, b) AS (`.
+        var commonTables: [String] = []
+        for (n, token) in tokens.enumerated() where token.quoted || token.text.first.map({ $0.isLetter || $0 == "_" }) == true {
+            var after = n + 1
+            if after < tokens.count, tokens[after].text == "(", !tokens[after].quoted {
+                var depth = 0
+                while after < tokens.count {
+                    if !tokens[after].quoted { if tokens[after].text == "(" { depth += 1 } else if tokens[after].text == ")" { depth -= 1 } }
+                    after += 1
+                    if depth == 0 { break }
+                }
+            }
+            guard after + 1 < tokens.count, !tokens[after].quoted, tokens[after].text.lowercased() == "as" else { continue }
+            let next = tokens[after + 1]
+            if !next.quoted, next.text == "(" || ["materialized", "not"].contains(next.text.lowercased()) { commonTables.append(token.text.lowercased()) }
+        }
         for (n, token) in tokens.enumerated() {
             let lower = token.text.lowercased()
             let next = n + 1 < tokens.count ? tokens[n + 1] : nil
-            if !token.quoted, combining == nil {
-                if let what = Self.combiningWords[lower] {
+            if combining == nil {
+                if !token.quoted, let what = Self.combiningWords[lower] {
                     combining = what
-                } else if Self.aggregates.contains(lower), next?.text == "(" {
+                } else if Self.aggregates.contains(lower), next?.text == "(", next?.quoted == false {
+                    // Quoted too: SQLite calls `"count"(*)` as count(*).
                     combining = "the aggregate \(lower)()"
                 }
             }
             let isName = token.quoted || token.text.first.map { $0.isLetter || $0 == "_" } == true
             if isName, next?.text != "." { references[lower, default: 0] += 1 }
         }
+        // Its definition, and one use.
+        reusedCommonTable = commonTables.first { references[$0, default: 0] > 2 }
     }
 }

@@ -43,7 +43,15 @@ extension PersistentStore {
                   let c = sqlite3_column_origin_name(stmt, i) else { return nil }
             return (String(cString: d), String(cString: t), String(cString: c))
         }
-        let (tables, why) = editTables(text, attributes: attributes, origins: origins, schema: schema)
+        let (tables, why) = editTables(text, attributes: attributes, origins: origins, schema: schema) { entity in
+            // The column that is the table's rowid, as SQLite answers `SELECT rowid FROM t`'s
+            // origin (an `INTEGER PRIMARY KEY DESC` column is not one, though declared alike).
+            var probe: OpaquePointer?
+            guard sqlite3_prepare_v2(db.sqliteConnection, "SELECT rowid FROM main.\(quoteIdentifier(entity.name))", -1, &probe, nil) == SQLITE_OK,
+                  let probe else { return nil }
+            defer { sqlite3_finalize(probe) }
+            return sqlite3_column_origin_name(probe, 0).map { String(cString: $0) }.flatMap { $0 == "rowid" ? nil : $0 }
+        }
         return Entity(name: name, kind: .view, storeName: storeName, attributes: attributes, uniquenessConstraints: [],
                       relationships: [], indexedColumns: [], keyColumns: nil, readOnlyReason: why, query: text, editTables: tables)
     }
@@ -52,24 +60,30 @@ extension PersistentStore {
     /// result column's origin (`sqlite3_column_table_name`, `sqlite3_column_origin_name`) and the
     /// query's words; with none, why its result is read-only.
     static func editTables(_ text: String, attributes: [Attribute], origins: [(database: String, table: String, column: String)?],
-                           schema: Schema) -> (tables: [QueryEditTable], why: String?) {
+                           schema: Schema, rowidAlias: (Entity) -> String?) -> (tables: [QueryEditTable], why: String?) {
         let shape = QueryTextShape(text)
         if let combining = shape.combining {
             return ([], "a query with \(combining) is read-only: its rows are not each one row of a table")
+        }
+        if let reused = shape.reusedCommonTable {
+            return ([], "the query reads \(reused) more than once, so its rows do not name one row of a table: its result is read-only")
         }
         if let view = schema.entities.first(where: { $0.kind == .view && $0.query == nil && shape.references[$0.name.lowercased()] != nil }) {
             return ([], "the query reads the view \(view.name), so its result is read-only")
         }
         var tables: [(first: Int, table: QueryEditTable)] = []
-        var why = "no table's whole key is among the query's columns, so its result is read-only"
+        var why = "no table's whole key is among the query's columns, so its result is read-only (to edit a table's rows, select its rowid or INTEGER PRIMARY KEY, or every column of a WITHOUT ROWID table's key)"
         var seen = Set<String>()
         for origin in origins.compactMap({ $0 }) where origin.database == "main" && !seen.contains(origin.table.lowercased()) {
             seen.insert(origin.table.lowercased())
             guard let entity = schema.entity(named: origin.table), entity.query == nil, !entity.isReadOnly else { continue }
             // The names a key column's origin may carry: a rowid table's rowid is named `rowid`,
             // or its INTEGER PRIMARY KEY's name.
+            // (SQLite names the rowid's origin `rowid` however it was read: when a column is
+            // called `rowid`, that origin is ambiguous and is not taken for the key.)
+            let rowid = entity.attribute(named: "rowid") == nil ? ["rowid"] : []
             let keyNames: [[String]] = entity.isKeyedByRowid
-                ? [["rowid"] + (entity.hasHiddenRowid ? [] : entity.primaryKey)]
+                ? [rowid + (rowidAlias(entity).map { [$0] } ?? [])]
                 : entity.primaryKey.map { [$0] }
             var keyAttributes: [String] = []
             var columns: [String: String] = [:]
