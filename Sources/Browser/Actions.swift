@@ -142,6 +142,8 @@ public enum Effect: Sendable, Equatable {
     /// Fetches a result; `thenBy` are further sort keys (from the command line), kept for this
     /// fetch only.
     case open(table: String, filter: String, sort: BatchStore.SortDescriptor?, cursor: Int = 0, thenBy: [BatchStore.SortDescriptor] = [])
+    /// `:SELECT …`: the query's result as a new sheet over this one (Esc goes back).
+    case openQuery(String)
     case loadWindow(Range<Int>)
     /// The last `count` rows of `table` filtered and sorted so, by the engine's own top-N on a
     /// second connection (or session), while the main one fetches the IDs: `G` during a load.

@@ -24,6 +24,8 @@ final class BrowserData {
     var registeredObjectCount: Int { context.registeredObjectCount }
     var canUndo: Bool { context.canUndo }
     func entity(named name: String) throws -> Entity { try context.entity(named: name) }
+    /// The entity of a query typed at `:` (``FetchingContext/addQuery(_:)``).
+    func addQuery(_ sql: String) throws -> Entity { try context.addQuery(sql) }
 
     /// Opens `request`; `firstRows` gets the first batch before the ID fetch, and `progress` is
     /// called during it.

@@ -84,6 +84,7 @@ extension BrowserState {
         switch kind {
         case .goToRow:
             if let effects = writeCommand(text) { return effects }
+            if let effects = queryCommand(text) { return effects }
             guard let n = Int(text.trimmingCharacters(in: " ")), n >= 1 else {
                 if !text.isEmpty { say("not a row number: \(TerminalText.escapingControlCharacters(text))", error: true) }
                 return []

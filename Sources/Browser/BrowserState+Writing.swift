@@ -28,6 +28,15 @@ extension BrowserState {
         return [.write(path: path, overwrite: overwrite, result: resultID)]
     }
 
+    /// `:SELECT …` (or `WITH`, `VALUES`): the query's result as a new sheet over this one; nil
+    /// for any other command.
+    mutating func queryCommand(_ text: String) -> [Effect]? {
+        let first = text.drop { $0 == " " }.prefix { $0.isLetter }.uppercased()
+        guard ["SELECT", "WITH", "VALUES"].contains(first) else { return nil }
+        say("running the query…")
+        return [.openQuery(text)]
+    }
+
     /// `~` and `~/…` from `home` (the `HOME` the user runs with, as the shell reads it; Foundation's
     /// `expandingTildeInPath` takes the account's home from the user database instead, so a
     /// `:w ~/x.csv` under another `HOME` wrote elsewhere); `~user/…` as Foundation expands it.

@@ -104,6 +104,9 @@ final class EffectRunner {
             preconditionFailure("\(effect) is the session's, not the runner's")
         case .open(let table, let filter, let sort, let cursor, let thenBy):
             return try open(table, filter: filter, sorts: (sort.map { [$0] } ?? []) + thenBy, cursor: cursor, state: state, cancel: cancel, report: report)
+        case .openQuery(let sql):
+            let entity = try data.addQuery(sql)
+            return try open(entity.name, filter: "", sorts: [], cursor: 0, push: true, note: entity.name, state: state, cancel: cancel, report: report)
         case .peekLast, .countMatches, .peekRows:
             return []   // the session hands it to the second thread (EffectWorker.peek)
         case .loadWindow(let range):

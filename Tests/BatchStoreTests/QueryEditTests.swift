@@ -198,6 +198,45 @@ import Testing
         #expect(try direct(path) { try Int.fetchAll($0, sql: "SELECT v FROM wk ORDER BY v") } == [10, 30])
     }
 
+    /// `fetch(sql:arguments:batchSize:)`: each query becomes an entity of the store (`query`,
+    /// `query_2`…), its `?` bound in order (not inside strings or quoted names), its rows SQLite's,
+    /// its edits through the tables it names; a wrong argument count, a named parameter or a
+    /// write is refused and adds nothing.
+    @Test func fetchSQLAddsQueries() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: Self.schema)
+        let store = try PersistentStore(path: path)
+        let context = try ManagedObjectContext(store: store)
+        let sql = "SELECT '?' AS q, \"a?b\".id, \"a?b\".title FROM movie AS \"a?b\" WHERE year >= ? AND title <> ? -- ?\n ORDER BY id"
+        let arguments: [SQLValue] = [.integer(1990), .text("it's ? 'quoted'")]
+        let rows = try context.fetch(sql: sql, arguments: arguments, batchSize: 7)
+        let expected = try direct(path) { db in
+            try Row.fetchAll(db, sql: sql, arguments: [1990, "it's ? 'quoted'"]).map { row in (0..<row.count).map { SQLValue(row[$0] as DatabaseValue) } }
+        }
+        let names = rows.entity.attributes.map(\.name)
+        let got = try rows.map { o in try names.map { try o?.value(forKey: $0) ?? .null } }
+        #expect(!expected.isEmpty && QueryResultTests.values(of: got) == QueryResultTests.values(of: expected))
+        #expect(rows.entity.name == "query" && rows.editTables == ["movie"])
+        let second = try context.fetch(sql: "SELECT code, label FROM tag")
+        #expect(second.entity.name == "query_2" && second.editTables == ["tag"])
+        #expect(store.queryEntity == nil)
+        // Edits through it.
+        let first = try #require(rows[0]?.objectID)
+        let named = try rows.objectIDs(in: "movie", for: [first])
+        _ = try rows.execute(BatchDeleteRequest(objectIDs: named))
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE id = ?", arguments: [named[0].keyValues[0].integerValue]) } == 0)
+        // Refusals add nothing.
+        let before = store.schema.entities.count
+        for (bad, args, words) in [("SELECT id FROM movie WHERE id = ?", [SQLValue](), "1 ? parameter and 0 arguments"),
+                                   ("SELECT id FROM movie WHERE id = :id", [.integer(1)], "parameter :id is named"),
+                                   ("SELECT id FROM movie WHERE id = ?2", [.integer(1), .integer(2)], "parameter ?2 is named"),
+                                   ("DELETE FROM movie WHERE id = ?", [.integer(1)], "DELETE is not a query")] {
+            let error = #expect(throws: BatchStoreError.self) { _ = try context.fetch(sql: bad, arguments: args) }
+            #expect(error?.message.contains(words) == true, "\(bad): \(error?.message ?? "no error")")
+        }
+        #expect(store.schema.entities.count == before)
+    }
+
     /// An edit names a table the query's rows do not name by key, or the query itself: refused,
     /// nothing written.
     @Test func editsOfOtherTablesAreRefused() throws {

@@ -150,6 +150,43 @@ import Testing
         #expect(try direct(path) { try String.fetchAll($0, sql: "SELECT name FROM director ORDER BY id") } == ["Kurosawa", "Varda", "Ozu"])
     }
 
+    @Test(":SELECT … opens the query as a new sheet over the table (Esc goes back), kept in the : history; edits go through it; a bad query keeps the prompt")
+    func queryPrompt() throws {
+        let dir = TempDir()
+        let path = try Self.makeFile(dir)
+        let store = try PersistentStore(path: path)
+        let term = MemoryTerminal(width: 100, height: 12)
+        let b = try Browser(store: store, options: BrowserOptions(table: "movie"), backend: term)
+        b.start()
+        #expect(b.state.table == "movie" && b.state.count == 30)
+        let sql = "SELECT m.id, m.title, d.name FROM movie m JOIN director d ON d.id = m.director_id WHERE m.year >= 1970"
+        b.send([.char(":")] + keys(sql) + [.enter])
+        #expect(b.state.table == "query" && b.state.count == 9, "\(term.text)")
+        #expect(b.state.sheets.count == 1)
+        #expect(term.text.joined(separator: "\n").contains("edits movie"))
+        // D through it: the first row is movie 20.
+        b.send(keys("vD"))
+        #expect(term.text.last == "Delete the 1 row named by the 1 marked row of this query from movie? y/n")
+        b.send(.char("y"))
+        #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT count(*) FROM movie WHERE id = 20") } == 0)
+        #expect(b.state.count == 8)
+        // Esc: back to the table, which an edit left out of date or counted again.
+        b.send(.escape)
+        #expect(b.state.table == "movie" && b.state.sheets.isEmpty)
+        // The : history holds the query; a query with an error keeps the prompt open with its text.
+        b.send([.char(":"), .up])
+        var typed: String?
+        if case .prompt(_, let line) = b.state.mode { typed = line.text }
+        #expect(typed == sql, "\(typed ?? "no prompt")")
+        b.send([.escape, .char(":")] + keys("SELECT nope FROM movie") + [.enter])
+        #expect(b.state.message?.contains("no such column: nope") == true, "\(b.state.message ?? "")")
+        #expect(b.state.table == "movie")
+        // A second query is query_2; it is read-only and says why.
+        b.send([.escape, .char(":")] + keys("SELECT director_id, count(*) AS n FROM movie GROUP BY 1") + [.enter])
+        #expect(b.state.table == "query_2" && b.state.count == 4, "\(term.text)")
+        #expect(b.state.readOnlyReason?.contains("aggregate count()") == true)
+    }
+
     @Test("a query whose rows name no table's rows is read-only: D, U, e say why and nothing is written")
     func groupedQueryIsReadOnly() throws {
         let dir = TempDir()

@@ -34,6 +34,7 @@ extension ManagedObjectContext: FetchingContext {
     public var entities: [Entity] { store.schema.entities }
     public var readOnlyReason: String? { store.isReadOnly ? "the file is read-only" : nil }
     public func entity(named name: String) throws -> Entity { try store.entity(named: name) }
+    public func addQuery(_ sql: String) throws -> Entity { try store.addQuery(sql) }
 
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)?,
                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {

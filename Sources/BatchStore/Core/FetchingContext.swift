@@ -27,6 +27,12 @@ public protocol FetchingContext: AnyObject {
     /// The entity named `name`.
     /// - Throws: `.noSuchEntity`, naming what there is.
     func entity(named name: String) throws -> Entity
+    /// Adds the result of one read-only SQL query as an entity (`query`, `query_2`…) that can
+    /// then be fetched, filtered, sorted and edited through as a table (one SQLite store:
+    /// `PersistentStore.addQuery(_:arguments:)`).
+    /// - Throws: `.invalidQuery` for anything but one read-only query; `.invalidArgument` where
+    ///   the engine cannot yet.
+    func addQuery(_ sql: String) throws -> Entity
     /// Fetches `request` as a batched result (see ``BatchFaultingCollection``).
     ///
     /// - Parameters:
@@ -131,6 +137,11 @@ public struct EngineTraits: Sendable, Equatable {
 }
 
 extension FetchingContext {
+    /// Not built yet for several stores or PostgreSQL: refused, naming the engine.
+    public func addQuery(_ sql: String) throws -> Entity {
+        throw BatchStoreError(.invalidArgument, "a query is opened on one SQLite file; it is not built yet for \(storeNames.count > 1 ? "several files" : engineName)")
+    }
+
     public var fileProblem: String? { nil }
     public func settleMovedFile() {}
     public var readerMaker: (@Sendable () throws -> any FetchingContext)? { nil }

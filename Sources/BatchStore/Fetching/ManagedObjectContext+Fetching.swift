@@ -67,6 +67,19 @@ extension ManagedObjectContext {
         return BatchFaultingCollection(storage: storage)
     }
 
+    /// Fetches the result of one read-only SQL query in batches, as a table's: the query becomes
+    /// an entity of the store (``PersistentStore/addQuery(_:arguments:)``, which checks it and
+    /// binds `arguments` to its `?` parameters), then ``fetchBatched(_:residentBatches:progress:)``
+    /// fetches it: `INSERT INTO temp."bs_ids_…" (c0, c1, …) SELECT t.* FROM (<query>) AS t`, the
+    /// rows kept by position in the ID table, faulted `batchSize` at a time with one range read
+    /// of it. Where the query's rows name a table's rows (``Entity/editTables``), the result's
+    /// batch edits act on them (see <doc:QueryResults>).
+    /// - Complexity: the query's own cost once, for the ID table; each batch, one range read.
+    public func fetch(sql: String, arguments: [SQLValue] = [], batchSize: Int = 100) throws -> BatchFaultingCollection {
+        let entity = try store.addQuery(sql, arguments: arguments)
+        return try fetchBatched(FetchRequest(entityName: entity.name, fetchBatchSize: batchSize))
+    }
+
     /// Starts a batched fetch in two steps for huge sorted results: the first batch now (one
     /// `… ORDER BY … LIMIT batchSize` query, which needs no full sort), the ID fetch later with
     /// ``ProgressiveFetch/finish(progress:)``.

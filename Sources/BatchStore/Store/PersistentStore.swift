@@ -2,6 +2,7 @@ import CSQLiteShims
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// One SQLite file, opened read-write or read-only, with its schema read once as entities.
 ///
@@ -47,10 +48,12 @@ public final class PersistentStore: Sendable {
     public let name: String
     /// True when opened read-only or when the file itself cannot be written.
     public let isReadOnly: Bool
-    /// Tables and views, read when the store was opened (and the result of ``Options/query``).
-    public let schema: Schema
+    /// Tables and views, read when the store was opened, then the results of ``Options/query`` and
+    /// of each ``addQuery(_:arguments:)``.
+    public var schema: Schema { schemaState.withLock { $0 } }
+    let schemaState: Mutex<Schema>
     /// The entity of ``Options/query``'s result, or nil.
-    public var queryEntity: Entity? { schema.entities.last { $0.query != nil } }
+    public var queryEntity: Entity? { options.query == nil ? nil : schema.entities.first { $0.query != nil } }
     let options: Options
 
     /// Opens the SQLite file at `path`.
@@ -93,7 +96,7 @@ public final class PersistentStore: Sendable {
                 let readOnly = options.readOnly || sqlite3_db_readonly(db.sqliteConnection, "main") == 1
                 return (schema, readOnly)
             }
-            self.schema = schema
+            self.schemaState = Mutex(schema)
             self.isReadOnly = readOnly
         } catch {
             throw BatchStoreError.wrap(error, context: path)

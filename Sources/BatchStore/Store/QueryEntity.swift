@@ -110,6 +110,88 @@ extension PersistentStore {
         return (found, found.isEmpty ? why : nil)
     }
 
+    /// Adds the result of one read-only SQL query as a new entity of this store (named `query`, or
+    /// the next free `query_2`, `query_3`…) and answers it: fetch it, filter it, sort it and edit
+    /// through it as ``Options/query``'s (see <doc:QueryResults>).
+    ///
+    /// `arguments` bind the query's `?` parameters, in order, written into it as SQL literals
+    /// (``SQLValue/sqlLiteral``) before it is checked: their number must be the query's, and named
+    /// parameters (`:x`, `@x`, `$x`, `?7`) are refused. The checks are ``Options/query``'s, run on
+    /// a read-only connection of its own; nothing is written.
+    /// - Complexity: one prepare of the query; it is not run.
+    @discardableResult
+    public func addQuery(_ sql: String, arguments: [SQLValue] = []) throws -> Entity {
+        var readOptions = options
+        readOptions.readOnly = true
+        readOptions.query = nil
+        let queue = try Self.openQueue(path: path, options: readOptions)
+        let storeName = name
+        return try schemaState.withLock { schema in
+            let entity = try queue.inDatabase { db -> Entity in
+                let text = try Self.binding(arguments, into: sql, db)
+                let taken = Set(schema.entities.map { $0.name.lowercased() })
+                var name = Self.queryEntityName, n = 1
+                while taken.contains(name) { n += 1; name = "\(Self.queryEntityName)_\(n)" }
+                return try Self.queryEntity(db, sql: text, name: name, storeName: storeName, schema: schema)
+            }
+            schema = Schema(entities: schema.entities + [entity], unreadableViews: schema.unreadableViews)
+            return entity
+        }
+    }
+
+    /// `sql` with its `?` parameters replaced, in order, by `arguments` as SQL literals (outside
+    /// strings, quoted names and comments), after checking it as a query and counting them.
+    static func binding(_ arguments: [SQLValue], into sql: String, _ db: Database) throws -> String {
+        let text = try checkedQuery(db, sql)
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db.sqliteConnection, text, -1, &stmt, nil) == SQLITE_OK, let stmt else { throw queryError(db, in: text) }
+        defer { sqlite3_finalize(stmt) }
+        let count = Int(sqlite3_bind_parameter_count(stmt))
+        for i in 0..<count {
+            if let named = sqlite3_bind_parameter_name(stmt, Int32(i + 1)) {
+                throw BatchStoreError(.invalidQuery, "the query's parameter \(String(cString: named)) is named: only ? parameters take arguments, in order")
+            }
+        }
+        guard count == arguments.count else {
+            throw BatchStoreError(.invalidQuery, "the query has \(count) ? \(count == 1 ? "parameter" : "parameters") and \(arguments.count) \(arguments.count == 1 ? "argument was" : "arguments were") given")
+        }
+        guard count > 0 else { return text }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var next = 0
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            var end = i + 1
+            if b == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
+                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            } else if b == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
+                end = i + 2
+                while end + 1 < bytes.count, !(bytes[end] == 0x2A && bytes[end + 1] == 0x2F) { end += 1 }
+                end = min(bytes.count, end + 2)
+            } else if b == 0x27 || b == 0x22 || b == 0x60 || b == 0x5B {
+                // A string or a quoted name, to its closing quote (doubled quotes stay inside).
+                let close: UInt8 = b == 0x5B ? 0x5D : b
+                while end < bytes.count {
+                    if bytes[end] == close {
+                        if close != 0x5D, end + 1 < bytes.count, bytes[end + 1] == close { end += 2; continue }
+                        end += 1
+                        break
+                    }
+                    end += 1
+                }
+            } else if b == 0x3F, next < arguments.count {
+                out += Array(arguments[next].sqlLiteral.utf8)
+                next += 1
+                i = end
+                continue
+            }
+            out += bytes[i..<end]
+            i = end
+        }
+        return try checkedQuery(db, String(decoding: out, as: UTF8.self))
+    }
+
     /// The checks on a query's text that need no database: not empty, no NUL byte, a first word
     /// that begins a query (SELECT, WITH, VALUES), no `pragma_optimize`. Run before a database is
     /// opened or made (the browser's demo), and again when the store opens the query.
