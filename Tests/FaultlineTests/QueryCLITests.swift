@@ -90,6 +90,23 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: scratch.path("s.svg")))
     }
 
+    /// A query whose rows name a table's rows reopens its file for writing: reading it, moving
+    /// and searching through it, and a D that is not confirmed, leave the file's bytes as they were.
+    @Test func anEditableQueryReadsWithoutWriting() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 5_000, at: scratch.path("demo.sqlite"))
+        _ = try sqlite3(db, "PRAGMA journal_mode = DELETE")
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        let sql = "SELECT m.id, m.title, d.name FROM movie m JOIN director d ON d.id = m.director_id ORDER BY m.title"
+        let out = scratch.path("screen.svg")
+        let r = try CLI.run(["snapshot", db, "--query", sql, "--keys", "jjvGDn", "--out", out, "--size", "100x20", "--allow-edits"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let svg = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(svg.contains("edits movie"), "\(svg.prefix(4000))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
+    }
+
     @Test func theBrowserOpensAQueryAndKeepsItReadOnly() throws {
         let scratch = TempDir()
         let db = try CLI.demo(rows: 5_000, at: scratch.path("demo.sqlite"))
