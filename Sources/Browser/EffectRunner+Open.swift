@@ -10,7 +10,7 @@ extension EffectRunner {
     func open(_ table: String, filter: String, sorts: [SortDescriptor], cursor: Int, push: Bool = false, note: String? = nil, state: BrowserState,
               cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         let entity = try data.entity(named: table)
-        let predicate = filter.isEmpty ? nil : try FetchPredicate(format: filter)
+        let predicate = filter.isEmpty ? nil : try FetchPredicate(filter: filter)
         let request = FetchRequest(entityName: entity.name, predicate: predicate, sortDescriptors: sorts, fetchBatchSize: options.batchSize)
         let columns = (data.showsStores ? [Browser.storeColumn] : []) + entity.attributes.map(\.name)
         let clock = environment.now

@@ -307,7 +307,16 @@ extension EffectRunner {
         guard let condition = range ?? FetchPredicate.equalityFormat(key: frequencies.attribute, value: value) else {
             return [.failed("this value (\(DisplayValue(entry.value).shown)) cannot be written as a filter: blobs and infinite numbers have no literal")]
         }
-        let filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
+        let filter: String
+        if let sql = FetchPredicate.sqlCondition(ofFilter: sheet.filter) {
+            // A SQL filter is narrowed in SQL: the value as a literal SQLite reads back exactly.
+            let column = quoteIdentifier(frequencies.attribute)
+            let narrowing = frequencies.binWidth.flatMap { w in Self.bin(entry.value, width: w) }
+                .map { "\(column) >= \($0.low.sqlLiteral) AND \(column) < \($0.high.sqlLiteral)" } ?? "\(column) IS \(entry.value.sqlLiteral)"
+            filter = "WHERE (\(sql.trimmingCharacters(in: .whitespacesAndNewlines))) AND \(narrowing)"
+        } else {
+            filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
+        }
         return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
     }
 

@@ -162,7 +162,7 @@ final class Peeker: @unchecked Sendable {
         do {
             let reader = try self.reader ?? makeReader()
             self.reader = reader
-            var request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
+            var request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(filter: filter),
                                        sortDescriptors: sorts, fetchLimit: count, fetchBatchSize: max(count, 1))
             request.reversesOrder = true
             // No ID: a row read outside the result's ID table is shown, never marked or edited.
@@ -186,7 +186,7 @@ final class Peeker: @unchecked Sendable {
         do {
             let reader = try self.reader ?? makeReader()
             self.reader = reader
-            let request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(format: filter),
+            let request = FetchRequest(entityName: table, predicate: filter.isEmpty ? nil : try FetchPredicate(filter: filter),
                                        sortDescriptors: sorts, fetchLimit: count, fetchOffset: offset, fetchBatchSize: max(count, 1))
             let read = try reader.fetchBatched(request, residentBatches: 1, firstBatch: nil, progress: nil)
             var rows: [RowSnapshot] = []
@@ -211,7 +211,7 @@ final class Peeker: @unchecked Sendable {
             let reader = try self.reader ?? makeReader()
             self.reader = reader
             let match = try FetchPredicate(format: "string(%K) CONTAINS[c] %@", arguments: [.key(column), .value(.text(text))])
-            let predicate = filter.isEmpty ? match : try FetchPredicate(format: filter) && match
+            let predicate = filter.isEmpty ? match : try FetchPredicate(filter: filter) && match
             let n = try reader.count(for: FetchRequest(entityName: table, predicate: predicate))
             log.append("counted \(n) matches of a search in \(table).\(column) in \(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) s")
             return [.matchCount(column: column, text: text, result: result, count: n)]

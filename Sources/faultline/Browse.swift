@@ -59,7 +59,7 @@ struct ViewOptions: ParsableArguments {
     @Option(help: "Instead of a table, the result of one read-only SQL query (SELECT, WITH … SELECT or VALUES), or @FILE to read it from a file: browsed, filtered, sorted and searched like a view, read-only. One SQLite file.")
     var query: String?
 
-    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990'.")
+    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990', or a SQL condition after the word WHERE, e.g. \"WHERE title LIKE 'U%'\" (SQLite).")
     var predicate: String?
 
     @Option(help: "Sort keys: 'rating desc, title'.")
@@ -82,7 +82,7 @@ struct ViewOptions: ParsableArguments {
     func open(_ paths: [String]) throws -> OpenedView {
         let query = try self.query.map(readQueryOption)
         if query != nil { try refuseQuery(on: paths) }
-        if let predicate { _ = try FetchPredicate(format: predicate) }
+        if let predicate { _ = try FetchPredicate(filter: predicate) }
         if let sort { _ = try SortDescriptor.parse(sort) }
         var options = BrowserOptions(table: table, filter: predicate ?? "", sort: sort, batchSize: batchSize,
                                      readOnlyReason: readOnly ? "opened with --read-only" : nil)

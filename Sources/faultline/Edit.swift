@@ -34,10 +34,10 @@ struct TableOptions: ParsableArguments {
     @Option(help: "The table (export also reads a view).")
     var table: String?
 
-    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"'.")
+    @Option(name: .customLong("where"), help: "Which rows: a predicate in NSPredicate format, e.g. 'year >= 1990 AND genre == \"Noir\"', or a SQL condition after the word WHERE, e.g. \"WHERE title LIKE 'U%'\" (SQLite).")
     var predicate: String?
 
-    func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(format: $0) } }
+    func parsedPredicate() throws -> FetchPredicate? { try predicate.map { try FetchPredicate(filter: $0) } }
 
     /// The file's context, or with several files a context over them (over the `--stores` named,
     /// in the files' order, after checking each has the table), the table's entity, and how many

@@ -36,18 +36,22 @@ import Testing
         #expect(try direct(path) { try Int.fetchOne($0, sql: "SELECT v FROM n WHERE id = 1") } == 0)
     }
 
-    @Test("walAtFirstWrite: the context's own switch to WAL is no change of data_version, even when the write after it fails; another program's write still is")
+    @Test("walAtFirstWrite: the context's own switch to WAL is no change of data_version, and a first write that fails switches the file back; another program's write still is seen")
     func ownWALSwitchIsNoOutsideChange() throws {
         let dir = TempDir()
         let path = try makeDatabase(dir, sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER NOT NULL); INSERT INTO t VALUES (1, 1), (2, 2);")
         let context = try ManagedObjectContext(store: try PersistentStore(path: path, options: .init(walAtFirstWrite: true)))
         let start = try context.dataVersion()
-        // The update fails (NOT NULL) after the switch: nothing written, the file in WAL now.
+        // The update fails (NOT NULL) after the switch: nothing written, the file back in its own mode.
         #expect(throws: BatchStoreError.self) {
             _ = try context.execute(BatchUpdateRequest(entityName: "t", predicate: nil, propertiesToUpdate: [("v", .constant(.null))]))
         }
+        #expect(try direct(path) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "delete")
+        #expect(try context.dataVersion() == start, "our own switches are not another program's write")
+        // The next write that succeeds switches it to WAL for good.
+        _ = try context.execute(BatchUpdateRequest(entityName: "t", predicate: nil, propertiesToUpdate: [("v", .constant(.integer(5)))]))
         #expect(try direct(path) { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
-        #expect(try context.dataVersion() == start, "our own switch is not another program's write")
+        #expect(try context.dataVersion() == start)
         try direct(path) { try $0.execute(sql: "UPDATE t SET v = 3 WHERE id = 1") }
         #expect(try context.dataVersion() != start, "another program's write is seen")
     }

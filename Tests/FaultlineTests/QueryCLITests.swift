@@ -90,6 +90,37 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: scratch.path("s.svg")))
     }
 
+    /// `--where 'WHERE …'`: a SQL condition, in export (of a table and of a query) and delete,
+    /// keeping the shell's rows; one that would leave its parentheses is refused with nothing touched.
+    @Test func sqlConditionsInWhere() throws {
+        let scratch = TempDir()
+        let db = try CLI.demo(rows: 5_000, at: scratch.path("demo.sqlite"))
+        let condition = "title LIKE 'th%' AND (year >= 1990 OR rating IS NULL)"
+        let table = try CLI.run(["export", db, "--table", "movie", "--where", "WHERE " + condition, "--sort", "id"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout == (try Self.shellTSV(db, "SELECT * FROM movie WHERE \(condition) ORDER BY id")))
+        #expect(table.stdout.split(separator: "\n").count > 5)
+        let group = "SELECT genre, count(*) AS n FROM movie GROUP BY genre"
+        let query = try CLI.run(["export", db, "--query", group, "--where", "where n > 100 AND genre LIKE 'd%'"])
+        #expect(query.status == 0, "\(query.stderr)")
+        #expect(query.stdout == (try Self.shellTSV(db, "SELECT * FROM (\(group)) WHERE n > 100 AND genre LIKE 'd%'")))
+        _ = try sqlite3(db, "PRAGMA journal_mode = DELETE")
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        for bad in ["WHERE 1; DROP TABLE movie", "WHERE year > 1 -- all", "WHERE year > 1) OR (1", "WHERE yeer > 1"] {
+            let r = try CLI.run(["delete", db, "--table", "movie", "--where", bad])
+            #expect(r.status != 0 && r.stderr.split(separator: "\n").count == 1, "\(bad): \(r.status) \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+        let doomed = try Self.shellTSV(db, "SELECT count(*) AS n FROM movie WHERE \(condition)")
+        let total = try Self.shellTSV(db, "SELECT count(*) AS n FROM movie")
+        let deleted = try CLI.run(["delete", db, "--table", "movie", "--where", "WHERE " + condition])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let n = Int(doomed.split(separator: "\n")[1]) ?? -1, all = Int(total.split(separator: "\n")[1]) ?? -1
+        #expect(deleted.stdout.contains("\(n)"), "\(deleted.stdout)")
+        #expect(try Self.shellTSV(db, "SELECT count(*) AS n FROM movie") == "n\n\(all - n)\n")
+        #expect(try Self.shellTSV(db, "SELECT count(*) AS n FROM movie WHERE \(condition)") == "n\n0\n")
+    }
+
     /// A query whose rows name a table's rows reopens its file for writing: reading it, moving
     /// and searching through it, and a D that is not confirmed, leave the file's bytes as they were.
     @Test func anEditableQueryReadsWithoutWriting() throws {

@@ -5,6 +5,15 @@ extension ManagedObjectContext {
     /// Compiles the WHERE clause that selects the rows of `request` for an UPDATE or DELETE on `entity`.
     private func batchWhere(_ request: FetchRequest, entity: Entity) throws -> (sql: String, arguments: [SQLValue]) {
         let compiled = try CompiledFetch(request: request, store: store)
+        if request.predicate?.node.holdsSQL == true {
+            // A SQL condition's names are SQLite's to check: prepared (never run) before the
+            // write begins, so that a name it does not know leaves the file as it was.
+            do {
+                try withDatabase { db in _ = try db.makeStatement(sql: "SELECT 1\(compiled.fromWhere)") }
+            } catch let error as BatchStoreError {
+                throw BatchStoreError(.invalidQuery, "the SQL condition: \(error.message)")
+            }
+        }
         let keys = qualified(entity.keyColumns)
         let needsSubquery = !compiled.builder.joins.isEmpty || !compiled.limitClause.isEmpty || !request.sortDescriptors.isEmpty
         if !needsSubquery {

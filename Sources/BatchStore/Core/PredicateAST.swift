@@ -53,6 +53,21 @@ package indirect enum PredicateNode: Sendable, Equatable {
     case between(ExpressionNode, ExpressionNode, ExpressionNode, flags: Int)
     /// Membership: `x IN {a, b}` and `{a, b} CONTAINS x`, each item compared as `==` with `flags`.
     case inList(ExpressionNode, [ExpressionNode], flags: Int)
+    /// A condition in the engine's own SQL, checked by ``FetchPredicate/init(sql:)`` to stay one
+    /// expression in its parentheses.
+    case sql(String)
+}
+
+extension PredicateNode {
+    /// True when a SQL condition (``FetchPredicate/init(sql:)``) is part of the predicate.
+    package var holdsSQL: Bool {
+        switch self {
+        case .sql: true
+        case .not(let inner): inner.holdsSQL
+        case .and(let terms), .or(let terms): terms.contains { $0.holdsSQL }
+        case .constant, .comparison, .between, .inList: false
+        }
+    }
 }
 
 /// A filter in NSPredicate's format, parsed once and compiled to SQL with bound arguments per fetch.

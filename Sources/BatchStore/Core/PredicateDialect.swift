@@ -228,6 +228,9 @@ package protocol PredicateDialect: ExpressionDialect {
     /// The column type a key path ends at when its column holds numbers, with its article ("an
     /// INTEGER", "a bigint"), for refusing a text operator on it; nil for any other column.
     func numberColumnType(_ path: [String], at column: Int) throws -> String?
+    /// A condition in the engine's SQL (checked to be one parenthesised expression), true or
+    /// false for each row of the statement's table, whatever else the statement joins.
+    func sqlCondition(_ condition: String) throws -> String
 }
 
 extension PredicateDialect {
@@ -267,6 +270,8 @@ extension PredicateDialect {
             return "(\(try ordering(e, .greaterOrEqual, flags, lo)) AND \(try ordering(e, .lessOrEqual, flags, hi)))"
         case .inList(let e, let items, let flags):
             return try membership(e, items, flags)
+        case .sql(let condition):
+            return try sqlCondition(condition)
         case .comparison(let l, let op, let flags, let r):
             switch op {
             case .equal: return try equality(l, flags, r)

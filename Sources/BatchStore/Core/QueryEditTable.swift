@@ -55,47 +55,13 @@ package struct QueryTextShape {
     /// Reads `sql` word by word, skipping strings, comments and quoted names' contents (a quoted
     /// name counts as a name, never as a keyword).
     package init(_ sql: String) {
-        let bytes = Array(sql.utf8)
-        var i = 0
-        var tokens: [(text: String, quoted: Bool)] = []
-        func isWord(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x5F || b == 0x24 || b >= 0x80 }
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
-                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
-            } else if b == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
-                i += 2
-                while i + 1 < bytes.count, !(bytes[i] == 0x2A && bytes[i + 1] == 0x2F) { i += 1 }
-                i += 2
-            } else if b == 0x27 {
-                // A string: '' inside it is a quote.
-                i += 1
-                while i < bytes.count {
-                    if bytes[i] == 0x27 { if i + 1 < bytes.count, bytes[i + 1] == 0x27 { i += 2; continue }; break }
-                    i += 1
-                }
-                i += 1
-                tokens.append(("'", false))
-            } else if b == 0x22 || b == 0x60 || b == 0x5B {
-                let close: UInt8 = b == 0x5B ? 0x5D : b
-                var name: [UInt8] = []
-                i += 1
-                while i < bytes.count {
-                    if bytes[i] == close {
-                        if close != 0x5D, i + 1 < bytes.count, bytes[i + 1] == close { name.append(close); i += 2; continue }
-                        break
-                    }
-                    name.append(bytes[i]); i += 1
-                }
-                i += 1
-                tokens.append((String(decoding: name, as: UTF8.self), true))
-            } else if isWord(b) {
-                let start = i
-                while i < bytes.count, isWord(bytes[i]) { i += 1 }
-                tokens.append((String(decoding: bytes[start..<i], as: UTF8.self), false))
-            } else {
-                if b != 0x20 && !(0x09...0x0D).contains(b) { tokens.append((String(UnicodeScalar(b)), false)) }
-                i += 1
+        let text = SQLText(sql)
+        let tokens: [(text: String, quoted: Bool)] = text.lexemes.compactMap { lexeme in
+            switch lexeme.kind {
+            case .comment: nil
+            case .string: ("'", false)
+            case .quotedName: (text.name(of: lexeme), true)
+            case .word, .parameter, .symbol: (text.text(of: lexeme), false)
             }
         }
         // Common table expressions: `name AS (`, `name AS [NOT] MATERIALIZED (`, `name (a, b) AS (`.

@@ -86,13 +86,30 @@ public final class ManagedObjectContext {
     /// write (``PersistentStore/Options/walAtFirstWrite``), with `PRAGMA journal_mode = WAL` outside
     /// any transaction. Where the file does not allow it (a read-only folder, a lock), the write
     /// goes ahead in the file's own mode and the switch is tried again at the next write.
-    func switchToWALBeforeWriting(_ db: Database) {
-        guard !walSwitched, store.options.walAtFirstWrite, !store.isReadOnly, !db.isInsideTransaction else { return }
+    /// - Returns: the journal mode the file had, when this call switched it (so that a write that
+    ///   then fails can put it back: see ``switchBackAfterFailedWrite(_:to:)``).
+    @discardableResult
+    func switchToWALBeforeWriting(_ db: Database) -> String? {
+        guard !walSwitched, store.options.walAtFirstWrite, !store.isReadOnly, !db.isInsideTransaction else { return nil }
+        let mode = try? String.fetchOne(db, sql: "PRAGMA journal_mode")
+        guard mode?.lowercased() != "wal" else { walSwitched = true; return nil }
         let before = try? Int.fetchOne(db, sql: "PRAGMA data_version")
         walSwitched = (try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL"))?.lowercased() == "wal"
         if walSwitched, let before, let after = try? Int.fetchOne(db, sql: "PRAGMA data_version") {
             ownVersionShift &+= after &- before
         }
+        return walSwitched ? mode : nil
+    }
+
+    /// After the first write failed (a condition naming no column, a constraint) and rolled back:
+    /// the journal mode the file had, so that a refused write leaves the file as it was. Best
+    /// effort: where SQLite cannot switch back (another connection has the file), it stays WAL.
+    func switchBackAfterFailedWrite(_ db: Database, to mode: String?) {
+        guard let mode, !db.isInsideTransaction, ["delete", "truncate", "persist", "memory", "off"].contains(mode.lowercased()) else { return }
+        let before = try? Int.fetchOne(db, sql: "PRAGMA data_version")
+        guard (try? String.fetchOne(db, sql: "PRAGMA journal_mode = \(mode)"))?.lowercased() == mode.lowercased() else { return }
+        walSwitched = false
+        if let before, let after = try? Int.fetchOne(db, sql: "PRAGMA data_version") { ownVersionShift &+= after &- before }
     }
 
     /// The page cache a batch insert, delete or undo runs with, in KiB, when the connection's own
@@ -108,7 +125,9 @@ public final class ManagedObjectContext {
     /// `BEGIN IMMEDIATE`; for an insert, a delete or an undo (`largerCache`), with the page cache raised to
     /// ``batchInsertCacheKiB`` for its length and put back afterwards, whatever happens.
     func inBatchWriteTransaction(_ db: Database, largerCache: Bool = false, _ body: () throws -> Database.TransactionCompletion) throws {
-        switchToWALBeforeWriting(db)
+        let modeBefore = switchToWALBeforeWriting(db)
+        var committed = false
+        defer { if !committed { switchBackAfterFailedWrite(db, to: modeBefore) } }
         // An interruptible call (see Interruption) is now in the part a cancel rolls back; once
         // it commits, nothing stops the call.
         connection.interruption?.phase = .writing
@@ -116,6 +135,7 @@ public final class ManagedObjectContext {
         defer { truncateLargeWAL(db) }
         guard largerCache else {
             try db.inTransaction(.immediate, body)
+            committed = true
             connection.interruption?.didCommit()
             return
         }
@@ -126,6 +146,7 @@ public final class ManagedObjectContext {
         if raise { try db.execute(sql: "PRAGMA cache_size = -\(Self.batchInsertCacheKiB)") }
         defer { if raise { try? db.execute(sql: "PRAGMA cache_size = \(previous)") } }
         try db.inTransaction(.immediate, body)
+        committed = true
         connection.interruption?.didCommit()
     }
 

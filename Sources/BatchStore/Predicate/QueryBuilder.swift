@@ -328,6 +328,16 @@ package final class QueryBuilder: PredicateDialect {
         return affinity == "INTEGER" ? "an INTEGER" : "a \(affinity)"
     }
 
+    /// A SQL condition: on a table with a key, a test of the key against the rows the condition
+    /// keeps (read under the alias `t`, which hides any outer `t`), so that its names mean the
+    /// table's columns whatever the statement joins; on a view or a query's result, inline.
+    package func sqlCondition(_ condition: String) throws -> String {
+        let keys = entity.keyColumns
+        guard source == nil, entity.query == nil, entity.kind != .view, !keys.isEmpty else { return "(\(condition))" }
+        let table = "\(databaseName).\(quoteIdentifier(entity.name))"
+        return "\(sqlTuple(qualified(keys, alias: alias))) IN (SELECT \(qualified(keys).joined(separator: ", ")) FROM \(table) AS t WHERE (\(condition)))"
+    }
+
     /// The bare column and the constant, when one side is each.
     private func columnAndConstant(_ a: Operand, _ b: Operand) -> (column: Operand, constant: Operand)? {
         if a.affinity != nil, b.constant != nil { return (a, b) }

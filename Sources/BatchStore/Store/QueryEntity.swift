@@ -156,39 +156,16 @@ extension PersistentStore {
             throw BatchStoreError(.invalidQuery, "the query has \(count) ? \(count == 1 ? "parameter" : "parameters") and \(arguments.count) \(arguments.count == 1 ? "argument was" : "arguments were") given")
         }
         guard count > 0 else { return text }
-        let bytes = Array(text.utf8)
+        let lexed = SQLText(text)
         var out: [UInt8] = []
-        var next = 0
-        var i = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            var end = i + 1
-            if b == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
-                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-            } else if b == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
-                end = i + 2
-                while end + 1 < bytes.count, !(bytes[end] == 0x2A && bytes[end + 1] == 0x2F) { end += 1 }
-                end = min(bytes.count, end + 2)
-            } else if b == 0x27 || b == 0x22 || b == 0x60 || b == 0x5B {
-                // A string or a quoted name, to its closing quote (doubled quotes stay inside).
-                let close: UInt8 = b == 0x5B ? 0x5D : b
-                while end < bytes.count {
-                    if bytes[end] == close {
-                        if close != 0x5D, end + 1 < bytes.count, bytes[end + 1] == close { end += 2; continue }
-                        end += 1
-                        break
-                    }
-                    end += 1
-                }
-            } else if b == 0x3F, next < arguments.count {
-                out += Array(arguments[next].sqlLiteral.utf8)
-                next += 1
-                i = end
-                continue
-            }
-            out += bytes[i..<end]
-            i = end
+        var copied = 0, next = 0
+        for lexeme in lexed.lexemes where lexeme.kind == .parameter && lexeme.range.count == 1 && next < arguments.count {
+            out += lexed.bytes[copied..<lexeme.range.lowerBound]
+            out += Array(arguments[next].sqlLiteral.utf8)
+            next += 1
+            copied = lexeme.range.upperBound
         }
+        out += lexed.bytes[copied...]
         return try checkedQuery(db, String(decoding: out, as: UTF8.self))
     }
 
@@ -238,7 +215,7 @@ extension PersistentStore {
                 defer { sqlite3_finalize(next) }
                 if rc != SQLITE_OK || next != nil {
                     var second = consumed
-                    while second < buffer.count - 1, isSpace(buffer[second]) || buffer[second] == 0x3B { second += 1 }
+                    while second < buffer.count - 1, SQLText.isSpace(buffer[second]) || buffer[second] == 0x3B { second += 1 }
                     throw BatchStoreError(.invalidQuery, "the query holds more than one statement (the second starts at character \(Self.characterOffset(sql, byte: second) + 1)); only one SELECT runs")
                 }
             }
@@ -249,16 +226,13 @@ extension PersistentStore {
                 throw BatchStoreError(.invalidQuery, "the query would write to the database; only a SELECT that reads runs")
             }
             var end = consumed
-            while end > first, isSpace(buffer[end - 1]) || buffer[end - 1] == 0x3B { end -= 1 }
+            while end > first, SQLText.isSpace(buffer[end - 1]) || buffer[end - 1] == 0x3B { end -= 1 }
             let statement = buffer[first..<end]
             // A `--` comment at the end would swallow the `)` after it.
             let dashes = zip(statement, statement.dropFirst()).contains { $0 == 0x2D && $1 == 0x2D }
             return String(decoding: statement, as: UTF8.self) + (dashes ? "\n" : "")
         }
     }
-
-    /// SQLite's white space: space, tab, line feed, form feed, carriage return.
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) && byte != 0x0B }
 
     /// SQLite's message for the statement that just failed, with the character of `text` it
     /// failed at when SQLite names one.
@@ -277,21 +251,9 @@ extension PersistentStore {
     /// Where the first word of a statement starts: after white space, `;` and comments
     /// (`bytes.count` when there is none; a `/*` left open runs to the end).
     static func firstWordStart(_ bytes: [UInt8]) -> Int {
-        var i = 0
-        while i < bytes.count {
-            if isSpace(bytes[i]) || bytes[i] == 0x3B {
-                i += 1
-            } else if bytes[i] == 0x2D, i + 1 < bytes.count, bytes[i + 1] == 0x2D {
-                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
-            } else if bytes[i] == 0x2F, i + 1 < bytes.count, bytes[i + 1] == 0x2A {
-                var j = i + 2
-                while j + 1 < bytes.count, !(bytes[j] == 0x2A && bytes[j + 1] == 0x2F) { j += 1 }
-                i = j + 2
-            } else {
-                break
-            }
-        }
-        return min(i, bytes.count)
+        let text = SQLText(bytes: bytes)
+        let first = text.lexemes.first { $0.kind != .comment && !($0.kind == .symbol && bytes[$0.range.lowerBound] == 0x3B) }
+        return first?.range.lowerBound ?? bytes.count
     }
 
     /// The character index of UTF-8 byte `byte` of `text`.

@@ -327,6 +327,12 @@ final class PostgresQueryBuilder: PredicateDialect {
     }
 
     /// "a bigint", "an integer" (the column's declared type) for a column of numbers.
+    /// Refused: a PostgreSQL function in a condition may write (`nextval`, a user's function), and
+    /// the read-only transaction that would keep a condition a read is not built yet.
+    func sqlCondition(_ condition: String) throws -> String {
+        throw BatchStoreError(.invalidQuery, "a SQL condition (WHERE …) runs on SQLite files only for now; on PostgreSQL write the filter in NSPredicate's format, as in title LIKE 'U*'")
+    }
+
     func numberColumnType(_ path: [String], at position: Int) throws -> String? {
         let (_, column) = try PostgresQueryBuilder(copying: self).resolve(path, at: position)
         guard Self.columnOperand(column, alias: alias, name: "").kind == .number else { return nil }
