@@ -290,6 +290,16 @@ extension EffectRunner {
     /// predicate language, never spliced raw).
     func openValue(at row: Int, of sheet: FrequencySheet, state: BrowserState, cancel: CancelFlag, report: (Action) -> Void) throws -> [Action] {
         guard let frequencies, let entry = try frequencies.values(in: row..<(row + 1)).first else { return [] }
+        if let sql = FetchPredicate.sqlCondition(ofFilter: sheet.filter) {
+            // A SQL filter is narrowed in SQL, to exactly the rows the sheet counted under the
+            // value (text byte for byte whatever the column's collation, bins by the expression
+            // that grouped them).
+            guard let narrowing = try frequencies.selection(at: [row]).sqliteCondition else {
+                return [.failed("this sheet's values are PostgreSQL's: a SQL filter runs on SQLite files only")]
+            }
+            let filter = "WHERE (\(sql.trimmingCharacters(in: .whitespacesAndNewlines))) AND \(narrowing)"
+            return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
+        }
         let range = frequencies.binWidth.flatMap { w in Self.bin(entry.value, width: w) }.flatMap { bin -> String? in
             guard let low = FetchPredicate.literal(bin.low), let high = FetchPredicate.literal(bin.high) else { return nil }
             let key = FetchPredicate.formatKey(frequencies.attribute)
@@ -307,16 +317,7 @@ extension EffectRunner {
         guard let condition = range ?? FetchPredicate.equalityFormat(key: frequencies.attribute, value: value) else {
             return [.failed("this value (\(DisplayValue(entry.value).shown)) cannot be written as a filter: blobs and infinite numbers have no literal")]
         }
-        let filter: String
-        if let sql = FetchPredicate.sqlCondition(ofFilter: sheet.filter) {
-            // A SQL filter is narrowed in SQL: the value as a literal SQLite reads back exactly.
-            let column = quoteIdentifier(frequencies.attribute)
-            let narrowing = frequencies.binWidth.flatMap { w in Self.bin(entry.value, width: w) }
-                .map { "\(column) >= \($0.low.sqlLiteral) AND \(column) < \($0.high.sqlLiteral)" } ?? "\(column) IS \(entry.value.sqlLiteral)"
-            filter = "WHERE (\(sql.trimmingCharacters(in: .whitespacesAndNewlines))) AND \(narrowing)"
-        } else {
-            filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
-        }
+        let filter = sheet.filter.isEmpty ? condition : "(\(sheet.filter)) AND \(condition)"
         return try open(sheet.table, filter: filter, sorts: sheet.sort.map { [$0] } ?? [], cursor: 0, push: true, state: state, cancel: cancel, report: report)
     }
 

@@ -14,6 +14,7 @@ let helpLines: [String] = [
     "  /text          search the current column (the database does it; Esc cancels)",
     "  n N            next / previous match",
     "  f              filter with a predicate: year > 2000 AND title CONTAINS[c] \"forest\"",
+    "                 or SQL after WHERE: WHERE title LIKE 'U%' AND year >= 1990",
     "                 (an empty filter shows every row)",
     "  s S            sort by the current column, ascending / descending",
     "  F              frequency sheet of the current column over this result: each value,",

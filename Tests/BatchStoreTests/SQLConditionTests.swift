@@ -31,6 +31,13 @@ import Testing
             ("SELECT 1", "is a query, not a condition"),
             ("with x as (select 1) select 1", "is a query, not a condition"),
             ("year > 1\u{0}", "holds a NUL byte"),
+            // SQLite's other parameters, with their Tcl forms, whose ( or ' is no bracket or quote.
+            ("year > $x", "holds the parameter $x"),
+            ("year > #x", "holds the parameter #x"),
+            ("year > @x::y", "holds the parameter @x::y"),
+            ("#a(') IS NULL OR 1)) --')", "holds the parameter #a(')"),
+            ("$a(x y) = 1", "holds the parameter $a(x"),
+            ("year IN (SELECT 1 FROM pragma_optimize)", "pragma_optimize"),
         ]
         for (text, why) in cases {
             #expect(throws: BatchStoreError.self, "\(text)") { try FetchPredicate(sql: text) }
@@ -59,6 +66,25 @@ import Testing
         #expect(round.format == "WHERE title LIKE 'U%'")
         #expect(try FetchPredicate(filter: round.format) == round)
         #expect(throws: BatchStoreError.self) { try FetchPredicate(filter: "WHERE") }
+        // Positions count in what was typed, WHERE and spaces included.
+        #expect(throws: BatchStoreError(.invalidQuery, "the SQL condition holds the parameter ?: write the value itself (character 16)")) {
+            try FetchPredicate(filter: "WHERE   year > ?")
+        }
+        // A column named where is written in backticks where a filter is made for it.
+        #expect(FetchPredicate.formatKey("where") == "`where`" && FetchPredicate.formatKey("Where") == "`Where`")
+        #expect(FetchPredicate.sqlCondition(ofFilter: FetchPredicate.formatKey("where") + " == 1") == nil)
+        // A dollar inside a name is a letter of it.
+        #expect(SQLText("a$b = 1").lexemes.map(\.kind) == [.word, .symbol, .word])
+    }
+
+    /// `?` arguments written into a query: a negative number after `-` is not a comment.
+    @Test func negativeArgumentsStayNumbers() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: Self.schema)
+        let store = try PersistentStore(path: path)
+        let entity = try store.addQuery("SELECT id, genre FROM movie WHERE id = 10 -? AND genre = 'Drama' ORDER BY id", arguments: [.integer(-3)])
+        let rows = try ManagedObjectContext(store: store).fetchBatched(FetchRequest(entityName: entity.name))
+        #expect(rows.map { (try? $0?.value(forKey: "id"))?.integerValue ?? -1 } == [13])
     }
 
     static let atoms = [

@@ -26,6 +26,14 @@ struct RandomKeyTests {
         .char("B"), .ctrl("w"), .ctrl("a"), .ctrl("e"), .ctrl("k"), .alt("b"), .alt("f"), .ctrl("p"), .ctrl("n"), .named("F1"),
     ]
 
+    /// Queries `:` opens as sheets: a join whose rows name rows of m and of n, a GROUP BY
+    /// (read-only), and n's rows by rowid.
+    static let queries = [
+        "SELECT m.id, m.n_id, n.v, n.id AS nid FROM m JOIN n ON n.id = m.n_id WHERE m.id % 3 = 1",
+        "SELECT n_id, count(*) AS v FROM m GROUP BY n_id",
+        "SELECT rowid, v, name FROM n WHERE v > 20000",
+    ]
+
     @Test("a long random key run keeps the cursor, window and screen consistent, and the file sound")
     func randomRun() throws {
         let dir = TempDir()
@@ -57,6 +65,9 @@ struct RandomKeyTests {
         var cancelledSummaries: Set<Int> = []
         var escapes = SplitMix64(seed: 4242)
         var writesCancelled = 0
+        // The SQL filters and queries typed: a generator of their own.
+        var typed = SplitMix64(seed: 3_838)
+        var querySheets = 0, sqlFilters = 0
         for step in 0..<steps {
             var key = Self.alphabet[rng.below(Self.alphabet.count)]
             if key == .resize {
@@ -77,8 +88,18 @@ struct RandomKeyTests {
             if key == .char("y") || key == .char("Y"), rng.below(2) == 0 { browser.send(.char(Array("tcjs")[rng.below(4)])) }
             if key == .char("R"), browser.state.mode == .prompt(.referencing, text: "") { browser.send([.char(rng.below(3) == 0 ? "3" : rng.below(2) == 0 ? "1" : "2"), .enter]) }
             if key == .enter, rng.below(3) == 0, browser.state.table == "m", browser.state.sheetDepth == 0 { browser.send(keys("cn_id") + [.enter, .enter]) }
-            if key == .char(":"), rng.below(2) == 0 { browser.send(keys("w\(rng.below(2) == 0 ? "!" : "") \(dir.path("out.csv"))") + [.enter]) }
-            if key == .char("f"), rng.below(2) == 0 { browser.send([.ctrl("u")] + keys("\(browser.state.table == "m" ? "n_id" : "v") % 7 != \(rng.below(7))") + [.enter]) }
+            if key == .char(":"), rng.below(2) == 0 {
+                browser.send(keys("w\(rng.below(2) == 0 ? "!" : "") \(dir.path("out.csv"))") + [.enter])
+            } else if key == .char(":"), typed.below(8) == 0 {
+                browser.send(keys(Self.queries[typed.below(Self.queries.count)]) + [.enter])
+            }
+            // On a query's sheet, now and then T: edits act on the next table its rows name.
+            if browser.state.table?.hasPrefix("query") == true, typed.below(10) == 0 { browser.send(.char("T")) }
+            if key == .char("f"), rng.below(2) == 0 {
+                let column = browser.state.table == "m" ? "n_id" : "v"
+                let filter = typed.below(2) == 0 ? "WHERE \(column) % 7 <> \(rng.below(7))" : "\(column) % 7 != \(rng.below(7))"
+                browser.send([.ctrl("u")] + keys(filter) + [.enter])
+            }
             // A failed line comes back to fix (the prompt stays open): a user reads the error and
             // fixes it or leaves; leave half the time, or the run would type on in a prompt.
             if case .prompt = browser.state.mode, browser.state.messageIsError, rng.below(2) == 0 { browser.send(.escape) }
@@ -87,6 +108,8 @@ struct RandomKeyTests {
                 || m.hasSuffix("cancelled: nothing was changed") { edits += 1 }
             let s = browser.state
             #expect(!s.quit)
+            if s.mode == .grid, s.table?.hasPrefix("query") == true { querySheets += 1 }
+            if s.mode == .grid, s.filter.hasPrefix("WHERE") { sqlFilters += 1 }
             if s.sheetPath.contains("m") && s.sheetPath.contains("n") && s.sheetDepth > 0 { related += 1 }
             // Copies made, and copies an Esc cancelled while they ran (whether it lands is timing).
             if let m = s.message, m.hasPrefix("copied") || m.hasPrefix("copy cancelled") { copies += 1 }
@@ -131,7 +154,7 @@ struct RandomKeyTests {
             }
             if step % 500 == 499 {
                 // What the browser says the result holds is what SQLite holds.
-                let filter = s.filter.isEmpty ? nil : try FetchPredicate(format: s.filter)
+                let filter = s.filter.isEmpty ? nil : try FetchPredicate(filter: s.filter)
                 let context = try ManagedObjectContext(store: store)
                 if s.mode == .grid, s.loading == nil, s.sheet == .table, let table = s.table {
                     #expect(try context.count(for: FetchRequest(entityName: table, predicate: filter)) == s.count, "step \(step)")
@@ -148,5 +171,6 @@ struct RandomKeyTests {
         #expect(related > 10, "the run should follow keys: \(related)")
         #expect(copies > 3, "the run should copy: \(copies)")
         #expect(writes + writesCancelled > 0, "the run should write: \(writes), cancelled \(writesCancelled)")
+        #expect(querySheets > 50 && sqlFilters > 50, "the run should visit queries' sheets and SQL filters: \(querySheets), \(sqlFilters)")
     }
 }

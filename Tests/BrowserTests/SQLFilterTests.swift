@@ -59,8 +59,28 @@ import Testing
         b.send(.enter)
         let counts = try direct(path) { try Row.fetchAll($0, sql: "SELECT director_id, count(*) FROM movie WHERE year > 1960 GROUP BY director_id ORDER BY count(*) DESC, director_id") }
         let first: Int64 = counts[0][0]
-        #expect(b.state.filter == "WHERE (year > 1960) AND \"director_id\" IS \(first)")
+        #expect(b.state.filter.hasPrefix("WHERE (year > 1960) AND "), "\(b.state.filter)")
+        #expect(b.state.filter.contains("\(first)"))
         #expect(b.state.count == counts[0][1] as Int)
+    }
+
+    @Test("F and Enter on a SQL-filtered sheet of a NOCASE column: the rows counted under the value, byte for byte")
+    func drillDownKeepsTheSheetsGroups() throws {
+        let dir = TempDir()
+        let path = try makeDatabase(dir, sql: """
+            CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, r REAL);
+            INSERT INTO p(name, r) VALUES ('alice', 1), ('ALICE', 2), ('Alice', 3), ('bob', 4), ('alice', 5);
+            """)
+        let terminal = MemoryTerminal(width: 100, height: 12)
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "p"), backend: terminal)
+        b.start()
+        Self.filter(b, "WHERE id > 0")
+        b.send([.char("c")] + keys("name") + [.enter, .char("F")])
+        b.send(.enter)
+        #expect(b.state.count == 2, "\(b.state.filter)")
+        #expect(b.state.frequencySheet == nil)
+        b.send([.escape, .escape])
+        #expect(b.state.filter == "WHERE id > 0" && b.state.frequencySheet == nil && b.state.count == 5)
     }
 
     @Test("A condition with ; or a comment, or a name SQLite does not know: one line, the rows and file as they were")

@@ -38,6 +38,8 @@ extension FetchPredicate {
         let plain = key.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true
             && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
             && !Lexer.keywords.contains(key.uppercased())
+            // A filter whose first word is WHERE is a SQL condition (``init(filter:)``).
+            && key.uppercased() != "WHERE"
         return plain ? key : "`" + key.replacingOccurrences(of: "`", with: "``") + "`"
     }
 

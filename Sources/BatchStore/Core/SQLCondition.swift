@@ -23,16 +23,24 @@ extension FetchPredicate {
     /// functions may write; a read-only transaction for it is not built yet).
     /// - Throws: ``BatchStoreError`` `.invalidQuery` naming the first problem and its character.
     public init(sql condition: String) throws {
+        try self.init(sql: condition, typedAfter: 0)
+    }
+
+    /// `condition`, which the user typed after `before` characters (`WHERE `): positions in
+    /// errors count from the start of what they typed.
+    init(sql condition: String, typedAfter before: Int) throws {
+        let lead = condition.prefix { $0.isWhitespace }.count
         let trimmed = condition.trimmingCharacters(in: .whitespacesAndNewlines)
-        try Self.checkCondition(trimmed)
+        try Self.checkCondition(trimmed, typedAfter: before + lead)
         self.init(node: .sql(trimmed), format: "WHERE " + trimmed)
     }
 
     /// A filter as a user types it: `WHERE <condition>` (any case) is ``init(sql:)``'s SQL
-    /// condition; anything else is NSPredicate's format (``init(format:arguments:)``).
+    /// condition; anything else is NSPredicate's format (``init(format:arguments:)``). (A column
+    /// named `where` goes in backticks in NSPredicate's format: `` `where` == 1 ``.)
     public init(filter: String) throws {
         if let condition = Self.sqlCondition(ofFilter: filter) {
-            try self.init(sql: condition)
+            try self.init(sql: condition, typedAfter: filter.count - condition.count)
         } else {
             try self.init(format: filter)
         }
@@ -50,9 +58,9 @@ extension FetchPredicate {
 
     /// The checks of ``init(sql:)``, each failure one line naming what and where (characters
     /// counted from 1).
-    static func checkCondition(_ condition: String) throws {
+    static func checkCondition(_ condition: String, typedAfter before: Int = 0) throws {
         func fail(_ what: String, at byte: Int? = nil, in text: SQLText) -> BatchStoreError {
-            let place = byte.map { " (character \(text.characterOffset(ofByte: $0) + 1))" } ?? ""
+            let place = byte.map { " (character \(before + text.characterOffset(ofByte: $0) + 1))" } ?? ""
             return BatchStoreError(.invalidQuery, "the SQL condition \(what)\(place)")
         }
         let text = SQLText(condition)
@@ -62,6 +70,9 @@ extension FetchPredicate {
         }
         if first.kind == .word, ["SELECT", "WITH", "VALUES"].contains(text.text(of: first).uppercased()) {
             throw fail("is a query, not a condition: a query opens as a sheet of its own (:SELECT … in the browser, --query on the command line)", in: text)
+        }
+        if condition.lowercased().contains("pragma_optimize") {
+            throw fail("reads pragma_optimize, which may write to the database (it runs ANALYZE)", in: text)
         }
         var depth = 0
         var opened: [Int] = []

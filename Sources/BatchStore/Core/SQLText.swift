@@ -13,7 +13,7 @@ package struct SQLLexeme: Sendable, Equatable {
         case string
         /// `-- …` to the line's end, or `/* … */`.
         case comment
-        /// `?`, `?NNN`, `:name`, `@name` (`$name` reads as a word: `$` is a name's letter).
+        /// `?`, `?NNN`, `:name`, `@name`, `#name`, `$name` (a `$` inside a word is a letter).
         case parameter
         /// Any other byte that is not white space: `(`, `)`, `;`, `=`, `.`, `,` ….
         case symbol
@@ -74,6 +74,28 @@ package struct SQLText: Sendable {
         String(decoding: bytes[..<min(byte, bytes.count)], as: UTF8.self).count
     }
 
+    /// Where a variable starting at `start` (`$`, `#`, `:` or `@`) ends, as SQLite's tokenizer
+    /// reads it; nil when no name follows (then SQLite reads no variable there either).
+    private static func variableEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var i = start + 1, n = 0
+        while i < bytes.count {
+            let c = bytes[i]
+            if isWordByte(c) {
+                n += 1
+                i += 1
+            } else if c == 0x28, n > 0 {
+                repeat { i += 1 } while i < bytes.count && !isSpace(bytes[i]) && bytes[i] != 0x29
+                if i < bytes.count, bytes[i] == 0x29 { i += 1 }
+                break
+            } else if c == 0x3A, i + 1 < bytes.count, bytes[i + 1] == 0x3A {
+                i += 2
+            } else {
+                break
+            }
+        }
+        return n > 0 ? i : nil
+    }
+
     private static func read(_ bytes: [UInt8]) -> [SQLLexeme] {
         var out: [SQLLexeme] = []
         var i = 0
@@ -109,6 +131,11 @@ package struct SQLText: Sendable {
                     }
                     i += 1
                 }
+            } else if b == 0x24 || b == 0x23 || b == 0x3A || b == 0x40, let end = variableEnd(bytes, from: i) {
+                // SQLite's `$name`, `#name`, `:name`, `@name`, with its Tcl forms `$a::b` and
+                // `$a(…)` (to the first `)` or white space: a quote inside is no quote).
+                kind = .parameter
+                i = end
             } else if isWordByte(b) {
                 kind = .word
                 while i < n, isWordByte(bytes[i]) { i += 1 }
@@ -116,10 +143,6 @@ package struct SQLText: Sendable {
                 kind = .parameter
                 i += 1
                 while i < n, (0x30...0x39).contains(bytes[i]) { i += 1 }
-            } else if (b == 0x3A || b == 0x40), i + 1 < n, isWordByte(bytes[i + 1]) {
-                kind = .parameter
-                i += 1
-                while i < n, isWordByte(bytes[i]) { i += 1 }
             } else {
                 i += 1
             }

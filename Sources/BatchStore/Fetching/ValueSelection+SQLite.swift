@@ -14,7 +14,18 @@ extension ValueSelection {
     /// `(CASE WHEN t."year" < '' THEN … END IN (1990, 2000))`. `0` for no values.
     /// - Throws: `.noSuchAttribute` for a name that is not a column of `entity`.
     func condition(for entity: Entity) throws -> String {
-        let column = "t." + quoteIdentifier(entity.attributes[try entity.requireAttributeIndex(attribute)].name)
+        condition(column: "t." + quoteIdentifier(entity.attributes[try entity.requireAttributeIndex(attribute)].name))
+    }
+
+    /// The selection's rows as a SQL condition over alias `t` (``condition(for:)``'s), for a SQL
+    /// filter (``FetchPredicate/init(sql:)``) to narrow to exactly the rows a frequency sheet
+    /// counted: text byte for byte whatever the column's collation, numbers without affinity,
+    /// bins by the very expression that grouped them. Nil when its literals are PostgreSQL's.
+    public var sqliteCondition: String? {
+        literalDialect == .postgres ? nil : condition(column: "t." + quoteIdentifier(attribute))
+    }
+
+    private func condition(column: String) -> String {
         let expression = binWidth.map { ValueSelection.binned(column, width: $0) } ?? "+" + column
         var parts: [String] = []
         let present = zip(values, literals).filter { !$0.0.isNull }.map(\.1)

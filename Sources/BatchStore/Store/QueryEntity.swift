@@ -161,7 +161,9 @@ extension PersistentStore {
         var copied = 0, next = 0
         for lexeme in lexed.lexemes where lexeme.kind == .parameter && lexeme.range.count == 1 && next < arguments.count {
             out += lexed.bytes[copied..<lexeme.range.lowerBound]
-            out += Array(arguments[next].sqlLiteral.utf8)
+            // A negative number in parentheses: after a `-`, `-5` would begin a comment.
+            let literal = arguments[next].sqlLiteral
+            out += Array((literal.hasPrefix("-") ? "(\(literal))" : literal).utf8)
             next += 1
             copied = lexeme.range.upperBound
         }
