@@ -177,7 +177,10 @@ private func drawGrid(_ state: BrowserState, in rect: Rect, into screen: inout S
     if state.count == 0 && state.loading == nil {
         // A first load Esc stopped has no result yet: the table is not empty, it is not read.
         let empty = state.isUnloaded ? "(not loaded: Esc stopped it; r loads it)"
-            : state.filter.isEmpty ? "(no rows)" : "(no rows match the filter; f changes it)"
+            : state.filter.isEmpty ? "(no rows)"
+            // SQL's LIKE typed as NSPredicate's, whose wildcards are * and ?: say so.
+            : looksLikeSQLLike(state.filter) ? "(no rows match; this LIKE takes * and ?: for SQL's %, start the filter with WHERE)"
+            : "(no rows match the filter; f changes it)"
         screen.put(empty, x: x0 + layout.gutter, y: y0 + 1, style: p.dim, maxWidth: width - layout.gutter)
     }
     if let tail = state.tailRows, state.loading != nil {
@@ -335,6 +338,11 @@ private func drawPanel(_ state: BrowserState, in rect: Rect, into screen: inout 
             screen.put(String(blocks[level]), x: x + i, y: y + row, style: p.info)
         }
     }
+}
+
+/// An NSPredicate filter with LIKE and a `%` in it: SQL's LIKE typed without WHERE.
+func looksLikeSQLLike(_ filter: String) -> Bool {
+    FetchPredicate.sqlCondition(ofFilter: filter) == nil && filter.uppercased().contains("LIKE") && filter.contains("%")
 }
 
 func megabytes(_ bytes: Int) -> String { String(format1: Double(bytes) / 1_048_576) + " MB" }

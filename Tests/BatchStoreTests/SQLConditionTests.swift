@@ -38,6 +38,16 @@ import Testing
             ("#a(') IS NULL OR 1)) --')", "holds the parameter #a(')"),
             ("$a(x y) = 1", "holds the parameter $a(x"),
             ("year IN (SELECT 1 FROM pragma_optimize)", "pragma_optimize"),
+            // What would keep other rows each time it runs (to count, to edit, to undo).
+            ("abs(random()) % 2 = 0", "calls random(), which answers differently each time it runs"),
+            ("id IN (SELECT id FROM movie ORDER BY RANDOM() LIMIT 5)", "calls random()"),
+            ("hex(randomblob (2)) > 'A'", "calls randomblob()"),
+            ("changes() = 0", "calls changes()"),
+            ("\"random\"() > 0", "calls random()"),
+            ("year > strftime('%Y', 'NOW') - 30", "reads the clock ('now')"),
+            ("title > datetime(('now'), '-1 day')", "reads the clock ('now')"),
+            ("title < current_timestamp", "reads the clock (current_timestamp)"),
+            ("title < date ( )", "reads the clock (date() with no time)"),
         ]
         for (text, why) in cases {
             #expect(throws: BatchStoreError.self, "\(text)") { try FetchPredicate(sql: text) }
@@ -49,7 +59,8 @@ import Testing
             }
         }
         // Strings, quoted names and nested parentheses that hold the refused characters are fine.
-        for text in ["title = ';' OR title = '--' OR \"ti)tle\" = 'x'", "(year > 1) AND ((rating < 2))", "title LIKE '(%'", "[ti;tle] = '?'"] {
+        for text in ["title = ';' OR title = '--' OR \"ti)tle\" = 'x'", "(year > 1) AND ((rating < 2))", "title LIKE '(%'", "[ti;tle] = '?'",
+                     "title > date('2020-01-01', '-1 day')", "\"random\" = 1", "title = 'now' OR title = 'random()'"] {
             #expect(try FetchPredicate(sql: text).format == "WHERE " + text)
         }
     }

@@ -34,6 +34,23 @@ struct LoadingTests {
         #expect(term.text[1].contains("(not loaded: Esc stopped it; r loads it)"), "\(term.text)")
     }
 
+    @Test("Esc stops a filter whose first rows take long to find (the first batch's LIMIT query), as it stops the ID fetch", .timeLimit(.minutes(1)))
+    func escStopsTheFirstRows() throws {
+        let dir = TempDir()
+        // 40,000 rows: each row's test scans the table again and no row passes, so the first
+        // batch takes 1.6G row reads (minutes). The Esc stops it at once; the bound below is only
+        // far from both (a liveness check, not a speed target).
+        let path = try makeNumbers(dir, count: 40_000)
+        let term = MemoryTerminal(width: 80, height: 12)
+        let filter = "WHERE name = (SELECT max(name) FROM n AS m2 WHERE m2.v = t.v + 1)"
+        let b = try Browser(store: try PersistentStore(path: path), options: BrowserOptions(table: "n", filter: filter), backend: term)
+        term.keys.append(.escape)   // read while the first rows are looked for
+        let started = Date()
+        b.start()
+        #expect(b.state.message == "loading cancelled: r loads it again", "\(b.state.message ?? "")")
+        #expect(Date().timeIntervalSince(started) < 30, "the Esc waited for the first rows")
+    }
+
     @Test("keys typed while work runs are kept in order and act once it ends, the status line counting them; Esc still cancels at once, and a question opening throws the waiting keys away")
     func keysWaitDuringWork() {
         var s = BrowserState(width: 80, height: 10)

@@ -83,6 +83,20 @@ import Testing
         #expect(b.state.filter == "WHERE id > 0" && b.state.frequencySheet == nil && b.state.count == 5)
     }
 
+    @Test("SQL typed without WHERE: a LIKE with % that matches nothing, and IS NULL, say how SQL is written")
+    func sqlWithoutWhereIsExplained() throws {
+        let dir = TempDir()
+        let path = try QuerySheetTests.makeFile(dir)
+        let (b, term) = try Self.browser(path)
+        Self.filter(b, "title LIKE 'movie 1%'")
+        #expect(b.state.count == 0)
+        #expect(term.text[1].contains("this LIKE takes * and ?: for SQL's %, start the filter with WHERE"), "\(term.text)")
+        Self.filter(b, "year IS NULL")
+        #expect(b.state.message?.contains("(for SQL, start the filter with WHERE)") == true, "\(b.state.message ?? "")")
+        Self.filter(b, "WHERE year IS NULL OR title LIKE 'movie 1%'")
+        #expect(b.state.count == 11)
+    }
+
     @Test("A condition with ; or a comment, or a name SQLite does not know: one line, the rows and file as they were")
     func badConditionsAreRefused() throws {
         let dir = TempDir()

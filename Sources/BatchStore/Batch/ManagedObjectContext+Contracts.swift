@@ -39,7 +39,17 @@ extension ManagedObjectContext: FetchingContext {
     public func fetchBatched(_ request: FetchRequest, residentBatches: Int = 8, firstBatch: (([ManagedObject]) -> Void)?,
                              progress: ((IDFetchProgress) -> IDFetchDecision)? = nil) throws -> BatchFaultingCollection {
         guard let firstBatch else { return try fetchBatched(request, residentBatches: residentBatches, progress: progress) }
-        let progressive = try beginFetch(request, residentBatches: residentBatches)
+        // The first batch's `LIMIT` query may scan far (a condition few rows meet, a correlated
+        // subquery): the caller's handler stops it as it stops the ID fetch.
+        // (Not inside an interruptible call of the caller's, which already watches it.)
+        let progressive: ProgressiveFetch
+        if let progress, connection.interruption == nil {
+            progressive = try interruptible({ progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: $0.elapsed)) }) {
+                try beginFetch(request, residentBatches: residentBatches)
+            }
+        } else {
+            progressive = try beginFetch(request, residentBatches: residentBatches)
+        }
         firstBatch(progressive.firstBatch)
         return try progressive.finish(progress: progress)
     }

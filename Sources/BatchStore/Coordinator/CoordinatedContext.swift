@@ -83,7 +83,13 @@ public final class CoordinatedContext {
         if let firstBatch {
             var first = request
             first.fetchLimit = request.fetchLimit > 0 ? min(request.fetchLimit, request.fetchBatchSize) : request.fetchBatchSize
-            firstBatch(try objects(ofIDQuery: try idQuery(first, entities: entities), entities: entities))
+            let read = { try self.objects(ofIDQuery: try self.idQuery(first, entities: entities), entities: entities) }
+            // The LIMIT query may scan far: the caller's handler stops it as it stops the ID fetch.
+            if let progress, connection.interruption == nil {
+                firstBatch(try interruptible({ progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: $0.elapsed)) }, read))
+            } else {
+                firstBatch(try read())
+            }
         }
         let storage = try ResultStorage(source: CoordinatedResultSource(owner: self, entities: entities), request: request,
                                         residentBatches: residentBatches, progress: progress)

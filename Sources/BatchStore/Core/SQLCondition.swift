@@ -41,8 +41,13 @@ extension FetchPredicate {
     public init(filter: String) throws {
         if let condition = Self.sqlCondition(ofFilter: filter) {
             try self.init(sql: condition, typedAfter: filter.count - condition.count)
-        } else {
+            return
+        }
+        do {
             try self.init(format: filter)
+        } catch let error as BatchStoreError where error.code == .syntax {
+            // SQL typed without its WHERE (`year IS NULL`) fails here: say how SQL is written.
+            throw BatchStoreError(.syntax, error.message + " (for SQL, start the filter with WHERE)", column: error.column)
         }
     }
 
@@ -74,6 +79,7 @@ extension FetchPredicate {
         if condition.lowercased().contains("pragma_optimize") {
             throw fail("reads pragma_optimize, which may write to the database (it runs ANALYZE)", in: text)
         }
+        try checkDeterministic(text, fail: fail)
         var depth = 0
         var opened: [Int] = []
         for lexeme in text.lexemes {
@@ -106,5 +112,51 @@ extension FetchPredicate {
             }
         }
         if let open = opened.last { throw fail("leaves a parenthesis open", at: open, in: text) }
+    }
+
+    /// SQLite's functions whose answer changes from one run to the next.
+    private static let changingFunctions: Set<String> = ["random", "randomblob", "changes", "total_changes", "last_insert_rowid"]
+    /// Its date and time functions, which read the clock given `'now'` or no time at all.
+    private static let clockFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
+
+    /// A condition must keep the same rows each time it runs: an edit runs it to count, to edit
+    /// and to journal for undo, and a random choice made three times deletes one set of rows and
+    /// journals another. Refuses SQLite's functions that answer differently each time (random(),
+    /// changes() …) and the clock (`'now'`, `current_timestamp`, `date()` with no time).
+    static func checkDeterministic(_ text: SQLText, fail: (String, Int?, SQLText) -> BatchStoreError) throws {
+        let lexemes = text.lexemes
+        // For each open parenthesis, whether it holds a date and time function's arguments.
+        var clockArguments: [Bool] = []
+        for (n, lexeme) in lexemes.enumerated() {
+            let at = lexeme.range.lowerBound
+            let next = n + 1 < lexemes.count ? text.text(of: lexemes[n + 1]) : ""
+            if lexeme.kind == .symbol {
+                let symbol = text.text(of: lexeme)
+                if symbol == "(" {
+                    let previous = n > 0 ? lexemes[n - 1] : nil
+                    clockArguments.append(previous.map { [.word, .quotedName].contains($0.kind) && clockFunctions.contains(text.name(of: $0).lowercased()) } ?? false)
+                } else if symbol == ")" {
+                    _ = clockArguments.popLast()
+                }
+            }
+            switch lexeme.kind {
+            case .word, .quotedName:
+                // A quoted name is called as the function it names: `"random"()`.
+                let word = text.name(of: lexeme).lowercased()
+                if changingFunctions.contains(word), next == "(" {
+                    throw fail("calls \(word)(), which answers differently each time it runs; a filter runs again to count, to edit and to undo, so it must keep the same rows each time", at, text)
+                }
+                if lexeme.kind == .word, ["current_date", "current_time", "current_timestamp"].contains(word) {
+                    throw fail("reads the clock (\(word)), which moves between the runs of a filter (to count, to edit, to undo); write the time itself, as in '2026-11-30 12:00:00'", at, text)
+                }
+                if clockFunctions.contains(word), next == "(", n + 2 < lexemes.count, text.text(of: lexemes[n + 2]) == ")" {
+                    throw fail("reads the clock (\(word)() with no time), which moves between the runs of a filter (to count, to edit, to undo); write the time itself", at, text)
+                }
+            case .string where clockArguments.contains(true) && text.text(of: lexeme).lowercased() == "'now'":
+                throw fail("reads the clock ('now'), which moves between the runs of a filter (to count, to edit, to undo); write the time itself, as in datetime('2026-11-30 12:00:00', '-1 day')", at, text)
+            default:
+                break
+            }
+        }
     }
 }
