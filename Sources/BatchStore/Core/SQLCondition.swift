@@ -37,7 +37,7 @@ extension FetchPredicate {
 
     /// A filter as a user types it: `WHERE <condition>` (any case) is ``init(sql:)``'s SQL
     /// condition; anything else is NSPredicate's format (``init(format:arguments:)``). (A column
-    /// named `where` goes in backticks in NSPredicate's format: `` `where` == 1 ``.)
+    /// named `where` is written `#where` in NSPredicate's format, as any keyword used as a name.)
     public init(filter: String) throws {
         if let condition = Self.sqlCondition(ofFilter: filter) {
             try self.init(sql: condition, typedAfter: filter.count - condition.count)

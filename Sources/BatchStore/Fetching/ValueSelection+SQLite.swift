@@ -17,7 +17,7 @@ extension ValueSelection {
         condition(column: "t." + quoteIdentifier(entity.attributes[try entity.requireAttributeIndex(attribute)].name))
     }
 
-    /// The selection's rows as a SQL condition over alias `t` (``condition(for:)``'s), for a SQL
+    /// The selection's rows as a SQL condition over alias `t` (what edits from the sheet use), for a SQL
     /// filter (``FetchPredicate/init(sql:)``) to narrow to exactly the rows a frequency sheet
     /// counted: text byte for byte whatever the column's collation, numbers without affinity,
     /// bins by the very expression that grouped them. Nil when its literals are PostgreSQL's.
