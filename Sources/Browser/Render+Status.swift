@@ -1,5 +1,4 @@
 import Foundation
-import BatchStore
 import TerminalCore
 
 func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenBuffer, _ p: Palette) {
@@ -52,13 +51,9 @@ func drawStatus(_ state: BrowserState, in rect: Rect, into screen: inout ScreenB
         // A sheet an edit left out of date says so before anything else it adds.
         if state.stale { parts.append("out of date: r counts again") }
         if let values = state.valueMarksSummary { parts.append(values) } else if state.allMarked { parts.append("all marked") } else if !state.marked.isEmpty { parts.append("\(group(state.marked.count)) marked") }
-        // While a table loads in place, its filter and sort are the load's, not the last result's.
-        let loading = state.loading != nil ? state.loadingRequest.flatMap { $0.table == state.table ? $0 : nil } : nil
-        let filter = loading?.filter ?? state.filter
-        if !filter.isEmpty { parts.append("filter: \(filter)") }
+        if !state.filter.isEmpty { parts.append("filter: \(state.filter)") }
         if let f = state.frequencySheet, !f.filter.isEmpty { parts.append("filter: \(f.filter)") }
-        let sort: BatchStore.SortDescriptor? = loading.map { $0.sorts.first } ?? state.sort
-        if let s = sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
+        if let s = state.sort { parts.append("sort: \(s.column) \(s.ascending ? "asc" : "desc")") }
         if let n = state.eagerLoaded { parts.append("EAGER ARRAY \(rows(n))") }
         if state.readOnlyReason != nil {
             parts.append("read-only")

@@ -17,19 +17,6 @@ struct LoadingTests {
         #expect(render(s).lines[8].hasPrefix(" t │ loading IDs 0%, 0 rows so far (Esc cancels)"), "\(render(s).lines[8])")
     }
 
-    @Test("while another table loads in place, the status line names its filter and sort, not the last table's")
-    func loadingShowsItsOwnFilter() {
-        var s = BrowserState(width: 120, height: 10)
-        _ = s.reduce(.opened(table: "film", columns: ["a"], filter: "WHERE year = 1990", sort: nil, count: 5, cursor: 0, readOnly: nil, message: nil, result: 1))
-        _ = s.reduce(.started(.opening))
-        _ = s.reduce(.loadingRequest(table: "eventlog", filter: "", sorts: [SortDescriptor(key: "at", ascending: false)]))
-        _ = s.reduce(.openingFirstRows(table: "eventlog", columns: ["at"], rows: []))
-        _ = s.reduce(.loadProgress(fraction: 0.5, rows: 10))
-        let line = render(s).lines[8]
-        #expect(line.contains("eventlog") && line.contains("loading IDs 50%"), "\(line)")
-        #expect(!line.contains("filter") && line.contains("sort: at desc"), "\(line)")
-    }
-
     @Test("a resize while the IDs load, then Esc: the screen keeps the new size")
     func resizeThenCancel() throws {
         let dir = TempDir()

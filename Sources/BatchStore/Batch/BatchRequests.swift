@@ -139,11 +139,8 @@ extension ManagedObjectContext {
         }
         try checkUndoable(entity, rows: try countRows(entity, whereSQL: update.whereClause, arguments: update.whereArguments), deleting: false, assigning: columns)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture, before: { db, captured in
-            // The rows the update changes: the captured keys where there are some (the condition
-            // is not run a second time), else the same WHERE in the same transaction.
-            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: captured.map { " WHERE " + Self.keyedWhere(entity, $0) } ?? update.whereClause,
-                                             arguments: captured == nil ? update.whereArguments : [], afterImage: true)
+        let result = try runBatchStatement(sql: sql, arguments: update.arguments, entity: entity, resultType: request.resultType, capture: capture, before: { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: update.whereClause, arguments: update.whereArguments, afterImage: true)
         }, after: { db in
             // What the update wrote, for undo to tell the rows another program changed since.
             try self.recordAfterImage(db, entity: entity, columns: columns, journal: journal)
@@ -205,8 +202,8 @@ extension ManagedObjectContext {
         let entity = target.entity, whereSQL = target.whereSQL, arguments = target.arguments, cleanup = target.idTable
         defer { if let cleanup { dropTempTable(cleanup) } }
         let sql = "DELETE FROM main.\(quoteIdentifier(entity.name)) AS t\(whereSQL)\(returning(entity, request.resultType))"
-        let rules: ((Database, String?) throws -> Void)? = request.appliesDeleteRules
-            ? { [whereSQL, arguments] db, _ in _ = try self.applyDeleteRules(db, entity: entity, whereSQL: whereSQL, arguments: arguments) }
+        let rules: ((Database) throws -> Void)? = request.appliesDeleteRules
+            ? { [whereSQL, arguments] db in _ = try self.applyDeleteRules(db, entity: entity, whereSQL: whereSQL, arguments: arguments) }
             : nil
         if request.appliesDeleteRules && undoable {
             throw BatchStoreError(.undoRefused, "a delete that applies delete rules cannot be undone (the rows it changes in other tables are not journaled); run it without undo")
@@ -218,11 +215,8 @@ extension ManagedObjectContext {
         try checkUndoable(entity, rows: try countRows(entity, whereSQL: whereSQL, arguments: arguments), deleting: true)
         let columns = entity.attributes.filter { !$0.isGenerated }.map(\.name)
         var journal = ""
-        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, largerCache: true) { db, captured in
-            // The rows the delete removes: the captured keys where there are some (the condition
-            // is not run a second time), else the same WHERE in the same transaction.
-            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: captured.map { " WHERE " + Self.keyedWhere(entity, $0) } ?? whereSQL,
-                                             arguments: captured == nil ? arguments : [])
+        let result = try runBatchStatement(sql: sql, arguments: arguments, entity: entity, resultType: request.resultType, capture: capture, largerCache: true) { db in
+            journal = try self.recordJournal(db, entity: entity, columns: columns, whereSQL: whereSQL, arguments: arguments)
         }
         undoStack.append(UndoEntry(entity: entity, kind: .delete(columns: columns), table: journal))
         return result
@@ -248,7 +242,7 @@ extension ManagedObjectContext {
     /// keys are captured into a temp table before anything else, and the statement from
     /// `capture.keyed` runs instead of `sql`.
     private func runBatchStatement(sql: String, arguments: [SQLValue], entity: Entity, resultType: BatchResultType,
-                                   capture: ChangeCapture? = nil, largerCache: Bool = false, before: ((Database, _ capturedKeys: String?) throws -> Void)? = nil,
+                                   capture: ChangeCapture? = nil, largerCache: Bool = false, before: ((Database) throws -> Void)? = nil,
                                    after: ((Database) throws -> Void)? = nil) throws -> BatchResult {
         let storedTable = resultType == .changes && capture != nil ? makeTempTableName("bs_changes") : nil
         let queue = connection.queue
@@ -264,7 +258,7 @@ extension ManagedObjectContext {
                     try db.execute(sql: "INSERT OR IGNORE INTO temp.\(quoteIdentifier(storedTable)) SELECT \(keys) FROM main.\(quoteIdentifier(entity.name)) AS t\(capture.whereSQL) ORDER BY \(keys)",
                                    arguments: capture.arguments.statementArguments)
                     let rows = db.changesCount
-                    try before?(db, storedTable)
+                    try before?(db)
                     let (keyedSQL, keyedArguments) = capture.keyed(storedTable)
                     try db.execute(sql: keyedSQL, arguments: keyedArguments.statementArguments)
                     let count = db.changesCount
@@ -273,7 +267,7 @@ extension ManagedObjectContext {
                     result = BatchResult(resultType, count: count, changes: ChangeSet(stored: [stored]))
                     return .commit
                 }
-                try before?(db, nil)
+                try before?(db)
                 let statement = try db.makeStatement(sql: sql)
                 if resultType == .objectIDs {
                     let ids = try collectIDs(statement, entity: entity, arguments: arguments)

@@ -85,7 +85,7 @@ public final class CoordinatedContext {
             first.fetchLimit = request.fetchLimit > 0 ? min(request.fetchLimit, request.fetchBatchSize) : request.fetchBatchSize
             let read = { try self.objects(ofIDQuery: try self.idQuery(first, entities: entities), entities: entities) }
             // The LIMIT query may scan far: the caller's handler stops it as it stops the ID fetch.
-            if let progress, connection.interruption == nil, contexts.allSatisfy({ $0.connection.interruption == nil }) {
+            if let progress, connection.interruption == nil {
                 firstBatch(try interruptible({ progress(IDFetchProgress(rowsScanned: 0, estimatedRows: nil, elapsed: $0.elapsed)) }, read))
             } else {
                 firstBatch(try read())

@@ -105,8 +105,7 @@ public struct FetchPredicate: Sendable, Equatable, CustomStringConvertible {
     /// The predicate that matches no row.
     public static let none = FetchPredicate(node: .constant(false), format: "FALSEPREDICATE")
 
-    /// Both predicates. (With a SQL condition on either side, the combination's ``format``
-    /// describes it but is not a filter ``init(filter:)`` reads back.)
+    /// Both predicates.
     public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
         FetchPredicate(node: .and([lhs.node, rhs.node]), format: "(\(lhs.format)) AND (\(rhs.format))")
     }

@@ -57,7 +57,7 @@ extension FetchPredicate {
         let text = filter.drop { $0.isWhitespace }
         guard text.count >= 5, text.prefix(5).uppercased() == "WHERE" else { return nil }
         let rest = text.dropFirst(5)
-        guard rest.isEmpty || rest.first?.isWhitespace == true || rest.first == "(" else { return nil }
+        guard rest.isEmpty || rest.first?.isWhitespace == true else { return nil }
         return String(rest)
     }
 
@@ -119,23 +119,6 @@ extension FetchPredicate {
     /// Its date and time functions, which read the clock given `'now'` or no time at all.
     private static let clockFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
 
-    /// True when the parentheses opening at lexeme `open` hold one argument (no top-level comma):
-    /// `strftime('%s')` formats the clock's time.
-    static func holdsOneArgument(_ text: SQLText, openingAt open: Int) -> Bool {
-        var depth = 0
-        for lexeme in text.lexemes[open...] where lexeme.kind == .symbol {
-            switch text.bytes[lexeme.range.lowerBound] {
-            case 0x28: depth += 1
-            case 0x29:
-                depth -= 1
-                if depth == 0 { return true }
-            case 0x2C where depth == 1: return false
-            default: break
-            }
-        }
-        return true
-    }
-
     /// A condition must keep the same rows each time it runs: an edit runs it to count, to edit
     /// and to journal for undo, and a random choice made three times deletes one set of rows and
     /// journals another. Refuses SQLite's functions that answer differently each time (random(),
@@ -166,8 +149,7 @@ extension FetchPredicate {
                 if lexeme.kind == .word, ["current_date", "current_time", "current_timestamp"].contains(word) {
                     throw fail("reads the clock (\(word)), which moves between the runs of a filter (to count, to edit, to undo); write the time itself, as in '2026-11-30 12:00:00'", at, text)
                 }
-                if clockFunctions.contains(word), next == "(", n + 2 < lexemes.count, text.text(of: lexemes[n + 2]) == ")"
-                    || word == "strftime" && next == "(" && Self.holdsOneArgument(text, openingAt: n + 1) {
+                if clockFunctions.contains(word), next == "(", n + 2 < lexemes.count, text.text(of: lexemes[n + 2]) == ")" {
                     throw fail("reads the clock (\(word)() with no time), which moves between the runs of a filter (to count, to edit, to undo); write the time itself", at, text)
                 }
             case .string where clockArguments.contains(true) && text.text(of: lexeme).lowercased() == "'now'":

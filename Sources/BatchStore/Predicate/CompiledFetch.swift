@@ -21,23 +21,9 @@ struct CompiledFetch {
     }
 
     /// The same for `entity` of `schema`, attached as `databaseName` on the connection.
-    ///
-    /// A SQL condition (``FetchPredicate/init(sql:)``) is written inline, `WHERE (<condition>)`,
-    /// when the statement reads the table alone (its names can only be the table's), and as a
-    /// test of the key when a key path joins another table (where a bare name could be either's).
     init(request: FetchRequest, entity: Entity, schema: Schema, databaseName: String = "main", properties: [String] = []) throws {
-        let inline = try CompiledFetch(request: request, entity: entity, schema: schema, databaseName: databaseName, properties: properties, inlineSQL: true)
-        if request.predicate?.node.holdsSQL == true, !inline.builder.joins.isEmpty {
-            self = try CompiledFetch(request: request, entity: entity, schema: schema, databaseName: databaseName, properties: properties, inlineSQL: false)
-        } else {
-            self = inline
-        }
-    }
-
-    private init(request: FetchRequest, entity: Entity, schema: Schema, databaseName: String, properties: [String], inlineSQL: Bool) throws {
         try request.checkBounds(batchSize: true)
         let builder = QueryBuilder(entity: entity, schema: schema, databaseName: databaseName)
-        builder.inlinesSQLConditions = inlineSQL
         var whereSQL = ""
         if let p = request.predicate {
             whereSQL = " WHERE " + (try builder.compile(p.node))

@@ -12,9 +12,6 @@ package final class QueryBuilder: PredicateDialect {
     /// The attached database the tables live in: `main`, or a coordinator's alias for a store.
     let databaseName: String
     let source: String?
-    /// Whether a SQL condition is written inline rather than as a test of the key: only for a
-    /// statement that reads the entity's table alone (``CompiledFetch`` decides).
-    var inlinesSQLConditions = false
     /// The entity, its alias and the LEFT JOINs the key paths compiled so far need.
     package private(set) var paths: KeyPathJoins<Entity>
     private(set) var arguments: [SQLValue] = []
@@ -335,28 +332,10 @@ package final class QueryBuilder: PredicateDialect {
     /// keeps (read under the alias `t`, which hides any outer `t`), so that its names mean the
     /// table's columns whatever the statement joins; on a view or a query's result, inline.
     package func sqlCondition(_ condition: String) throws -> String {
-        // Over several files the statement runs where every file is attached: a table named in
-        // the condition would be the first file's for every file's rows.
-        if databaseName != "main", Self.readsTables(condition) {
-            throw BatchStoreError(.invalidQuery, "over several files, a SQL condition cannot read tables (FROM, IN table): it would read the first file's for every file; open one file for it")
-        }
         let keys = entity.keyColumns
-        guard !inlinesSQLConditions, source == nil, entity.query == nil, entity.kind != .view, !keys.isEmpty else { return "(\(condition))" }
+        guard source == nil, entity.query == nil, entity.kind != .view, !keys.isEmpty else { return "(\(condition))" }
         let table = "\(databaseName).\(quoteIdentifier(entity.name))"
         return "\(sqlTuple(qualified(keys, alias: alias))) IN (SELECT \(qualified(keys).joined(separator: ", ")) FROM \(table) AS t WHERE (\(condition)))"
-    }
-
-    /// True when `condition` names a table: a `FROM`, or SQLite's `IN <table>` (IN not followed
-    /// by a parenthesis).
-    static func readsTables(_ condition: String) -> Bool {
-        let text = SQLText(condition)
-        let words = text.lexemes.filter { $0.kind != .comment }
-        for (n, lexeme) in words.enumerated() where lexeme.kind == .word {
-            let word = text.text(of: lexeme).uppercased()
-            if word == "FROM" { return true }
-            if word == "IN", n + 1 < words.count, text.text(of: words[n + 1]) != "(" { return true }
-        }
-        return false
     }
 
     /// The bare column and the constant, when one side is each.

@@ -163,8 +163,7 @@ extension PersistentStore {
             out += lexed.bytes[copied..<lexeme.range.lowerBound]
             // A negative number in parentheses: after a `-`, `-5` would begin a comment.
             let literal = arguments[next].sqlLiteral
-            // Spaced: glued to a word beside it (`WHERE?`, `LIMIT?`) it would become a name.
-            out += Array(" \(literal.hasPrefix("-") ? "(\(literal))" : literal) ".utf8)
+            out += Array((literal.hasPrefix("-") ? "(\(literal))" : literal).utf8)
             next += 1
             copied = lexeme.range.upperBound
         }
